@@ -1,0 +1,72 @@
+"""strop's exceptions and warnings; each names the user's file and line, shows it, and says what to do."""
+import linecache
+from typing import NamedTuple, Optional
+
+
+class Location(NamedTuple):
+    """A place in the user's source: file, 1-based line, 0-based column range."""
+    filename: str
+    lineno: int
+    col: int = 0
+    end_col: Optional[int] = None
+
+    def __str__(self):
+        return f"{self.filename}:{self.lineno}"
+
+    def line(self):
+        return linecache.getline(self.filename, self.lineno).rstrip("\n")
+
+    def show(self):
+        """'file:line' then the line with a caret under the offending part."""
+        text = self.line()
+        if not text:
+            return f"  File {self.filename}, line {self.lineno}"
+        stripped = text.lstrip()
+        indent = len(text) - len(stripped)
+        col = max(self.col - indent, 0)
+        end = self.end_col - indent if self.end_col and self.end_col > self.col else col + 1
+        return (f"  File {self.filename}, line {self.lineno}\n    {stripped}\n"
+                f"    {' ' * col}{'^' * max(end - col, 1)}")
+
+
+def describe(message, location=None, fix=None):
+    parts = [message]
+    if location is not None:
+        parts.append(location.show())
+    if fix:
+        parts.append("Fix: " + fix)
+    return "\n".join(parts)
+
+
+class StropError(Exception):
+    """Base class of strop's errors. ``location`` is the user line, when known."""
+
+    def __init__(self, message, location=None, fix=None):
+        self.location, self.fix, self.message = location, fix, message
+        super().__init__(describe(message, location, fix))
+
+
+class TransformError(StropError):
+    """A construct that a transform does not support."""
+
+
+class PurityError(StropError):
+    """A function with side effects (global writes, stateful RNG, outside iterators) given to a transform."""
+
+
+class ImmutableUpdateError(StropError, TypeError):
+    """An in-place update of an argument, a global or a closure object."""
+
+
+class StropWarning(UserWarning):
+    def __init__(self, message, location=None, fix=None):
+        self.location = location
+        super().__init__(describe(message, location, fix))
+
+
+class KeyReuseWarning(StropWarning):
+    """The same PRNG key consumed twice without a split."""
+
+
+class JitFallbackWarning(StropWarning):
+    """Numba could not compile a function; it runs on the python backend instead."""

@@ -1,0 +1,122 @@
+"""The rule table: for each NumPy function, its signature and one derivative template per argument.
+
+A template is a Python expression over the argument names, ``g`` (the cotangent of the output)
+and ``ans`` (the output).  It is parsed once and inlined into generated code with the names
+replaced by the generated code's own names, so what a user reads in ``strop.source(grad(f))``
+is the template's text.  Names other than those resolve in ``TEMPLATE_NAMESPACE`` (numpy as
+``np`` and the runtime helpers).
+
+Keys of the table: the function object (``np.sin``), ``("method", name)`` for array methods
+that stay methods (``x.copy()``), ``("attr", name)`` for attributes (``x.T``).
+"""
+import ast
+import builtins
+from dataclasses import dataclass, field
+
+import gast
+import numpy as np
+
+from ...codegen import runtime
+
+TEMPLATE_NAMESPACE = {"np": np, **{n: getattr(runtime, n) for n in runtime.__all__}}
+_NO_DEFAULT = object()
+
+
+@dataclass(frozen=True)
+class Rule:
+    key: object
+    params: tuple                 # ((name, default or _NO_DEFAULT), ...)
+    vjps: dict = field(default_factory=dict)   # param name -> template source
+    varargs: str = None           # name of a *args parameter, if any
+    differentiable: bool = True   # False: the output carries no derivative
+
+    def bind(self, args, kwargs):
+        """Map call arguments (any objects) to parameter names; fill defaults; None on mismatch."""
+        names = [n for n, _ in self.params]
+        if len(args) > len(names) and not self.varargs:
+            return None
+        bound = dict(zip(names, args))
+        if self.varargs:
+            bound[self.varargs] = tuple(args[len(names):])
+        for k, v in kwargs.items():
+            if k not in names or k in bound:
+                return None
+            bound[k] = v
+        for n, default in self.params:
+            if n not in bound:
+                if default is _NO_DEFAULT:
+                    return None
+                bound[n] = default
+        return bound
+
+
+RULES = {}
+
+
+def _parse_signature(signature):
+    args = ast.parse(f"def f({signature}): pass").body[0].args
+    positional = args.posonlyargs + args.args
+    defaults = [_NO_DEFAULT] * (len(positional) - len(args.defaults)) + [
+        ast.literal_eval(d) for d in args.defaults]
+    params = tuple((a.arg, d) for a, d in zip(positional, defaults))
+    params += tuple((a.arg, ast.literal_eval(d) if d is not None else _NO_DEFAULT)
+                    for a, d in zip(args.kwonlyargs, args.kw_defaults))
+    return params, (args.vararg.arg if args.vararg else None)
+
+
+def defvjp(key, signature, *templates):
+    """Register ``key`` with a signature and one vjp template per positional parameter
+    (``None``: not differentiable in that argument).  Later parameters may be left out."""
+    params, varargs = _parse_signature(signature)
+    names = [n for n, _ in params] + ([varargs] if varargs else [])
+    for t in templates:
+        if t is not None:
+            compile(t, f"<rule for {_name(key)}>", "eval")  # a typo fails at import, not at use
+    RULES[key] = Rule(key, params, {n: t for n, t in zip(names, templates) if t is not None},
+                      varargs)
+
+
+def defnondiff(signature_by_key):
+    """Functions whose outputs carry no derivative (comparisons, floor, argmax, shape, ...)."""
+    for key in signature_by_key:
+        RULES[key] = Rule(key, (), {}, None, differentiable=False)
+
+
+def lookup(key):
+    try:
+        return RULES.get(key)
+    except TypeError:  # unhashable callee
+        return None
+
+
+def _name(key):
+    if isinstance(key, tuple):
+        return ".".join(key)
+    mod = getattr(key, "__module__", None) or ""
+    return (("np." if mod.startswith("numpy") or isinstance(key, np.ufunc) else "")
+            + getattr(key, "__name__", repr(key)))
+
+
+def rule_name(key):
+    return _name(key)
+
+
+_PARSED = {}
+
+
+def template_ast(source):
+    """The gast expression of a template, parsed once (callers must deep-copy before editing)."""
+    if source not in _PARSED:
+        _PARSED[source] = gast.parse(source, mode="eval").body
+    return _PARSED[source]
+
+
+def evaluate_vjp(key, argname, g, ans, *args, **kwargs):
+    """Evaluate a rule's template directly on values: lets rule tests check every rule against
+    finite differences independently of the transform pipeline."""
+    rule = RULES[key]
+    bound = rule.bind(args, kwargs)
+    if bound is None:
+        raise TypeError(f"arguments do not match the signature of {_name(key)}")
+    env = {**TEMPLATE_NAMESPACE, **bound, "g": g, "ans": ans}
+    return eval(rule.vjps[argname], {"__builtins__": builtins}, env)
