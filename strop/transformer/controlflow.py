@@ -1,0 +1,216 @@
+"""Control-flow canonicalization, on the user's AST before A-normal form.
+
+After it a function has: ``for`` only over ``range(...)``, no ``break``/``continue`` (flags and
+guards instead), and at most one ``return``, last.  Reverse mode, forward mode and vmap then
+only ever see structured ``if``/``while``/``for range``.
+"""
+import copy
+
+import gast
+
+from ..errors import TransformError
+from .ir import call, const, name
+
+RETURN, BREAK, CONTINUE = "return", "break", "continue"
+
+
+def _set(flag, value, like):
+    node = gast.Assign(targets=[name(flag, store=True)], value=const(value), type_comment=None)
+    return gast.copy_location(node, like)
+
+
+def _not(flag):
+    return gast.UnaryOp(op=gast.Not(), operand=name(flag))
+
+
+def _and(*tests):
+    tests = [t for t in tests if t is not None]
+    return tests[0] if len(tests) == 1 else gast.BoolOp(op=gast.And(), values=tests)
+
+
+class _Loop:
+    def __init__(self):
+        self.brk = self.cont = None
+
+
+class Canonicalizer:
+    def __init__(self, namer, location):
+        self.namer, self.location = namer, location
+        self.done = self.retval = None
+
+    def function(self, node):
+        returns = [n for n in gast.walk(node) if isinstance(n, gast.Return)]
+        simple = (len(returns) == 0 or len(returns) == 1 and node.body[-1] is returns[0])
+        if not simple:
+            self.done, self.retval = self.namer.fresh("_done"), self.namer.fresh("_retval")
+        body, _ = self.block(node.body, None)
+        if not simple:
+            first = node.body[0]
+            body = [_set(self.done, False, first)] + body
+            body.append(gast.copy_location(gast.Return(value=name(self.retval)), node.body[-1]))
+        node.body = body
+        return node
+
+    def block(self, stmts, loop):
+        out, exits = [], set()
+        for i, s in enumerate(stmts):
+            new, ex = self.stmt(s, loop)
+            out.extend(new)
+            exits |= ex
+            if ex and i + 1 < len(stmts):
+                rest, rest_ex = self.block(stmts[i + 1:], loop)
+                if rest:
+                    out.append(gast.copy_location(
+                        gast.If(test=self.guard(ex, loop), body=rest, orelse=[]), stmts[i + 1]))
+                return out, exits | rest_ex
+        return out, exits
+
+    def guard(self, exits, loop):
+        flags = [self.done if RETURN in exits else None,
+                 loop.brk if loop and BREAK in exits else None,
+                 loop.cont if loop and CONTINUE in exits else None]
+        return _and(*[_not(f) for f in flags if f])
+
+    def stmt(self, s, loop):
+        if isinstance(s, gast.Return):
+            if self.done is None:
+                return [s], set()
+            value = s.value if s.value is not None else const(None)
+            assign = gast.copy_location(gast.Assign(targets=[name(self.retval, store=True)],
+                                                    value=value, type_comment=None), s)
+            return [assign, _set(self.done, True, s)], {RETURN}
+        if isinstance(s, (gast.Break, gast.Continue)):
+            if loop is None:
+                raise TransformError(f"'{type(s).__name__.lower()}' outside a loop", self.location(s))
+            kind = BREAK if isinstance(s, gast.Break) else CONTINUE
+            if kind == BREAK:
+                loop.brk = loop.brk or self.namer.fresh("_break")
+            else:
+                loop.cont = loop.cont or self.namer.fresh("_continue")
+            return [_set(loop.brk if kind == BREAK else loop.cont, True, s)], {kind}
+        if isinstance(s, gast.If):
+            body, ex1 = self.block(s.body, loop)
+            orelse, ex2 = self.block(s.orelse, loop)
+            s.body, s.orelse = body or [gast.copy_location(gast.Pass(), s)], orelse
+            return [s], ex1 | ex2
+        if isinstance(s, gast.While):
+            return self.while_(s, loop)
+        if isinstance(s, gast.For):
+            return self.for_(s, loop)
+        return [s], set()
+
+    def loop_body(self, body, like):
+        inner = _Loop()
+        new, exits = self.block(body, inner)
+        if inner.cont:
+            new = [_set(inner.cont, False, like)] + new
+        return new, exits, inner
+
+    def while_(self, s, outer):
+        body, exits, inner = self.loop_body(s.body, s)
+        stop = [_not(f) for f in (inner.brk, self.done if RETURN in exits else None) if f]
+        s.test = _and(*stop, s.test)
+        s.body = body
+        pre = [_set(inner.brk, False, s)] if inner.brk else []
+        return self.with_else(pre + [s], s, inner, outer, exits & {RETURN})
+
+    def with_else(self, stmts, s, inner, outer, exits):
+        """The loop's ``else:`` block runs when no ``break`` (nor return) ended the loop."""
+        orelse, s.orelse = s.orelse, []
+        if not orelse:
+            return stmts, exits
+        body, ex = self.block(orelse, outer)
+        test = self.guard(exits | ({BREAK} if inner.brk else set()), inner) if (
+            inner.brk or exits) else None
+        if test is not None:
+            body = [gast.copy_location(gast.If(test=test, body=body, orelse=[]), s)]
+        return stmts + body, exits | ex
+
+    def for_(self, s, outer):
+        pre, s = self.over_range(s)
+        body, exits, inner = self.loop_body(s.body, s)
+        if not (inner.brk or RETURN in exits):
+            s.body = body
+            return self.with_else(pre + [s], s, inner, outer, exits & {RETURN})
+        # A loop that can stop early becomes a while loop over a counter.
+        k, n = self.namer.fresh("_k"), self.namer.fresh("_n")
+        start, stop, step = _range_args(s.iter)
+        simple = _is_const(start, 0) and _is_const(step, 1)
+        index = name(k) if simple else gast.BinOp(
+            left=start, op=gast.Add(), right=gast.BinOp(left=name(k), op=gast.Mult(), right=step))
+        loc = lambda node: gast.copy_location(node, s)  # noqa: E731
+        target = loc(gast.Assign(targets=[s.target], value=index, type_comment=None))
+        bump = loc(gast.Assign(targets=[name(k, store=True)], type_comment=None,
+                               value=gast.BinOp(left=name(k), op=gast.Add(), right=const(1))))
+        stop_flags = [_not(f) for f in (inner.brk, self.done if RETURN in exits else None) if f]
+        test = _and(*stop_flags, gast.Compare(left=name(k), ops=[gast.Lt()], comparators=[name(n)]))
+        loop = loc(gast.While(test=test, body=[target] + body + [bump], orelse=[]))
+        init = [loc(gast.Assign(targets=[name(n, store=True)], type_comment=None,
+                                value=stop if simple else
+                                call("len", [call("range", [start, stop, step])]))),
+                _set(k, 0, s)] + ([_set(inner.brk, False, s)] if inner.brk else [])
+        return self.with_else(pre + init + [loop], s, inner, outer, exits & {RETURN})
+
+    def over_range(self, s):
+        """Rewrite ``for target in <iterable>`` as ``for i in range(...)`` plus an element read."""
+        it = s.iter
+        fname = it.func.id if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) else None
+        if fname == "range" and isinstance(s.target, gast.Name):
+            return [], s
+        loc = lambda node: gast.copy_location(node, s)  # noqa: E731
+        k = self.namer.fresh("_i")
+        pre, reads = [], []
+
+        def sequence(expr, base="_seq"):
+            if isinstance(expr, gast.Name):
+                return expr.id
+            seq = self.namer.fresh(base)
+            pre.append(loc(gast.Assign(targets=[name(seq, store=True)], value=expr,
+                                       type_comment=None)))
+            return seq
+
+        def item(seq):
+            return gast.Subscript(value=name(seq), slice=name(k), ctx=gast.Load())
+
+        if fname == "enumerate" and len(it.args) in (1, 2) and not it.keywords:
+            seq = sequence(it.args[0])
+            length = call("len", [name(seq)])
+            idx = name(k) if len(it.args) == 1 else gast.BinOp(left=name(k), op=gast.Add(),
+                                                               right=it.args[1])
+            value = gast.Tuple(elts=[idx, item(seq)], ctx=gast.Load())
+        elif fname == "zip" and it.args and not it.keywords:
+            seqs = [sequence(a) for a in it.args]
+            length = call("min", [call("len", [name(q)]) for q in seqs]) if len(seqs) > 1 else \
+                call("len", [name(seqs[0])])
+            value = gast.Tuple(elts=[item(q) for q in seqs], ctx=gast.Load())
+        elif fname == "range":  # range with a destructuring target: unusual but legal
+            seq = sequence(it)
+            length, value = call("len", [name(seq)]), item(seq)
+        else:
+            if (isinstance(it, gast.Call) and isinstance(it.func, gast.Attribute)
+                    and it.func.attr in ("items", "keys", "values") and not it.args):
+                it = call("list", [it])
+            seq = sequence(it)
+            length, value = call("len", [name(seq)]), item(seq)
+        reads.append(loc(gast.Assign(targets=[s.target], value=value, type_comment=None)))
+        new = loc(gast.For(target=name(k, store=True), iter=call("range", [length]),
+                           body=reads + s.body, orelse=s.orelse, type_comment=None))
+        return pre, new
+
+
+def _is_const(node, value):
+    return isinstance(node, gast.Constant) and node.value == value
+
+
+def _range_args(it):
+    args = list(it.args)
+    if len(args) == 1:
+        return const(0), args[0], const(1)
+    if len(args) == 2:
+        return args[0], args[1], const(1)
+    return args[0], args[1], args[2]
+
+
+def canonicalize(node, namer, location):
+    """A canonical copy of the FunctionDef ``node``."""
+    return Canonicalizer(namer, location).function(copy.deepcopy(node))

@@ -1,0 +1,139 @@
+"""The normalized function every transform takes and returns, and helpers to build its nodes."""
+import builtins
+import keyword
+import types
+from dataclasses import dataclass, field
+
+import gast
+import numpy as np
+
+# Objects bound once in the generated module (a function, a module, a class, a dtype) rather
+# than read on every call like the data globals a function reads.
+CONSTANT_KINDS = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type,
+                  np.ufunc, types.MethodType, types.BuiltinMethodType, np.dtype)
+
+
+def is_constant_object(obj):
+    return isinstance(obj, CONSTANT_KINDS) or callable(obj) and not isinstance(obj, np.ndarray)
+
+
+@dataclass(frozen=True)
+class FreeVar:
+    """A global or closure variable holding data: read on every call, passed as an argument."""
+    user_name: str
+    owner: object      # the globals dict, or the closure cell
+    is_cell: bool
+
+    def read(self):
+        return self.owner.cell_contents if self.is_cell else self.owner[self.user_name]
+
+
+@dataclass
+class Function:
+    """A normalized function: one operation per assignment, structured control flow, one return.
+
+    ``node`` takes the user's parameters, then one parameter per free variable (``free``);
+    ``refs`` are the objects the generated module binds by name (numpy as ``np``, helpers).
+    """
+    node: gast.FunctionDef
+    refs: dict
+    free: dict = field(default_factory=dict)   # generated name -> FreeVar
+    nparams: int = 0                           # the user's parameters come first
+
+    @property
+    def name(self):
+        return self.node.name
+
+    def callee(self, func):
+        """The object (or ("method", name) key) a call's ``func`` expression refers to."""
+        if isinstance(func, gast.Name):
+            if func.id in self.refs:
+                return self.refs[func.id]
+            return getattr(builtins, func.id, None)
+        if isinstance(func, gast.Attribute):
+            base = self.callee(func.value) if _is_ref_chain(func.value, self.refs) else None
+            if base is not None:
+                return getattr(base, func.attr, None)
+            return ("method", func.attr)
+        return None
+
+
+def _is_ref_chain(node, refs):
+    while isinstance(node, gast.Attribute):
+        node = node.value
+    return isinstance(node, gast.Name) and (node.id in refs or hasattr(builtins, node.id))
+
+
+class Namer:
+    """Fresh, deterministic names: the user's name when free, else name_1, name_2, ...;
+    temporaries are _t1, _t2, ... (counters are per function, never shared)."""
+
+    def __init__(self, taken=()):
+        self.taken = set(taken) | set(dir(builtins)) | set(keyword.kwlist)
+        self.counts = {}
+
+    def reserve(self, name):
+        self.taken.add(name)
+
+    def fresh(self, base, numbered=False):
+        if not numbered and base not in self.taken:
+            self.taken.add(base)
+            return base
+        n = self.counts.get(base, 0)
+        while True:
+            n += 1
+            candidate = f"{base}{n}" if numbered else f"{base}_{n}"
+            if candidate not in self.taken:
+                self.counts[base] = n
+                self.taken.add(candidate)
+                return candidate
+
+    def temp(self, base="_t"):
+        return self.fresh(base, numbered=True)
+
+
+# --- node builders ---------------------------------------------------------------------------
+
+def name(id_, store=False):
+    return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None,
+                     type_comment=None)
+
+
+def const(value):
+    return gast.Constant(value=value, kind=None)
+
+
+def assign(target, value, loc=None):
+    node = gast.Assign(targets=[name(target, store=True) if isinstance(target, str) else target],
+                       value=value, type_comment=None)
+    node.loc = loc
+    return node
+
+
+def call(func, args=(), keywords=()):
+    func = name(func) if isinstance(func, str) else func
+    return gast.Call(func=func, args=list(args),
+                     keywords=[gast.keyword(arg=k, value=v) for k, v in keywords])
+
+
+def attr(value, attr_):
+    return gast.Attribute(value=name(value) if isinstance(value, str) else value, attr=attr_,
+                          ctx=gast.Load())
+
+
+def subscript(value, index):
+    return gast.Subscript(value=name(value) if isinstance(value, str) else value, slice=index,
+                          ctx=gast.Load())
+
+
+def stmt(node, loc):
+    node.loc = loc
+    return node
+
+
+def if_(test, body, orelse=(), loc=None):
+    return stmt(gast.If(test=test, body=list(body), orelse=list(orelse)), loc)
+
+
+def names_in(node):
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}

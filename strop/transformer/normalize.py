@@ -1,0 +1,687 @@
+"""A-normal form: one operation per assignment, named temporaries, calls to user functions
+inlined, local mutation rewritten into functional updates, array methods resolved.
+
+Input: a parsed user function.  Output: an ``ir.Function`` whose statements are
+
+    x = <atom> | <literal> | a op b | op a | a cmp b | f(atoms) | a[index] | a.attr | {k: v}
+    if <atom>: ...      while <name>: ... (test recomputed at the end of the body)
+    for i in range(<atoms>): ...      f(atoms)  (print and other calls for effect)
+    return <atom or literal>          (once, last)
+
+where an atom is a name, a constant or a reference to a bound object (``np.pi``).
+"""
+import builtins
+import copy
+import inspect
+
+import gast
+import numpy as np
+
+from ..codegen import runtime
+from ..errors import TransformError
+from . import ir
+from .controlflow import canonicalize
+from .parse import BUILTIN, CLOSURE, GLOBAL, LOCAL, UNDEFINED, parse
+
+# Array methods that are NumPy functions of the array: ``x.sum(0)`` is ``np.sum(x, 0)``.
+# ``copy``, ``astype``, ``item`` and ``tolist`` stay methods (lists and dicts have ``copy`` too).
+ARRAY_METHODS = {m: getattr(np, m) for m in (
+    "sum", "mean", "prod", "max", "min", "std", "var", "cumsum", "cumprod", "dot", "ravel",
+    "squeeze", "swapaxes", "clip", "round", "any", "all", "argmax", "argmin", "argsort",
+    "trace", "diagonal", "nonzero", "repeat", "take", "conj", "conjugate", "ptp")
+    if hasattr(np, m)}
+ARRAY_METHODS.update(flatten=np.ravel)
+VARARG_METHODS = {"reshape": np.reshape, "transpose": np.transpose}   # x.reshape(2, 3)
+
+# Mutating methods on local objects, as functional updates: name -> (helper, returns a value)
+AT_OPS = {"set": "at_set", "add": "at_add", "multiply": "at_multiply", "mul": "at_multiply",
+          "min": "at_min", "max": "at_max", "get": "at_get"}
+
+UNSUPPORTED = {gast.Try: "try/except", gast.With: "with", gast.ClassDef: "a class definition",
+               gast.Import: "import", gast.ImportFrom: "import", gast.Delete: "del",
+               gast.AsyncFunctionDef: "async def", gast.AsyncFor: "async for",
+               gast.AsyncWith: "async with", gast.Global: "global", gast.Nonlocal: "nonlocal",
+               gast.Yield: "yield", gast.YieldFrom: "yield from", gast.Await: "await",
+               gast.NamedExpr: "the walrus operator :=", gast.Set: "a set",
+               gast.SetComp: "a set comprehension", gast.Starred: "* unpacking",
+               gast.Match: "match"}
+
+
+class Scope:
+    """The names of one function body being normalized (the top function or an inlined one)."""
+
+    def __init__(self, parsed, node, names, parent=None):
+        self.parsed, self.node, self.names, self.parent = parsed, node, names, parent
+        self.functions = {}   # local name -> (FunctionDef or Lambda node, Scope it closes over)
+
+
+def _is_user_function(obj):
+    if not inspect.isfunction(obj):
+        return False
+    module = getattr(obj, "__module__", "") or ""
+    return not (module.startswith("numpy") or module.startswith("strop.codegen")
+                or module.startswith("strop.transformer"))
+
+
+class Normalizer:
+    def __init__(self, parsed, check=None):
+        self.root = parsed
+        self.check = check
+        self.namer = ir.Namer()
+        self.refs, self.free = {}, {}
+        self.ref_ids = {}        # id(obj) -> bound name
+        self.inlining = []       # functions being inlined (recursion check)
+        self.out = None          # the statement list being filled
+        self.loc = None          # the user location of the statement being normalized
+
+    # --- entry -----------------------------------------------------------------------------
+    def function(self):
+        parsed = self.root
+        for n in parsed.local_names:
+            self.namer.reserve(n)
+        scope = Scope(parsed, parsed.node, {n: n for n in parsed.local_names})
+        node = canonicalize(parsed.node, self.namer, parsed.location)
+        args = node.args
+        if args.kwonlyargs or args.kwarg:
+            raise TransformError("keyword-only and ** parameters are not supported yet",
+                                 parsed.location(node), fix="make them positional parameters")
+        params = [a.id for a in args.posonlyargs + args.args] + (
+            [args.vararg.id] if args.vararg else [])
+        body = self.block(node.body, scope)
+        free_params = [ir.name(n, store=False) for n in self.free]
+        for p in free_params:
+            p.ctx = gast.Param()
+        fn_args = gast.arguments(
+            args=[gast.Name(id=p, ctx=gast.Param(), annotation=None, type_comment=None)
+                  for p in params] + free_params,
+            posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+        fdef = gast.FunctionDef(name=node.name, args=fn_args, body=body or [gast.Pass()],
+                                decorator_list=[], returns=None, type_comment=None,
+                                type_params=[])
+        fdef.loc = parsed.location(parsed.node)
+        return ir.Function(fdef, dict(self.refs), dict(self.free), nparams=len(params))
+
+    def block(self, stmts, scope):
+        saved, self.out = self.out, []
+        try:
+            for s in stmts:
+                self.loc = scope.parsed.location(s)
+                self.stmt(s, scope)
+            return self.out
+        finally:
+            self.out = saved
+
+    def emit(self, node):
+        node.loc = self.loc
+        self.out.append(node)
+
+    def error(self, message, node=None, scope=None, fix=None):
+        loc = scope.parsed.location(node) if node is not None and scope else self.loc
+        return TransformError(message, loc, fix)
+
+    # --- names -----------------------------------------------------------------------------
+    def bind_ref(self, user_name, obj):
+        if id(obj) in self.ref_ids and self.refs.get(self.ref_ids[id(obj)]) is obj:
+            return self.ref_ids[id(obj)]
+        gen = self.namer.fresh(user_name if user_name.isidentifier() else "_ref")
+        self.refs[gen] = obj
+        self.ref_ids[id(obj)] = gen
+        return gen
+
+    def helper(self, helper_name):
+        return ir.name(self.bind_ref(helper_name, getattr(runtime, helper_name)))
+
+    def load(self, user_name, scope, node):
+        s = scope
+        while s is not None:
+            if user_name in s.names:
+                return ir.name(s.names[user_name])
+            s = s.parent
+        kind, value = scope.parsed.resolve(user_name)
+        if kind == BUILTIN:
+            return ir.name(user_name)
+        if kind == UNDEFINED:
+            raise self.error(f"name {user_name!r} is not defined", node, scope)
+        if ir.is_constant_object(value):
+            return ir.name(self.bind_ref(user_name, value))
+        owner = scope.parsed.cells[user_name] if kind == CLOSURE else scope.parsed.globals
+        var = ir.FreeVar(user_name, owner, kind == CLOSURE)
+        for gen, existing in self.free.items():
+            if existing == var:
+                return ir.name(gen)
+        gen = self.namer.fresh(user_name)
+        self.free[gen] = var
+        return ir.name(gen)
+
+    def store_name(self, target, scope):
+        if target not in scope.names:  # names made by canonicalize are already fresh
+            fresh = target in self.namer.taken and target.startswith("_")
+            scope.names[target] = target if fresh else self.namer.fresh(target)
+        return scope.names[target]
+
+    # --- statements ------------------------------------------------------------------------
+    def stmt(self, s, scope):
+        kind = type(s)
+        if kind in UNSUPPORTED:
+            raise self.error(f"{UNSUPPORTED[kind]} is not supported inside a transformed function",
+                             s, scope, fix="move it outside the function that is transformed")
+        if kind is gast.Assign:
+            if len(s.targets) == 1 and isinstance(s.targets[0], gast.Name) and isinstance(
+                    s.value, gast.Lambda):
+                self.define(s.targets[0].id, s.value, scope)
+                return
+            into = s.targets[0].id if len(s.targets) == 1 and isinstance(
+                s.targets[0], gast.Name) else None
+            value = self.expr(s.value, scope, into=self.store_name(into, scope) if into else None)
+            for t in s.targets if into is None else ():
+                self.assign(t, value, scope)
+        elif kind is gast.AnnAssign:
+            if s.value is not None:
+                self.stmt(gast.copy_location(gast.Assign(targets=[s.target], value=s.value,
+                                                         type_comment=None), s), scope)
+        elif kind is gast.AugAssign and isinstance(s.target, gast.Subscript):
+            # x[i] += v: read x[i] once, write it back functionally
+            base = self.expr(_as_load(s.target.value), scope)
+            index = self.index(s.target.slice, scope)
+            current = self.to_name(gast.Subscript(value=base, slice=index, ctx=gast.Load()))
+            new = self.to_name(gast.BinOp(left=current, op=s.op, right=self.expr(s.value, scope)))
+            self.store_item(s.target.value, base, index, new, scope)
+        elif kind is gast.AugAssign:
+            current = copy.deepcopy(s.target)
+            for n in gast.walk(current):
+                if hasattr(n, "ctx"):
+                    n.ctx = gast.Load()
+            value = gast.copy_location(gast.BinOp(left=current, op=s.op, right=s.value), s)
+            self.stmt(gast.copy_location(gast.Assign(targets=[s.target], value=value,
+                                                     type_comment=None), s), scope)
+        elif kind is gast.Expr:
+            self.expr_stmt(s.value, scope)
+        elif kind is gast.If:
+            test = self.expr(s.test, scope)
+            body, orelse = self.block(s.body, scope), self.block(s.orelse, scope)
+            self.loc = scope.parsed.location(s)
+            self.emit(gast.If(test=test, body=body or [gast.Pass()], orelse=orelse))
+        elif kind is gast.While:
+            cond = self.namer.temp("_c") if not isinstance(s.test, gast.Constant) else None
+            test = self.expr(s.test, scope, into=cond) if cond else s.test
+            loc = self.loc
+            body = self.block(s.body, scope)
+            if cond:
+                saved, self.out, self.loc = self.out, body, loc
+                self.expr(s.test, scope, into=cond)
+                self.out = saved
+            self.loc = loc
+            self.emit(gast.While(test=test, body=body or [gast.Pass()], orelse=[]))
+        elif kind is gast.For:
+            it = s.iter
+            args = [self.expr(a, scope) for a in it.args]
+            target = self.store_name(s.target.id, scope)
+            loc = self.loc
+            body = self.block(s.body, scope)
+            self.loc = loc
+            self.emit(gast.For(target=ir.name(target, store=True), iter=ir.call("range", args),
+                               body=body or [gast.Pass()], orelse=[], type_comment=None))
+        elif kind is gast.Return:
+            value = self.expr(s.value, scope) if s.value is not None else ir.const(None)
+            if self.inlining:
+                self.inline_result = value
+            else:
+                self.emit(gast.Return(value=value))
+        elif kind is gast.FunctionDef:
+            self.define(s.name, s, scope)
+        elif kind is gast.Raise:
+            exc = self.expr(s.exc, scope) if s.exc is not None else None
+            self.emit(gast.Raise(exc=exc, cause=None))
+        elif kind is gast.Assert:
+            test = self.expr(s.test, scope)
+            msg = [self.expr(s.msg, scope)] if s.msg is not None else []
+            fail = gast.Raise(exc=ir.call("AssertionError", msg), cause=None)
+            fail.loc = self.loc
+            self.emit(gast.If(test=gast.UnaryOp(op=gast.Not(), operand=test), body=[fail],
+                              orelse=[]))
+        elif kind in (gast.Pass, gast.Break, gast.Continue):
+            pass
+        else:
+            raise self.error(f"{kind.__name__} statements are not supported", s, scope)
+
+    def define(self, user_name, node, scope):
+        gen = self.store_name(user_name, scope)
+        scope.functions[gen] = (node, scope)
+
+    def assign(self, target, value, scope):
+        if isinstance(target, gast.Name):
+            self.emit(ir.assign(self.store_name(target.id, scope), value))
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            if any(isinstance(e, gast.Starred) for e in target.elts):
+                raise self.error("starred assignment is not supported", target, scope,
+                                 fix="index the sequence explicitly")
+            stored = {n.id for t in target.elts for n in gast.walk(t) if isinstance(n, gast.Name)}
+            if (isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts)
+                    and not stored & ir.names_in(value)):
+                for elt, v in zip(target.elts, value.elts):   # a, b = x, y
+                    self.assign(elt, v, scope)
+                return
+            seq = value if isinstance(value, gast.Name) else self.to_name(value)
+            for i, elt in enumerate(target.elts):
+                item = ir.subscript(copy.deepcopy(seq), ir.const(i))
+                self.assign(elt, item if isinstance(elt, gast.Name) else self.to_name(item), scope)
+        elif isinstance(target, gast.Subscript):
+            base = self.expr(_as_load(target.value), scope)
+            self.store_item(target.value, base, self.index(target.slice, scope), value, scope)
+        else:
+            raise self.error("only names, tuples and items can be assigned to in a transformed "
+                             "function", target, scope,
+                             fix="build a new object instead of setting an attribute")
+
+    def store_item(self, container, base, index, value, scope):
+        """``container[index] = value`` as ``container = setitem(container, index, value)``."""
+        new = ir.call(self.helper("setitem"), [base, _index_value(index), value])
+        if isinstance(container, gast.Name):
+            self.emit(ir.assign(self.store_name(container.id, scope), new))
+        else:
+            self.assign(_as_store(container), self.to_name(new), scope)
+
+    def to_name(self, value, into=None, force=False):
+        """``value`` as an atom: emitted into a temporary unless it already is one."""
+        if into is None and not force and _is_atom(value):
+            return value
+        target = into or self.namer.temp()
+        self.emit(ir.assign(target, value))
+        return ir.name(target)
+
+    def expr_stmt(self, value, scope):
+        if isinstance(value, gast.Constant):   # docstring
+            return
+        if (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
+                and isinstance(value.func.value, gast.Name)
+                and self.mutating_method(value, scope)):
+            return
+        result = self.expr(value, scope)
+        if isinstance(result, gast.Name) and self.out and isinstance(self.out[-1], gast.Assign) \
+                and self.out[-1].targets[0].id == result.id and isinstance(self.out[-1].value,
+                                                                            gast.Call):
+            call = self.out.pop().value        # a call made for its effect keeps no temporary
+            self.emit(gast.Expr(value=call))
+
+    MUTATORS = {"append": "append", "extend": None, "insert": None, "update": None,
+                "fill": None, "sort": None, "pop": None}
+
+    def mutating_method(self, node, scope):
+        """``lst.append(v)`` and friends on a local object: rebind it to the updated copy."""
+        obj, method = node.func.value, node.func.attr
+        if method not in self.MUTATORS or not _is_local(obj.id, scope):
+            return False
+        target = obj.id
+        cur = self.load(target, scope, obj)
+        args = [self.expr(a, scope) for a in node.args]
+        if method == "append":
+            new = ir.call(self.helper("append"), [cur] + args)
+        elif method == "extend":
+            new = gast.BinOp(left=cur, op=gast.Add(), right=ir.call("list", args))
+        elif method == "update":
+            new = gast.Dict(keys=[None, None], values=[cur] + args)
+        elif method == "fill":
+            new = ir.call(ir.attr(self.bind_ref("np", np), "full_like"), [cur] + args)
+        elif method == "sort":
+            new = ir.call(self.helper("sort_like"), [cur] + args)
+        elif method == "insert":
+            new = ir.call(self.helper("insert"), [cur] + args)
+        else:  # pop as a statement
+            new = ir.call(self.helper("pop_item"), [cur] + args)
+        self.emit(ir.assign(self.store_name(target, scope), new))
+        return True
+
+    # --- expressions -----------------------------------------------------------------------
+    def expr(self, e, scope, into=None):
+        """Normalize expression ``e``: emit its operations, return an atom (in ``into`` if set)."""
+        kind = type(e)
+        if kind in UNSUPPORTED:
+            raise self.error(f"{UNSUPPORTED[kind]} is not supported inside a transformed function",
+                             e, scope)
+        if kind is gast.Constant:
+            return self.to_name(e, into) if into else e
+        if kind is gast.Name:
+            atom = self.load(e.id, scope, e)
+            return self.to_name(atom, into) if into else atom
+        if kind is gast.Attribute:
+            base = self.expr(e.value, scope)
+            node = gast.Attribute(value=base, attr=e.attr, ctx=gast.Load())
+            if self.is_ref(base):   # np.pi, np.float32: an atom
+                return self.to_name(node, into) if into else node
+            return self.to_name(node, into, force=True)
+        if kind is gast.BinOp:
+            return self.to_name(gast.BinOp(left=self.expr(e.left, scope), op=e.op,
+                                           right=self.expr(e.right, scope)), into)
+        if kind is gast.UnaryOp:
+            return self.to_name(gast.UnaryOp(op=e.op, operand=self.expr(e.operand, scope)), into)
+        if kind is gast.Compare:
+            if len(e.ops) == 1:
+                return self.to_name(gast.Compare(left=self.expr(e.left, scope), ops=e.ops,
+                                                 comparators=[self.expr(e.comparators[0], scope)]),
+                                    into)
+            pairs = [gast.Compare(left=l, ops=[op], comparators=[r]) for l, op, r in zip(
+                [e.left] + e.comparators[:-1], e.ops, e.comparators)]
+            return self.expr(gast.BoolOp(op=gast.And(), values=pairs), scope, into)
+        if kind is gast.BoolOp:
+            target = into or self.namer.temp()
+            self.expr(e.values[0], scope, into=target)
+            rest = e.values[1:]
+            if rest:
+                sub = rest[0] if len(rest) == 1 else gast.BoolOp(op=e.op, values=rest)
+                body = self.block_expr(sub, scope, target)
+                test = ir.name(target)
+                if isinstance(e.op, gast.Or):
+                    test = gast.UnaryOp(op=gast.Not(), operand=test)
+                    test = self.to_name(test)
+                self.emit(gast.If(test=test, body=body, orelse=[]))
+            return ir.name(target)
+        if kind is gast.IfExp:
+            target = into or self.namer.temp()
+            test = self.expr(e.test, scope)
+            body = self.block_expr(e.body, scope, target)
+            orelse = self.block_expr(e.orelse, scope, target)
+            self.emit(gast.If(test=test, body=body, orelse=orelse))
+            return ir.name(target)
+        if kind in (gast.Tuple, gast.List):
+            node = kind(elts=[self.expr(x, scope) for x in e.elts], ctx=gast.Load())
+            return self.to_name(node, into) if into else node
+        if kind is gast.Dict:
+            if any(k is None for k in e.keys):
+                raise self.error("** in a dict display is not supported", e, scope)
+            return self.to_name(gast.Dict(keys=[self.expr(k, scope) for k in e.keys],
+                                          values=[self.expr(v, scope) for v in e.values]), into)
+        if kind is gast.Subscript:
+            if _is_at(e.value):
+                raise self.error("x.at[...] must be followed by .set/.add/.multiply/.min/.max/"
+                                 ".get(...)", e, scope)
+            base = self.expr(e.value, scope)
+            return self.to_name(gast.Subscript(value=base, slice=self.index(e.slice, scope),
+                                               ctx=gast.Load()), into)
+        if kind is gast.Call:
+            return self.call(e, scope, into)
+        if kind in (gast.ListComp, gast.GeneratorExp, gast.DictComp):
+            return self.comprehension(e, scope, into)
+        if kind is gast.JoinedStr:
+            values = [gast.FormattedValue(value=self.expr(v.value, scope), conversion=v.conversion,
+                                          format_spec=v.format_spec)
+                      if isinstance(v, gast.FormattedValue) else v for v in e.values]
+            return self.to_name(gast.JoinedStr(values=values), into)
+        if kind is gast.Lambda:
+            gen = self.namer.temp("_lambda")
+            scope.functions[gen] = (e, scope)
+            return ir.name(gen)
+        raise self.error(f"{kind.__name__} expressions are not supported", e, scope)
+
+    def block_expr(self, e, scope, target):
+        saved, self.out = self.out, []
+        try:
+            self.expr(e, scope, into=target)
+            return self.out
+        finally:
+            self.out = saved
+
+    def index(self, s, scope):
+        if isinstance(s, gast.Slice):
+            parts = [self.expr(p, scope) if p is not None else None
+                     for p in (s.lower, s.upper, s.step)]
+            return gast.Slice(lower=parts[0], upper=parts[1], step=parts[2])
+        if isinstance(s, gast.Tuple):
+            return gast.Tuple(elts=[self.index(x, scope) for x in s.elts], ctx=gast.Load())
+        return self.expr(s, scope)
+
+    def index_value(self, s, scope):
+        """An index written with slice syntax, as a value: ``1:, 0`` → ``(slice(1, None), 0)``."""
+        return _index_value(self.index(s, scope))
+
+    def is_ref(self, atom):
+        while isinstance(atom, gast.Attribute):
+            atom = atom.value
+        return isinstance(atom, gast.Name) and atom.id in self.refs
+
+    def ref_object(self, atom):
+        if isinstance(atom, gast.Name):
+            return self.refs.get(atom.id, getattr(builtins, atom.id, None))
+        base = self.ref_object(atom.value)
+        return getattr(base, atom.attr, None)
+
+    # --- calls -----------------------------------------------------------------------------
+    def call(self, e, scope, into):
+        func = e.func
+        if any(isinstance(a, gast.Starred) for a in e.args) or any(k.arg is None
+                                                                   for k in e.keywords):
+            raise self.error("*args and **kwargs in calls are not supported yet", e, scope,
+                             fix="pass the arguments one by one")
+        # x.at[idx].set(v): a functional update
+        if isinstance(func, gast.Attribute) and _is_at(func.value):
+            if func.attr not in AT_OPS:
+                raise self.error(f".at[...].{func.attr} is not supported; use one of "
+                                 + ", ".join(AT_OPS), e, scope)
+            base = self.expr(func.value.value.value, scope)
+            index = self.index_value(func.value.slice, scope)
+            args = [base, index] + [self.expr(a, scope) for a in e.args]
+            kws = [(k.arg, self.expr(k.value, scope)) for k in e.keywords]
+            return self.to_name(ir.call(self.helper(AT_OPS[func.attr]), args, kws), into)
+        # a method of a local value
+        if isinstance(func, gast.Attribute) and not self._names_ref(func.value, scope):
+            obj = self.expr(func.value, scope)
+            args = [self.expr(a, scope) for a in e.args]
+            kws = [(k.arg, self.expr(k.value, scope)) for k in e.keywords]
+            if func.attr in VARARG_METHODS and len(args) > 1:
+                args = [gast.Tuple(elts=args, ctx=gast.Load())]
+            np_fn = ARRAY_METHODS.get(func.attr) or VARARG_METHODS.get(func.attr)
+            if np_fn is not None:
+                target = ir.attr(self.bind_ref("np", np), np_fn.__name__)
+                return self.to_name(ir.call(target, [obj] + args, kws), into)
+            if func.attr == "pop" and isinstance(func.value, gast.Name) and _is_local(
+                    func.value.id, scope):
+                result = self.to_name(ir.call(self.helper("item_of"), [obj] + args), into)
+                self.emit(ir.assign(self.store_name(func.value.id, scope),
+                                    ir.call(self.helper("pop_item"), [obj] + args)))
+                return result
+            return self.to_name(ir.call(ir.attr(obj, func.attr), args, kws), into)
+        # a local function (nested def or lambda)
+        if isinstance(func, gast.Name):
+            local = self.local_function(func.id, scope)
+            if local is not None:
+                node, closure = local
+                return self.inline_ast(node, closure, e, scope, into)
+        callee = self.expr(func, scope)
+        obj = self.ref_object(callee) if self.is_ref(callee) or isinstance(callee, gast.Name) \
+            else None
+        if obj is dict and not e.args:
+            return self.to_name(gast.Dict(keys=[ir.const(k.arg) for k in e.keywords],
+                                          values=[self.expr(k.value, scope) for k in e.keywords]),
+                                into)
+        transformed = getattr(obj, "__strop_function__", None)
+        if transformed is not None:
+            obj = transformed
+        if _is_user_function(obj) and not getattr(obj, "__strop_opaque__", False):
+            return self.inline_object(obj, e, scope, into)
+        args = [self.expr(a, scope) for a in e.args]
+        kws = [(k.arg, self.expr(k.value, scope)) for k in e.keywords]
+        return self.to_name(ir.call(callee, args, kws), into)
+
+    def _names_ref(self, node, scope):
+        """Whether ``node`` (a.b.c) names a module or other bound object rather than a value."""
+        while isinstance(node, gast.Attribute):
+            node = node.value
+        if not isinstance(node, gast.Name):
+            return False
+        s = scope
+        while s is not None:
+            if node.id in s.names:
+                return False
+            s = s.parent
+        kind, value = scope.parsed.resolve(node.id)
+        return kind in (GLOBAL, CLOSURE, BUILTIN) and ir.is_constant_object(value)
+
+    def local_function(self, user_name, scope):
+        s = scope
+        while s is not None:
+            if user_name in s.names:
+                return s.functions.get(s.names[user_name])
+            s = s.parent
+        return None
+
+    # --- inlining --------------------------------------------------------------------------
+    def inline_object(self, fn, e, scope, into):
+        if fn in self.inlining:
+            raise self.error(f"recursive call to {fn.__name__}: strop inlines the functions a "
+                             "transformed function calls", e, scope,
+                             fix="write the recursion as a loop")
+        parsed = parse(fn)
+        if self.check is not None:
+            self.check(parsed)
+        names = {}
+        callee = Scope(parsed, parsed.node, names)
+        node = canonicalize(parsed.node, self.namer, parsed.location)
+        defaults = fn.__defaults__ or ()
+        default_atoms = [self.constant_atom(v, f"{fn.__name__}_default") for v in defaults]
+        return self.inline(node, callee, e, scope, into, default_atoms, fn,
+                           sorted(parsed.local_names))
+
+    def inline_ast(self, node, closure, e, scope, into):
+        if node in self.inlining:
+            raise self.error("recursive call of a nested function is not supported", e, scope)
+        parsed = closure.parsed
+        if isinstance(node, gast.Lambda):
+            ret = gast.copy_location(gast.Return(value=node.body), node.body)
+            node = gast.copy_location(gast.FunctionDef(
+                name="lambda", args=node.args, body=[ret], decorator_list=[], returns=None,
+                type_comment=None, type_params=[]), node)
+        from .parse import local_names
+        callee = Scope(parsed, node, {}, parent=closure)
+        canon = canonicalize(node, self.namer, parsed.location)
+        defaults = [self.expr(d, closure) for d in node.args.defaults]
+        return self.inline(canon, callee, e, scope, into, defaults, node,
+                           sorted(local_names(node)))
+
+    def inline(self, node, callee, e, scope, into, defaults, key, local_names):
+        args = node.args
+        if args.kwonlyargs or args.kwarg:
+            raise self.error("calling a function with keyword-only or ** parameters is not "
+                             "supported yet", e, scope)
+        for n in local_names:
+            callee.names[n] = self.namer.fresh(n)
+        params = [a.id for a in args.posonlyargs + args.args]
+        values = [self.expr(a, scope) for a in e.args]
+        bound = dict(zip(params, values))
+        if args.vararg is not None:
+            bound[args.vararg.id] = gast.Tuple(elts=values[len(params):], ctx=gast.Load())
+        elif len(values) > len(params):
+            raise self.error(f"too many arguments: {len(values)} given, {len(params)} expected",
+                             e, scope)
+        for k in e.keywords:
+            if k.arg not in params or k.arg in bound:
+                raise self.error(f"unexpected keyword argument {k.arg!r}", e, scope)
+            bound[k.arg] = self.expr(k.value, scope)
+        for p, d in zip(params[len(params) - len(defaults):], defaults):
+            bound.setdefault(p, d)
+        missing = [p for p in params if p not in bound]
+        if missing:
+            raise self.error(f"missing argument(s) {', '.join(missing)}", e, scope)
+        for p in params + ([args.vararg.id] if args.vararg is not None else []):
+            self.emit(ir.assign(callee.names[p], bound[p]))
+        saved = getattr(self, "inline_result", None), self.loc
+        self.inlining.append(key)
+        self.inline_result = ir.const(None)
+        try:
+            for s in node.body:
+                self.loc = callee.parsed.location(s)
+                self.stmt(s, callee)
+            result = self.inline_result
+        finally:
+            self.inlining.pop()
+            self.inline_result, self.loc = saved
+        return self.to_name(result, into) if into else result
+
+    def constant_atom(self, value, base):
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return ir.const(value)
+        return ir.name(self.bind_ref(base, value))
+
+    def comprehension(self, e, scope, into):
+        """``[elt for x in xs if c]`` as a loop appending to a local list."""
+        target = into or self.namer.temp("_list")
+        inner = Scope(scope.parsed, scope.node, {}, parent=scope)
+        for gen in e.generators:
+            for n in gast.walk(gen.target):
+                if isinstance(n, gast.Name):
+                    inner.names[n.id] = self.namer.fresh(n.id)
+        is_dict = isinstance(e, gast.DictComp)
+        self.emit(ir.assign(target, gast.Dict(keys=[], values=[]) if is_dict else
+                            gast.List(elts=[], ctx=gast.Load())))
+        if is_dict:
+            body = gast.Assign(targets=[gast.Subscript(value=ir.name(target, True), slice=e.key,
+                                                       ctx=gast.Store())],
+                               value=e.value, type_comment=None)
+        else:
+            body = gast.Expr(value=ir.call(ir.attr(target, "append"), [e.elt]))
+        for gen in reversed(e.generators):
+            for cond in reversed(gen.ifs):
+                body = gast.If(test=cond, body=[body], orelse=[])
+            body = gast.For(target=gen.target, iter=gen.iter, body=[body], orelse=[],
+                            type_comment=None)
+        for n in gast.walk(body):
+            if getattr(n, "lineno", None) is None and isinstance(n, (gast.stmt, gast.expr)):
+                gast.copy_location(n, e)
+        inner.names[target] = target
+        wrapper = gast.FunctionDef(name="_comp", args=gast.arguments(
+            args=[], posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+            defaults=[]), body=[body], decorator_list=[], returns=None, type_comment=None,
+            type_params=[])
+        canon = canonicalize(wrapper, self.namer, scope.parsed.location)
+        loc = self.loc
+        for s in canon.body:
+            self.loc = loc
+            self.stmt(s, inner)
+        self.loc = loc
+        return ir.name(target)
+
+
+def _index_value(index):
+    if isinstance(index, gast.Slice):
+        parts = [p if p is not None else ir.const(None)
+                 for p in (index.lower, index.upper, index.step)]
+        if isinstance(parts[2], gast.Constant) and parts[2].value is None:
+            parts.pop()
+        return ir.call("slice", parts)
+    if isinstance(index, gast.Tuple):
+        return gast.Tuple(elts=[_index_value(x) for x in index.elts], ctx=gast.Load())
+    return index
+
+
+def _is_at(node):
+    return (isinstance(node, gast.Subscript) and isinstance(node.value, gast.Attribute)
+            and node.value.attr == "at")
+
+
+def _is_atom(node):
+    return isinstance(node, (gast.Name, gast.Constant))
+
+
+def _is_local(user_name, scope):
+    s = scope
+    while s is not None:
+        if user_name in s.names:
+            return True
+        s = s.parent
+    return False
+
+
+def _as_load(node):
+    node = copy.deepcopy(node)
+    for n in gast.walk(node):
+        if hasattr(n, "ctx"):
+            n.ctx = gast.Load()
+    return node
+
+
+def _as_store(node):
+    node = copy.deepcopy(node)
+    node.ctx = gast.Store()
+    return node
+
+
+def normalize(parsed, check=None):
+    return Normalizer(parsed, check).function()

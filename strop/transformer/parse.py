@@ -1,0 +1,125 @@
+"""Parse a user function: its gast tree (line numbers as in the user's file) and its namespace."""
+import builtins
+import inspect
+import textwrap
+from dataclasses import dataclass, field
+
+import gast
+
+from ..errors import Location, TransformError
+
+LOCAL, CLOSURE, GLOBAL, BUILTIN, UNDEFINED = "local", "closure", "global", "builtin", "undefined"
+
+
+@dataclass
+class Parsed:
+    fn: object                 # the Python function
+    node: gast.FunctionDef     # decorators removed, lambdas turned into a def
+    filename: str
+    indent: int                # columns removed by dedent, added back for carets
+    globals: dict
+    cells: dict                # free variable name -> cell
+    local_names: frozenset = field(default=frozenset())
+
+    def resolve(self, name):
+        """(kind, value) of a name read in the function body."""
+        if name in self.local_names:
+            return LOCAL, None
+        if name in self.cells:
+            try:
+                return CLOSURE, self.cells[name].cell_contents
+            except ValueError:  # empty cell: assigned later in the enclosing function
+                return UNDEFINED, None
+        if name in self.globals:
+            return GLOBAL, self.globals[name]
+        if hasattr(builtins, name):
+            return BUILTIN, getattr(builtins, name)
+        return UNDEFINED, None
+
+    def location(self, node):
+        lineno = getattr(node, "lineno", None) or self.node.lineno
+        col = getattr(node, "col_offset", 0) or 0
+        end = getattr(node, "end_col_offset", None)
+        same_line = getattr(node, "end_lineno", lineno) == lineno
+        return Location(self.filename, lineno, col + self.indent,
+                        end + self.indent if end is not None and same_line else None)
+
+
+def local_names(node):
+    """Names bound anywhere in the function body (parameters included), as Python scopes them."""
+    names = {a.id for a in _params(node.args)}
+    for sub in gast.walk(node):
+        if isinstance(sub, gast.Name) and isinstance(sub.ctx, (gast.Store, gast.Param)):
+            names.add(sub.id)
+        elif isinstance(sub, (gast.FunctionDef, gast.ClassDef)) and sub is not node:
+            names.add(sub.name)
+        elif isinstance(sub, gast.alias):
+            names.add((sub.asname or sub.name).split(".")[0])
+    return names
+
+
+def _params(args):
+    out = list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)
+    return out + [a for a in (args.vararg, args.kwarg) if a is not None]
+
+
+def parse(fn):
+    """The Parsed form of ``fn``; TransformError where its source cannot be read."""
+    fn = inspect.unwrap(fn)
+    if not inspect.isfunction(fn):
+        raise TransformError(f"strop transforms Python functions; got {type(fn).__name__} {fn!r}",
+                             fix="pass a function defined with `def` or `lambda` in a file")
+    code = fn.__code__
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        raise TransformError(
+            f"the source of {fn.__qualname__} is unavailable (defined in the interactive "
+            f"interpreter or with exec?): strop transforms source code",
+            Location(code.co_filename, code.co_firstlineno),
+            fix="define the function in a .py file or a notebook cell and import or run it from "
+                "there") from None
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
+    indent = len(lines[0]) - len(lines[0].lstrip()) if dedented != text else 0
+    if fn.__name__ == "<lambda>":
+        node = _lambda_node(dedented, code, first, indent)
+    else:
+        tree = gast.parse(dedented)
+        node = tree.body[0]
+        gast.increment_lineno(tree, first - 1)
+        if not isinstance(node, gast.FunctionDef):
+            raise TransformError(f"cannot find the definition of {fn.__qualname__}",
+                                 Location(code.co_filename, first))
+    node.decorator_list = []
+    cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
+    parsed = Parsed(fn, node, code.co_filename, indent, fn.__globals__, cells)
+    parsed.local_names = frozenset(local_names(node))
+    return parsed
+
+
+def _lambda_node(text, code, first, indent):
+    """The lambda among the source lines that compiled to ``code``, as ``def <name>(...): return``."""
+    try:
+        tree = gast.parse(text)
+    except SyntaxError:  # a lambda inside a larger expression spanning lines: parse its statement
+        tree = gast.parse("(" + text.strip().rstrip(",") + ")")
+    gast.increment_lineno(tree, first - 1)
+    lambdas = [n for n in gast.walk(tree) if isinstance(n, gast.Lambda)]
+    positions = [(ln, col + indent) for _, ln, _, col in code.co_positions() if ln is not None]
+    start = min(positions) if positions else None
+    candidates = [lam for lam in lambdas if start is None or (
+        lam.body.lineno, lam.body.col_offset + indent) == start]
+    if len(candidates) != 1:
+        candidates = [lam for lam in lambdas
+                      if [a.id for a in lam.args.args] == list(code.co_varnames[:code.co_argcount])]
+    if len(candidates) != 1:
+        raise TransformError("cannot tell which lambda on this line to transform",
+                             Location(code.co_filename, first),
+                             fix="define the function with `def`")
+    lam = candidates[0]
+    ret = gast.Return(value=lam.body)
+    gast.copy_location(ret, lam.body)
+    node = gast.FunctionDef(name=f"lambda_{lam.lineno}", args=lam.args, body=[ret],
+                            decorator_list=[], returns=None, type_comment=None, type_params=[])
+    return gast.copy_location(node, lam)
