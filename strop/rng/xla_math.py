@@ -15,8 +15,8 @@ including the fused multiply-adds that XLA's CPU compiler forms wherever a produ
 - lgamma: the Lanczos approximation (g = 7, 9 terms), with reflection below 0.5.
 
 Each function works on NumPy scalars in plain Python and compiles under Numba, where a
-typed overload picks the float32 or float64 variant at compile time. Measured agreement with
-JAX 0.10 on the CPU is recorded in tests/rng/test_xla_math.py.
+typed overload picks the float32 or float64 variant at compile time. The samplers' reference
+vectors (tests/data/rng_reference.*) check the agreement with JAX.
 """
 import math
 from fractions import Fraction
