@@ -39,8 +39,15 @@ class Canonicalizer:
         self.done = self.retval = None
 
     def function(self, node):
+        node.body = _else_after_return(node.body)
         returns = [n for n in gast.walk(node) if isinstance(n, gast.Return)]
         simple = (len(returns) == 0 or len(returns) == 1 and node.body[-1] is returns[0])
+        if not simple and len(returns) == _count_tail_returns(node.body):
+            # every return ends a path: assign the result there, return it once at the end
+            self.retval = self.namer.fresh("_retval")
+            node.body = _tail_assign(node.body, self.retval) + [
+                gast.copy_location(gast.Return(value=name(self.retval)), returns[-1])]
+            return node
         if not simple:
             self.done, self.retval = self.namer.fresh("_done"), self.namer.fresh("_retval")
         body, _ = self.block(node.body, None)
@@ -196,6 +203,54 @@ class Canonicalizer:
         new = loc(gast.For(target=name(k, store=True), iter=call("range", [length]),
                            body=reads + s.body, orelse=s.orelse, type_comment=None))
         return pre, new
+
+
+def _always_returns(stmts):
+    last = stmts[-1] if stmts else None
+    return isinstance(last, gast.Return) or (
+        isinstance(last, gast.If) and _always_returns(last.body) and _always_returns(last.orelse))
+
+
+def _else_after_return(stmts):
+    """``if c: return a`` followed by more code: the code goes into the ``else`` branch."""
+    out = []
+    for i, s in enumerate(stmts):
+        if isinstance(s, gast.If):
+            rest = stmts[i + 1:]
+            if rest and _always_returns(s.body):
+                s.orelse = s.orelse + rest
+                rest = []
+            elif rest and _always_returns(s.orelse) and s.orelse:
+                s.body = s.body + rest
+                rest = []
+            s.body, s.orelse = _else_after_return(s.body), _else_after_return(s.orelse)
+            out.append(s)
+            if not rest:
+                return out
+            continue
+        out.append(s)
+        if isinstance(s, gast.Return):
+            return out
+    return out
+
+
+def _count_tail_returns(stmts):
+    last = stmts[-1] if stmts else None
+    if isinstance(last, gast.Return):
+        return 1
+    if isinstance(last, gast.If) and _always_returns(last.body) and _always_returns(last.orelse):
+        return _count_tail_returns(last.body) + _count_tail_returns(last.orelse)
+    return 0
+
+
+def _tail_assign(stmts, retval):
+    last = stmts[-1]
+    if isinstance(last, gast.Return):
+        value = last.value if last.value is not None else const(None)
+        return stmts[:-1] + [gast.copy_location(gast.Assign(
+            targets=[name(retval, store=True)], value=value, type_comment=None), last)]
+    last.body, last.orelse = _tail_assign(last.body, retval), _tail_assign(last.orelse, retval)
+    return stmts
 
 
 def _is_const(node, value):

@@ -145,11 +145,13 @@ class Normalizer:
         if ir.is_constant_object(value):
             return ir.name(self.bind_ref(user_name, value))
         owner = scope.parsed.cells[user_name] if kind == CLOSURE else scope.parsed.globals
-        var = ir.FreeVar(user_name, owner, kind == CLOSURE)
+        return self.free_atom(ir.FreeVar(user_name, owner, kind == CLOSURE))
+
+    def free_atom(self, var):
         for gen, existing in self.free.items():
             if existing == var:
                 return ir.name(gen)
-        gen = self.namer.fresh(user_name)
+        gen = self.namer.fresh(var.user_name)
         self.free[gen] = var
         return ir.name(gen)
 
@@ -353,7 +355,12 @@ class Normalizer:
             return self.to_name(gast.BinOp(left=self.expr(e.left, scope), op=e.op,
                                            right=self.expr(e.right, scope)), into)
         if kind is gast.UnaryOp:
-            return self.to_name(gast.UnaryOp(op=e.op, operand=self.expr(e.operand, scope)), into)
+            operand = self.expr(e.operand, scope)
+            if isinstance(e.op, gast.USub) and isinstance(operand, gast.Constant) and \
+                    isinstance(operand.value, (int, float)):   # -4 is a constant
+                return self.to_name(ir.const(-operand.value), into) if into else \
+                    ir.const(-operand.value)
+            return self.to_name(gast.UnaryOp(op=e.op, operand=operand), into)
         if kind is gast.Compare:
             if len(e.ops) == 1:
                 return self.to_name(gast.Compare(left=self.expr(e.left, scope), ops=e.ops,
@@ -492,10 +499,13 @@ class Normalizer:
             return self.to_name(gast.Dict(keys=[ir.const(k.arg) for k in e.keywords],
                                           values=[self.expr(k.value, scope) for k in e.keywords]),
                                 into)
-        transformed = getattr(obj, "__strop_function__", None)
-        if transformed is not None:
-            obj = transformed
-        if _is_user_function(obj) and not getattr(obj, "__strop_opaque__", False):
+        if hasattr(obj, "staged") and hasattr(obj, "call_positional"):
+            # a strop transform called inside: inline its generated code, which takes the
+            # free variables it reads as trailing arguments
+            inner, gen = obj.staged()
+            extra = [self.free_atom(v) for v in inner.free.values()]
+            return self.inline_object(gen.function, e, scope, into, extra)
+        if _is_user_function(obj):
             return self.inline_object(obj, e, scope, into)
         args = [self.expr(a, scope) for a in e.args]
         kws = [(k.arg, self.expr(k.value, scope)) for k in e.keywords]
@@ -524,7 +534,7 @@ class Normalizer:
         return None
 
     # --- inlining --------------------------------------------------------------------------
-    def inline_object(self, fn, e, scope, into):
+    def inline_object(self, fn, e, scope, into, extra=()):
         if fn in self.inlining:
             raise self.error(f"recursive call to {fn.__name__}: strop inlines the functions a "
                              "transformed function calls", e, scope,
@@ -538,7 +548,7 @@ class Normalizer:
         defaults = fn.__defaults__ or ()
         default_atoms = [self.constant_atom(v, f"{fn.__name__}_default") for v in defaults]
         return self.inline(node, callee, e, scope, into, default_atoms, fn,
-                           sorted(parsed.local_names))
+                           sorted(parsed.local_names), extra)
 
     def inline_ast(self, node, closure, e, scope, into):
         if node in self.inlining:
@@ -556,7 +566,7 @@ class Normalizer:
         return self.inline(canon, callee, e, scope, into, defaults, node,
                            sorted(local_names(node)))
 
-    def inline(self, node, callee, e, scope, into, defaults, key, local_names):
+    def inline(self, node, callee, e, scope, into, defaults, key, local_names, extra=()):
         args = node.args
         if args.kwonlyargs or args.kwarg:
             raise self.error("calling a function with keyword-only or ** parameters is not "
@@ -564,7 +574,7 @@ class Normalizer:
         for n in local_names:
             callee.names[n] = self.namer.fresh(n)
         params = [a.id for a in args.posonlyargs + args.args]
-        values = [self.expr(a, scope) for a in e.args]
+        values = [self.expr(a, scope) for a in e.args] + list(extra)
         bound = dict(zip(params, values))
         if args.vararg is not None:
             bound[args.vararg.id] = gast.Tuple(elts=values[len(params):], ctx=gast.Load())

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import gast
 
+from ..codegen.load import LINEMAPS
 from ..errors import Location, TransformError
 
 LOCAL, CLOSURE, GLOBAL, BUILTIN, UNDEFINED = "local", "closure", "global", "builtin", "undefined"
@@ -38,6 +39,10 @@ class Parsed:
 
     def location(self, node):
         lineno = getattr(node, "lineno", None) or self.node.lineno
+        linemap = LINEMAPS.get(self.filename)
+        if linemap is not None:   # generated code: point at the user line it came from
+            hit = linemap.get(lineno)
+            return Location(*hit) if hit else Location(self.filename, lineno)
         col = getattr(node, "col_offset", 0) or 0
         end = getattr(node, "end_col_offset", None)
         same_line = getattr(node, "end_lineno", lineno) == lineno

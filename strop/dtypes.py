@@ -1,0 +1,32 @@
+"""The 64-bit policy of DESIGN: 32-bit values unless ``config.enable_x64``."""
+import numpy as np
+
+from .config import config
+from .tree_util import tree_map
+
+_NARROW = {np.dtype(np.float64): np.float32, np.dtype(np.int64): np.int32,
+           np.dtype(np.uint64): np.uint32, np.dtype(np.complex128): np.complex64}
+
+
+def canonicalize(value):
+    """A leaf as the transformed code sees it: Python floats become NumPy scalars of the
+    default float width, and with x64 off 64-bit arrays become 32-bit ones."""
+    x64 = config.read("enable_x64")
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, float):
+        return np.float64(value) if x64 else np.float32(value)
+    if isinstance(value, (np.ndarray, np.generic)) and not x64:
+        narrow = _NARROW.get(value.dtype)
+        if narrow is not None:
+            return value.astype(narrow)
+    return value
+
+
+def canonicalize_tree(tree):
+    return tree_map(canonicalize, tree)
+
+
+def is_float_leaf(value):
+    return isinstance(value, float) or (
+        isinstance(value, (np.ndarray, np.generic)) and np.issubdtype(value.dtype, np.inexact))

@@ -1,0 +1,582 @@
+"""Reverse mode: a forward sweep that keeps what the adjoint needs, then the adjoint sweep.
+
+For each assignment ``y = op(x1, x2)`` with an active output, the adjoint sweep adds the
+rule's templates to the operands' adjoints (``bx1``, ``bx2``) in reverse order.  Control flow
+is replayed: an ``if`` takes the branch its test took; a loop runs backwards over the same
+iterations (a ``while`` counts its iterations).  A variable the adjoint sweep reads is put
+back to the value it had at each statement by tapes (``push`` before an overwrite, ``pop``
+after the statement's adjoint) — only where a value is overwritten and later needed.
+
+Adjoints start "unset": the first contribution assigns (``bx = ...``), later ones add, and a
+statement whose output adjoint is unset contributes nothing.  Where paths merge (branches,
+loop iterations) unset adjoints are set to zeros so that every path agrees.
+"""
+import copy
+
+import gast
+import numpy as np
+
+from ..codegen import runtime
+from ..errors import TransformError
+from . import analysis, ir
+from .rules import lookup, rule_name
+from .templates import instantiate
+
+# Python operators and the NumPy functions whose rules they use.
+BINOPS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
+          gast.Div: np.true_divide, gast.Pow: np.power, gast.Mod: np.mod,
+          gast.MatMult: np.matmul, gast.FloorDiv: np.floor_divide}
+UNARYOPS = {gast.USub: np.negative, gast.UAdd: np.positive}
+NUMPY_RESULT = (gast.BinOp, gast.UnaryOp)
+
+
+class Chunk(list):
+    """The adjoint statements of one forward statement; ``restore`` is where its tape pop goes."""
+
+    def __init__(self, items=(), restore=None):
+        super().__init__(items)
+        self.inline_restore = restore is not None    # the restore Chunk is among the items
+        self.restore = restore if restore is not None else []
+
+
+class Context:
+    """A block whose statements run once per instance: the function body, or a loop body."""
+
+    def __init__(self, stmts, loop=None):
+        self.stmts, self.loop = stmts, loop
+        self.chunks = {}        # id(forward statement) -> Chunk
+        self.children = []      # (loop statement, Context)
+        self.reverse = []       # the adjoint code of this context (chunks, nested)
+        self.start = []         # statements to run first in each backward iteration
+
+
+def flatten(items, live_only=False):
+    """The statements of nested chunks, in order; the leaf statements are the originals (so
+    that marks set on them stick); ``live_only`` drops statements marked dead."""
+    out = []
+    for it in items:
+        if isinstance(it, Chunk):
+            out.extend(flatten(it, live_only))
+            if not it.inline_restore:
+                out.extend(flatten(it.restore, live_only))
+        elif isinstance(it, (gast.If, gast.For)):
+            new = copy.copy(it)
+            new.body, new.orelse = flatten(it.body, live_only), flatten(it.orelse, live_only)
+            if live_only and not new.body and not new.orelse:
+                continue
+            new.body = new.body or [gast.Pass()]
+            out.append(new)
+        elif not (live_only and getattr(it, "dead", False)):
+            out.append(it)
+    return out
+
+
+def mark_dead(stmts, live, pure):
+    """Mark assignments to the ``pure`` names (adjoints, temporaries) whose value is never read
+    again; returns the names live before ``stmts``."""
+    for s in reversed(stmts):
+        if isinstance(s, gast.Assign):
+            t = s.targets[0].id
+            s.dead = t in pure and t not in live
+            if not s.dead:
+                live = (live - {t}) | analysis.reads(s)
+        elif isinstance(s, gast.If):
+            live = (mark_dead(s.body, set(live), pure) | mark_dead(s.orelse, set(live), pure)
+                    | analysis.reads(s))
+        elif isinstance(s, gast.For):
+            head = set(live) | analysis.reads(s)
+            while True:
+                new = head | (mark_dead(s.body, set(head), pure) - {s.target.id})
+                if new == head:
+                    break
+                head = new
+            live = head
+        else:
+            live = live | analysis.reads(s)
+    return live
+
+
+class Reverse:
+    def __init__(self, fn, wrt, mode, has_aux):
+        self.fn = fn
+        self.node = copy.deepcopy(fn.node)
+        self.refs = dict(fn.refs)
+        self.wrt, self.mode, self.has_aux = wrt, mode, has_aux
+        self.namer = ir.Namer(ir.names_in(self.node) | set(self.refs))
+        self.adjoint, self.primal = {}, {}
+        self.tapes, self.placeholders = {}, set()
+        self.containers = set()
+        self.pure = set()         # adjoints and temporaries: dead assignments to them go
+
+    # --- names -----------------------------------------------------------------------------
+    def adj(self, v):
+        if v not in self.adjoint:
+            self.adjoint[v] = self.namer.fresh("b" + v.lstrip("_") if not v.startswith("_t")
+                                               else "_b" + v.lstrip("_"))
+            self.primal[self.adjoint[v]] = v
+            self.pure.add(self.adjoint[v])
+        return self.adjoint[v]
+
+    def temp(self, base):
+        n = self.namer.temp(base)
+        self.pure.add(n)
+        return n
+
+    def ref(self, base, obj):
+        for k, v in self.refs.items():
+            if v is obj:
+                return k
+        n = self.namer.fresh(base)
+        self.refs[n] = obj
+        return n
+
+    def helper(self, n):
+        return ir.name(self.ref(n, getattr(runtime, n)))
+
+    def loc_of(self, s):
+        return getattr(s, "loc", None)
+
+    # --- preparation -----------------------------------------------------------------------
+    def prepare(self, stmts):
+        """Count while-loop iterations; copy an if's test when its body reassigns it."""
+        out = []
+        for s in stmts:
+            if isinstance(s, gast.If):
+                s.body, s.orelse = self.prepare(s.body), self.prepare(s.orelse)
+                if isinstance(s.test, gast.Name) and s.test.id in analysis.block_writes(
+                        s.body + s.orelse):
+                    cond = self.namer.temp("_cond")
+                    out.append(ir.assign(cond, s.test, s.loc))
+                    s.test = ir.name(cond)
+            elif isinstance(s, gast.While):
+                s.body = self.prepare(s.body)
+                s.counter = self.namer.fresh("_iterations")
+                out.append(ir.assign(s.counter, ir.const(0), s.loc))
+                s.body.append(ir.assign(s.counter, gast.BinOp(
+                    left=ir.name(s.counter), op=gast.Add(), right=ir.const(1)), s.loc))
+            elif isinstance(s, gast.For):
+                s.body = self.prepare(s.body)
+            out.append(s)
+        return out
+
+    # --- activity --------------------------------------------------------------------------
+    def find_active(self, stmts, params):
+        active = set(params)
+        assigns = [n for n in _walk_stmts(stmts) if isinstance(n, gast.Assign)]
+        changed = True
+        while changed:
+            changed = False
+            for s in assigns:
+                t = s.targets[0].id
+                if t not in active and self.value_active(s.value, active):
+                    active.add(t)
+                    changed = True
+        for s in assigns:   # adjoints of these accumulate with add(): they may be containers
+            if not isinstance(s.value, NUMPY_RESULT) and not self.numpy_call(s.value):
+                self.containers.add(s.targets[0].id)
+        self.containers |= set(params) - self.leaves
+        return active
+
+    def numpy_call(self, value):
+        if not isinstance(value, gast.Call):
+            return False
+        obj = self.fn.callee(value.func)
+        return isinstance(obj, np.ufunc) or (getattr(obj, "__module__", "") or "").startswith(
+            "numpy") and obj not in (np.array, np.asarray)
+
+    def value_active(self, value, active):
+        names = ir.names_in(value) & active
+        if not names:
+            return False
+        if isinstance(value, gast.Compare) or isinstance(value, gast.JoinedStr):
+            return False
+        if isinstance(value, gast.UnaryOp):
+            return type(value.op) in UNARYOPS
+        if isinstance(value, gast.BinOp):
+            return lookup(BINOPS[type(value.op)]).differentiable
+        if isinstance(value, gast.Attribute):
+            rule = lookup(("attr", value.attr))
+            return rule is None or rule.differentiable
+        if isinstance(value, gast.Call):
+            rule = lookup(self.fn.callee(value.func))
+            return rule is None or rule.differentiable
+        return True
+
+    # --- the adjoint of one statement ------------------------------------------------------
+    def rev_stmts(self, stmts, ctx, init):
+        out = []
+        for s in reversed(stmts):
+            chunk, init = self.rev_stmt(s, ctx, init)
+            ctx.chunks[id(s)] = chunk
+            out.append(chunk)
+        return out, init
+
+    def rev_stmt(self, s, ctx, init):
+        if isinstance(s, gast.Assign):
+            return self.rev_assign(s, init)
+        if isinstance(s, gast.If):
+            return self.rev_if(s, ctx, init)
+        if isinstance(s, (gast.For, gast.While)):
+            return self.rev_loop(s, ctx, init)
+        return Chunk(), init
+
+    def rev_assign(self, s, init):
+        y = s.targets[0].id
+        by = self.adjoint.get(y)
+        if y not in self.active or by not in init:
+            return Chunk(), init
+        init = set(init)
+        init.discard(by)          # y is overwritten: the adjoint of its older value starts over
+        self_ref = y in {n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)}
+        if not self_ref:
+            pre, contributions = self.contributions(s, ir.name(by), ir.name(y))
+            body = pre + [a for v, e in contributions for a in self.accumulate(v, e, init)]
+            return Chunk(_located(body, s.loc)), init
+        # y = f(y): keep the cotangent and the output, put y back, then use its old value
+        g, ans = self.temp("_g"), self.temp("_ans")
+        restore = Chunk()
+        pre, contributions = self.contributions(s, ir.name(g), ir.name(ans))
+        body = [ir.assign(g, ir.name(by)), ir.assign(ans, ir.name(y))] + pre
+        body = _located(body, s.loc) + [restore]
+        body += _located([a for v, e in contributions for a in self.accumulate(v, e, init)],
+                         s.loc)
+        return Chunk(body, restore=restore), init
+
+    def accumulate(self, v, expr, init):
+        bv = self.adj(v)
+        if bv in init:
+            if v in self.containers:
+                expr = ir.call(self.helper("add"), [ir.name(bv), expr])
+            else:
+                expr = gast.BinOp(left=ir.name(bv), op=gast.Add(), right=expr)
+        init.add(bv)
+        return [ir.assign(bv, expr)]
+
+    def contributions(self, s, g, ans):
+        """(statements, [(operand name, cotangent expression)]) for the active operands of s."""
+        value, pre, out = s.value, [], []
+        act = lambda n: isinstance(n, gast.Name) and n.id in self.active  # noqa: E731
+        if isinstance(value, gast.Name):
+            return pre, [(value.id, g)] if act(value) else []
+        if isinstance(value, (gast.Tuple, gast.List)):
+            return pre, [(e.id, ir.subscript(copy.deepcopy(g), ir.const(i)))
+                         for i, e in enumerate(value.elts) if act(e)]
+        if isinstance(value, gast.Dict):
+            return pre, [(v.id, ir.subscript(copy.deepcopy(g), copy.deepcopy(k)))
+                         for k, v in zip(value.keys, value.values) if act(v)]
+        if isinstance(value, gast.Subscript):
+            if not act(value.value):
+                return pre, []
+            index = _index_value(value.slice)
+            return pre, [(value.value.id, ir.call(self.helper("getitem_vjp"),
+                                                  [g, copy.deepcopy(value.value), index]))]
+        if isinstance(value, gast.BinOp):
+            key, args, kws = BINOPS[type(value.op)], [value.left, value.right], []
+        elif isinstance(value, gast.UnaryOp):
+            key, args, kws = UNARYOPS[type(value.op)], [value.operand], []
+        elif isinstance(value, gast.Attribute):
+            key, args, kws = ("attr", value.attr), [value.value], []
+        elif isinstance(value, gast.Call):
+            key = self.fn.callee(value.func)
+            args = ([value.func.value] if isinstance(key, tuple) else []) + list(value.args)
+            kws = [(k.arg, k.value) for k in value.keywords]
+        else:
+            return pre, []
+        rule = lookup(key)
+        if rule is None:
+            raise TransformError(
+                f"no derivative rule for {_describe(key, value)}, and its result depends on the "
+                f"differentiated input", getattr(s, "loc", None),
+                fix="use a NumPy function strop differentiates (see docs/rules.md), wrap the "
+                    "value in lax.stop_gradient if no derivative should flow, or define the "
+                    "derivative with strop.custom_vjp")
+        bound = rule.bind(args, dict(kws))
+        if bound is None:
+            raise TransformError(f"cannot match the arguments of this call to the signature of "
+                                 f"{rule_name(key)}", getattr(s, "loc", None))
+        for param, template in rule.vjps.items():
+            arg = bound.get(param)
+            targets = _targets(arg)
+            if not any(act(t) for t in targets):
+                continue
+            expr = self.instantiate(template, bound, g, ans)
+            if isinstance(arg, gast.Name):
+                out.append((arg.id, expr))
+                continue
+            # a sequence argument (np.stack([a, b])): its cotangent is a sequence
+            tmp = self.temp("_bseq")
+            pre.append(ir.assign(tmp, expr))
+            out.extend((t.id, ir.subscript(tmp, ir.const(i))) for i, t in enumerate(targets)
+                       if act(t))
+        return pre, out
+
+    def instantiate(self, template, bound, g, ans):
+        env = {"g": g, "ans": ans, **{k: _as_node(v) for k, v in bound.items()}}
+        return instantiate(template, env, self.ref)
+
+    # --- control flow ----------------------------------------------------------------------
+    def zeros(self, bv, loc):
+        return ir.assign(bv, ir.call(self.helper("zeros_like"), [ir.name(self.primal[bv])]), loc)
+
+    def rev_if(self, s, ctx, init):
+        b1, i1 = self.rev_stmts(s.body, ctx, set(init))
+        b2, i2 = self.rev_stmts(s.orelse, ctx, set(init))
+        b1 += [self.zeros(v, s.loc) for v in sorted(i2 - i1)]
+        b2 += [self.zeros(v, s.loc) for v in sorted(i1 - i2)]
+        if not flatten(b1) and not flatten(b2):
+            return Chunk([Chunk(b1), Chunk(b2)]), i1 | i2   # keep chunks for tape pops
+        node = ir.if_(copy.deepcopy(s.test), b1, b2, s.loc)
+        return Chunk([node]), i1 | i2
+
+    def rev_loop(self, s, ctx, init):
+        child = Context(s.body, loop=s)
+        ctx.children.append((s, child))
+        start = set(init)
+        while True:   # adjoints set at the start of an iteration must be set at its end
+            body, end = self.rev_stmts(s.body, child, set(start))
+            if end <= start:
+                break
+            start |= end
+        body += [self.zeros(v, s.loc) for v in sorted(start - end)]
+        pre = [self.zeros(v, s.loc) for v in sorted(start - set(init))]
+        child.start = Chunk()
+        body = [child.start] + body
+        if isinstance(s, gast.For):
+            it = ir.call("reversed", [copy.deepcopy(s.iter)])
+            node = gast.For(target=copy.deepcopy(s.target), iter=it, body=body, orelse=[],
+                            type_comment=None)
+        else:
+            node = gast.For(target=ir.name(self.namer.fresh("_"), store=True),
+                            iter=ir.call("range", [ir.name(s.counter)]), body=body, orelse=[],
+                            type_comment=None)
+        node.loc = s.loc
+        child.reverse = body
+        return Chunk(pre + [node]), start
+
+    # --- tapes -----------------------------------------------------------------------------
+    def tape(self, v):
+        if v not in self.tapes:
+            self.tapes[v] = self.namer.fresh(f"_tape_{v.lstrip('_')}")
+        return self.tapes[v]
+
+    def push(self, v, loc):
+        return stmt_expr(ir.call(self.helper("push"), [ir.name(self.tape(v)), ir.name(v)]), loc)
+
+    def pop(self, v, loc):
+        return ir.assign(v, ir.call(self.helper("pop"), [ir.name(self.tape(v))]), loc)
+
+    def save(self, ctx, needed, pd, dd):
+        """Insert tape pushes into ``ctx``'s forward code and pops into its adjoint code for
+        the variables in ``needed`` (read by the adjoint code) that statements overwrite."""
+        self.save_block(ctx.stmts, ctx, needed, set(pd), set(dd))
+
+    def save_block(self, stmts, ctx, needed, pd, dd):
+        i = 0
+        while i < len(stmts):
+            s = stmts[i]
+            if isinstance(s, gast.Assign):
+                overwritten = {s.targets[0].id}
+            elif isinstance(s, gast.If):
+                pd1, dd1 = self.save_block(s.body, ctx, needed, set(pd), set(dd))
+                pd2, dd2 = self.save_block(s.orelse, ctx, needed, set(pd), set(dd))
+                pd, dd = pd1 | pd2, dd1 & dd2
+                i += 1
+                continue
+            elif isinstance(s, (gast.For, gast.While)):
+                child = next(c for l, c in ctx.children if l is s)
+                self.save_loop(s, child, dd)
+                overwritten = analysis.writes(s) - analysis.carried(s)
+            else:
+                i += 1
+                continue
+            pushes = []
+            for v in sorted(overwritten & needed & pd):
+                if v not in dd:
+                    self.placeholders.add(v)
+                pushes.append(self.push(v, s.loc))
+                chunk = ctx.chunks.get(id(s))
+                if chunk is not None:
+                    chunk.restore.append(self.pop(v, s.loc))
+            stmts[i:i] = pushes
+            i += len(pushes) + 1
+            pd |= analysis.writes(s)
+            if isinstance(s, gast.Assign):
+                dd |= overwritten
+        return pd, dd
+
+    def save_loop(self, loop, ctx, dd_before):
+        needed = _reads(flatten(ctx.reverse, live_only=True)) & self.forward_names
+        carried = analysis.carried(loop)
+        pd = carried & needed
+        self.placeholders |= pd - dd_before
+        _, dd_end = self.save_block(ctx.stmts, ctx, needed, pd, set(dd_before) | pd)
+        local = (analysis.block_writes(loop.body) - carried) & needed
+        if isinstance(loop, gast.For):
+            local.discard(loop.target.id)
+        for v in sorted(local):
+            if v not in dd_end:
+                self.placeholders.add(v)
+            loop.body.append(self.push(v, loop.loc))
+            ctx.start.append(self.pop(v, loop.loc))
+
+    # --- the whole function ----------------------------------------------------------------
+    def run(self):
+        node = self.node
+        params = [a.id for a in node.args.args]
+        wrt = [params[i] for i in self.wrt]
+        body = self.prepare(list(node.body))
+        ret = body.pop()
+        if not isinstance(ret, gast.Return):
+            raise TransformError("the function must return a value to be differentiated",
+                                 self.fn.node.loc)
+        out, aux = self.outputs(ret, body)
+        self.active = self.find_active(body, wrt)
+        g = self.namer.fresh("g")
+        seed_name = self.adj(out)
+        if self.mode == "vjp":
+            seed = ir.name(g)
+        else:
+            seed = ir.call(self.helper("seed_grad"), [ir.name(out)])
+        top = Context(body)
+        reverse, init = self.rev_stmts(body, top, {seed_name} if out in self.active else set())
+        top.reverse = reverse
+        self.forward_names = analysis.block_writes(body) | set(params)
+        returned = {self.adjoint[p] for p in wrt if self.adjoint.get(p) in init}
+        mark_dead(flatten(reverse), returned, self.pure)
+        needed = _reads(flatten(reverse, live_only=True)) & self.forward_names
+        self.save(top, needed, set(params) | set(self.fn.free), set(params) | set(self.fn.free))
+        grads = [ir.name(self.adjoint[p]) if self.adjoint.get(p) in init else
+                 ir.call(self.helper("zeros_like"), [ir.name(p)]) for p in wrt]
+        results = self.results(out, aux, grads)
+        kept = {}
+        for v in [out] + ([aux] if aux else []):   # values the adjoint sweep may rewind
+            if v in self.tapes:
+                kept[v] = self.namer.fresh(f"{v.lstrip('_')}_value")
+        body_out = [ir.assign(v, ir.const(None), ret.loc) for v in sorted(self.placeholders)]
+        body_out += [ir.assign(t, ir.call(self.helper("stack")), ret.loc)
+                     for t in sorted(self.tapes.values())]
+        body_out += body
+        body_out += [ir.assign(k, ir.name(v), ret.loc) for v, k in kept.items()]
+        if out in self.active:
+            body_out.append(ir.assign(seed_name, seed, ret.loc))
+        elif self.mode != "vjp":
+            body_out.append(stmt_expr(ir.call(self.helper("seed_grad"), [ir.name(out)]),
+                                      ret.loc))
+        mark_dead(flatten(reverse), returned, self.pure)
+        body_out += flatten(reverse, live_only=True)
+        results = _rename(results, kept)
+        ret_node = gast.Return(value=results)
+        ret_node.loc = ret.loc
+        body_out.append(ret_node)
+        args = copy.deepcopy(node.args)
+        if self.mode == "vjp":
+            args.args.append(gast.Name(id=g, ctx=gast.Param(), annotation=None,
+                                       type_comment=None))
+        suffix = {"grad": "grad", "value_and_grad": "value_and_grad", "vjp": "vjp"}[self.mode]
+        fdef = gast.FunctionDef(name=f"{node.name}_{suffix}", args=args, body=body_out,
+                                decorator_list=[], returns=None, type_comment=None,
+                                type_params=[])
+        fdef.loc = node.loc
+        return ir.Function(fdef, self.refs, dict(self.fn.free), self.fn.nparams)
+
+    def outputs(self, ret, body):
+        value = ret.value
+        aux = None
+        if self.has_aux:
+            if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == 2:
+                value, auxv = value.elts
+            else:
+                tmp = _atom_name(self, value, body, ret.loc)
+                value, auxv = ir.subscript(tmp, ir.const(0)), ir.subscript(tmp, ir.const(1))
+            aux = _atom_name(self, auxv, body, ret.loc, "_aux")
+        out = _atom_name(self, value, body, ret.loc, "_out")
+        return out, aux
+
+    def results(self, out, aux, grads):
+        grads = grads[0] if len(grads) == 1 and not self.multi else gast.Tuple(elts=grads,
+                                                                             ctx=gast.Load())
+        value = gast.Tuple(elts=[ir.name(out), ir.name(aux)], ctx=gast.Load()) if aux \
+            else ir.name(out)
+        if self.mode == "grad":
+            return gast.Tuple(elts=[grads, ir.name(aux)], ctx=gast.Load()) if aux else grads
+        return gast.Tuple(elts=[value, grads], ctx=gast.Load())
+
+
+def _located(stmts, loc):
+    for st in stmts:
+        st.loc = loc
+    return stmts
+
+
+def _atom_name(rev, value, body, loc, base="_out"):
+    if isinstance(value, gast.Name):
+        return value.id
+    n = rev.namer.fresh(base)
+    body.append(ir.assign(n, value, loc))
+    return n
+
+
+def _rename(node, mapping):
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and n.id in mapping:
+            n.id = mapping[n.id]
+    return node
+
+
+def stmt_expr(call, loc):
+    s = gast.Expr(value=call)
+    s.loc = loc
+    return s
+
+
+def _walk_stmts(stmts):
+    for s in stmts:
+        yield s
+        for field in ("body", "orelse"):
+            yield from _walk_stmts(getattr(s, field, []) or [])
+
+
+def _reads(stmts):
+    return {n.id for s in stmts for n in gast.walk(s)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+
+
+def _targets(arg):
+    if isinstance(arg, gast.Name):
+        return [arg]
+    if isinstance(arg, (gast.Tuple, gast.List)):
+        return list(arg.elts)
+    if isinstance(arg, tuple):
+        return list(arg)
+    return []
+
+
+def _as_node(v):
+    if isinstance(v, gast.AST):
+        return v
+    if isinstance(v, tuple):
+        return gast.Tuple(elts=[_as_node(x) for x in v], ctx=gast.Load())
+    return ir.const(v)
+
+
+def _index_value(index):
+    from .normalize import _index_value as convert
+    return convert(copy.deepcopy(index))
+
+
+def _describe(key, value):
+    if isinstance(key, tuple):
+        return f"the method .{key[1]}()" if key[0] == "method" else f"the attribute .{key[1]}"
+    if key is None:
+        from ..codegen.emit import unparse
+        return unparse(value.func) if isinstance(value, gast.Call) else type(value).__name__
+    return rule_name(key)
+
+
+def reverse(fn, wrt, mode="grad", has_aux=False, multi=False, leaves=frozenset()):
+    """The reverse-mode derivative of ``fn`` with respect to parameters ``wrt``; ``mode`` is
+    "grad", "value_and_grad" or "vjp" (an extra last parameter: the output's cotangent);
+    ``leaves``: parameters known to be arrays or numbers, not containers."""
+    r = Reverse(fn, wrt, mode, has_aux)
+    r.multi, r.leaves = multi, set(leaves)
+    return r.run()

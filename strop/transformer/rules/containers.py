@@ -1,0 +1,72 @@
+"""Derivatives of Python's builtins, of containers, of array methods and attributes, and of
+the runtime helpers that generated code calls (so that generated code differentiates again)."""
+import builtins as py
+
+import numpy as np
+
+from ...codegen import runtime as rt
+from .table import defnondiff, defvjp
+
+# builtins
+defvjp(float,   "x=0.0, /", "g")
+defvjp(py.sum,  "iterable, /, start=0", "sum_vjp(g, iterable)", "unbroadcast(g, start)")
+defvjp(py.max,  "*args", "minmax_vjp(g, args, ans)")
+defvjp(py.min,  "*args", "minmax_vjp(g, args, ans)")
+defvjp(pow,     "x, y, /", "unbroadcast(g * y * x ** np.where(y, y - 1, 1.0), x)",
+                           "unbroadcast(g * np.log(np.where(x, x, 1.0)) * ans, y)")
+defvjp(list,    "x=(), /", "like(g, x)")
+defvjp(tuple,   "x=(), /", "like(g, x)")
+defnondiff([len, range, int, bool, str, isinstance, type, print, round, divmod, enumerate,
+            zip, sorted, reversed, hash, id, repr, callable, any, all])
+
+# methods that stay methods, and attributes
+defvjp(("method", "copy"),   "self, /, order='C'", "g")
+defvjp(("method", "astype"), "self, dtype, /, order='K', casting='unsafe', subok=True, "
+                             "copy=True", "astype_like(g, self)")
+defvjp(("method", "item"),   "self, *args", "getitem_vjp(g, self, args if args else ())")
+defvjp(("attr", "T"),        "self", "np.transpose(g)")
+defvjp(("attr", "real"),     "self", "g")
+defvjp(("attr", "mT"),       "self", "np.swapaxes(g, -1, -2)")
+defnondiff([("attr", a) for a in ("shape", "ndim", "dtype", "size", "imag", "itemsize",
+                                  "nbytes", "strides")]
+           + [("method", m) for m in ("keys", "index", "count", "tolist_shape")])
+defvjp(("method", "get"),    "self, key, default=None", "getitem_vjp(g, self, key)")
+defvjp(("method", "values"), "self", "dict(zip(self, g))")
+defvjp(("method", "items"),  "self", "dict((k, v) for k, v in g)")
+
+# runtime helpers: containers, functional updates, and the adjoint helpers themselves
+defvjp(rt.setitem,      "x, idx, v", "setitem_vjp(g, idx)", None, "item_vjp(g, idx, v)")
+defvjp(rt.append,       "lst, v", "g[:-1]", "g[-1]")
+defvjp(rt.insert,       "lst, i, v", "pop_item(g, i)", None, "g[i]")
+defvjp(rt.pop_item,     "obj, key=-1", "pop_item_vjp(g, obj, key)")
+defvjp(rt.item_of,      "obj, key=-1", "getitem_vjp(g, obj, key)")
+defvjp(rt.sort_like,    "x", "sort_vjp(g, x)")
+defvjp(rt.items_of,     "d", "dict(g)")
+defvjp(rt.at_set,       "x, idx, v, mode=None", "at_set(g, idx, 0.0, mode)", None,
+                        "at_value_vjp(g, idx, v, mode)")
+defvjp(rt.at_add,       "x, idx, v, mode=None", "g", None, "at_value_vjp(g, idx, v, mode)")
+defvjp(rt.at_multiply,  "x, idx, v, mode=None", "at_multiply(g, idx, v, mode)", None,
+                        "at_value_vjp(g * x, idx, v, mode)")
+defvjp(rt.at_min,       "x, idx, v, mode=None", "g * (x == ans)", None,
+                        "at_value_vjp(g * (x != ans), idx, v, mode)")
+defvjp(rt.at_max,       "x, idx, v, mode=None", "g * (x == ans)", None,
+                        "at_value_vjp(g * (x != ans), idx, v, mode)")
+defvjp(rt.at_get,       "x, idx, mode=None, fill_value=None", "at_get_vjp(g, x, idx, mode)")
+defvjp(rt.add,          "a, b", "g", "g")
+defvjp(rt.scale,        "a, s", "scale(g, s)")
+defvjp(rt.unbroadcast,  "v, x", "broadcast_like(g, v)")
+defvjp(rt.broadcast_like, "v, x", "unbroadcast(g, v)")
+defvjp(rt.expand_to,    "v, x, axis=None, keepdims=False",
+                        "unbroadcast(np.sum(g, axis=axis, keepdims=keepdims), v)")
+defvjp(rt.astype_like,  "v, x", "astype_like(g, v)")
+defvjp(rt.getitem_vjp,  "v, x, idx", "g[idx]")
+defvjp(rt.setitem_vjp,  "v, idx", "setitem_vjp(g, idx)")
+defvjp(rt.item_vjp,     "v, idx, x", "setitem(zeros_like(v), idx, g)")
+defvjp(rt.sort_vjp,     "v, x, axis=-1", "np.take_along_axis(g, np.argsort(x, axis=axis), "
+                                         "axis=axis)")
+defvjp(rt.matmul_vjp_x, "v, x, y", "unbroadcast(np.matmul(g, y), v)", None,
+                        "unbroadcast(matmul_vjp_y(v, g, y), y)")
+defvjp(rt.matmul_vjp_y, "v, x, y", "unbroadcast(np.matmul(x, g), v)",
+                        "unbroadcast(matmul_vjp_x(v, x, g), x)")
+defvjp(rt.sum_vjp,      "g_, iterable", "sum(g)")
+defnondiff([rt.zeros_like, rt.ones_like, rt.seed_grad, rt.stack, rt.balanced_eq, rt.index_arg])
