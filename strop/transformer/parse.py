@@ -1,6 +1,7 @@
 """Parse a user function: its gast tree (line numbers as in the user's file) and its namespace."""
 import builtins
 import inspect
+import linecache
 import textwrap
 from dataclasses import dataclass, field
 
@@ -88,7 +89,7 @@ def parse(fn):
     dedented = textwrap.dedent(text)
     indent = len(lines[0]) - len(lines[0].lstrip()) if dedented != text else 0
     if fn.__name__ == "<lambda>":
-        node = _lambda_node(dedented, code, first, indent)
+        node, indent = _lambda_node(code), 0
     else:
         tree = gast.parse(dedented)
         node = tree.body[0]
@@ -103,28 +104,28 @@ def parse(fn):
     return parsed
 
 
-def _lambda_node(text, code, first, indent):
-    """The lambda among the source lines that compiled to ``code``, as ``def <name>(...): return``."""
-    try:
-        tree = gast.parse(text)
-    except SyntaxError:  # a lambda inside a larger expression spanning lines: parse its statement
-        tree = gast.parse("(" + text.strip().rstrip(",") + ")")
-    gast.increment_lineno(tree, first - 1)
-    lambdas = [n for n in gast.walk(tree) if isinstance(n, gast.Lambda)]
-    positions = [(ln, col + indent) for _, ln, _, col in code.co_positions() if ln is not None]
-    start = min(positions) if positions else None
-    candidates = [lam for lam in lambdas if start is None or (
-        lam.body.lineno, lam.body.col_offset + indent) == start]
+def _lambda_node(code):
+    """The lambda that compiled to ``code``, found in its whole file (a lambda is often in the
+    middle of a statement spanning lines), as ``def lambda_<line>(...): return ...``."""
+    tree = gast.parse("".join(linecache.getlines(code.co_filename)))
+    positions = [(ln, col) for ln, _, col, _ in code.co_positions()
+                 if ln is not None and col is not None]
+    lambdas = [n for n in gast.walk(tree) if isinstance(n, gast.Lambda)
+               and n.lineno == code.co_firstlineno]
+    inside = [lam for lam in lambdas if positions and all(
+        (lam.body.lineno, lam.body.col_offset) <= p <= (lam.body.end_lineno,
+                                                         lam.body.end_col_offset)
+        for p in positions)]
+    candidates = inside or lambdas
+    if len(candidates) > 1:   # nested lambdas: the innermost that holds the code
+        candidates = [min(candidates, key=lambda n: (n.end_lineno - n.lineno,
+                                                    n.end_col_offset - n.col_offset))]
     if len(candidates) != 1:
-        candidates = [lam for lam in lambdas
-                      if [a.id for a in lam.args.args] == list(code.co_varnames[:code.co_argcount])]
-    if len(candidates) != 1:
-        raise TransformError("cannot tell which lambda on this line to transform",
-                             Location(code.co_filename, first),
+        raise TransformError("cannot find the source of this lambda",
+                             Location(code.co_filename, code.co_firstlineno),
                              fix="define the function with `def`")
     lam = candidates[0]
-    ret = gast.Return(value=lam.body)
-    gast.copy_location(ret, lam.body)
+    ret = gast.copy_location(gast.Return(value=lam.body), lam.body)
     node = gast.FunctionDef(name=f"lambda_{lam.lineno}", args=lam.args, body=[ret],
                             decorator_list=[], returns=None, type_comment=None, type_params=[])
     return gast.copy_location(node, lam)

@@ -282,6 +282,9 @@ class Reverse:
             kws = [(k.arg, k.value) for k in value.keywords]
         else:
             return pre, []
+        act_args = [t for a in list(args) + [v for _, v in kws] for t in _targets(a)]
+        if not any(act(t) for t in act_args):
+            return pre, []
         rule = lookup(key)
         if rule is None:
             raise TransformError(

@@ -93,8 +93,10 @@ def _name(key):
     if isinstance(key, tuple):
         return ".".join(key)
     mod = getattr(key, "__module__", None) or ""
-    return (("np." if mod.startswith("numpy") or isinstance(key, np.ufunc) else "")
-            + getattr(key, "__name__", repr(key)))
+    name = getattr(key, "__name__", repr(key))
+    if mod.startswith("numpy.linalg"):
+        return "np.linalg." + name
+    return ("np." if mod.startswith("numpy") or isinstance(key, np.ufunc) else "") + name
 
 
 def rule_name(key):
