@@ -457,3 +457,11 @@ def average_weights_vjp(g, a, ans, axis=None, keepdims=False, weights=None):
     axes = _axes(a, axis)
     gw = np.sum(gw, axis=tuple(i for i in range(np.ndim(a)) if i not in axes))
     return np.transpose(gw, np.argsort(np.argsort(axes))).astype(_float_dtype(weights), copy=False)
+
+
+# --- helpers for shape/products/linalg rules ---
+# They live in runtime_linalg.py (shape ops, products, numpy.linalg); re-exported here.
+from .runtime_linalg import *  # noqa: E402,F401,F403
+from .runtime_linalg import __all__ as _linalg_all  # noqa: E402
+
+__all__ += _linalg_all
