@@ -1,0 +1,50 @@
+"""Derivatives of products and contractions: dot, inner, outer, tensordot, einsum, kron, cross,
+and the matrix-structure ops trace, diag, diagflat, triu, tril.
+
+Templates: ``g`` is the output's cotangent, ``ans`` the output; see table.py.  A product is
+linear in each factor, so each vjp contracts g with the other factors: np.dot and np.inner are
+written as the np.tensordot they are, and np.einsum's vjp is an einsum (einsum_vjp).
+Real inputs only.
+"""
+import numpy as np
+
+from .table import defvjp
+
+TDOT_A = "tensordot_vjp_a(g, a, b, {})"
+TDOT_B = "tensordot_vjp_b(g, a, b, {})"
+INNER_AXES = "([-1], [-1]) if np.ndim(a) and np.ndim(b) else 0"
+
+defvjp(np.dot,       "a, b, out=None",
+       TDOT_A.format("dot_axes(a, b)"), TDOT_B.format("dot_axes(a, b)"))
+defvjp(np.inner,     "a, b, /", TDOT_A.format(INNER_AXES), TDOT_B.format(INNER_AXES))
+defvjp(np.tensordot, "a, b, axes=2", TDOT_A.format("axes"), TDOT_B.format("axes"))
+defvjp(np.vdot,      "a, b, /", "g * np.reshape(b, np.shape(a))", "g * np.reshape(a, np.shape(b))")
+defvjp(np.outer,     "a, b, out=None",
+       "np.reshape(g @ np.ravel(b), np.shape(a))", "np.reshape(np.ravel(a) @ g, np.shape(b))")
+defvjp(np.kron,      "a, b", "kron_vjp_a(g, a, b)", "kron_vjp_b(g, a, b)")
+defvjp(np.cross,     "a, b, axisa=-1, axisb=-1, axisc=-1, axis=None",
+       "cross_vjp(g, a, b, axisa, axisb, axisc, axis)",
+       "cross_vjp(-g, b, a, axisb, axisa, axisc, axis)")
+# The table binds positional arguments of a *args signature to the names after it, so no
+# keyword-only parameters (out=, optimize=) are listed: such calls do not bind.
+defvjp(np.einsum,    "subscripts, *operands", None, "einsum_vjp(g, subscripts, operands)")
+
+VECDOT = ("unbroadcast(np.expand_dims(g, axis) * x2, x1)",
+          "unbroadcast(x1 * np.expand_dims(g, axis), x2)")  # also np.linalg.vecdot's
+if hasattr(np, "vecdot"):  # NumPy >= 2.0 (gufuncs; matvec and vecmat from 2.2)
+    defvjp(np.vecdot, "x1, x2, /, out=None, *, axis=-1", *VECDOT)
+if hasattr(np, "matvec"):
+    defvjp(np.matvec, "x1, x2, /, out=None",
+           "unbroadcast(np.expand_dims(g, -1) * np.expand_dims(x2, -2), x1)",
+           "unbroadcast(np.matvec(np.swapaxes(x1, -1, -2), g), x2)")
+    defvjp(np.vecmat, "x1, x2, /, out=None",
+           "unbroadcast(np.matvec(x2, g), x1)",
+           "unbroadcast(np.expand_dims(x1, -1) * np.expand_dims(g, -2), x2)")
+
+# --- matrix structure ---
+defvjp(np.trace,     "a, offset=0, axis1=0, axis2=1, dtype=None, out=None",
+       "diagonal_vjp(np.expand_dims(g, -1), a, offset, axis1, axis2)")
+defvjp(np.diag,      "v, k=0", "np.diag(g, k) if np.ndim(v) == 1 else diagonal_vjp(g, v, k)")
+defvjp(np.diagflat,  "v, k=0", "np.reshape(np.diagonal(g, k), np.shape(v))")
+defvjp(np.triu,      "m, k=0", "unbroadcast(np.triu(g, k), m)")
+defvjp(np.tril,      "m, k=0", "unbroadcast(np.tril(g, k), m)")
