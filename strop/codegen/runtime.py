@@ -9,7 +9,7 @@ __all__ = [
     "unbroadcast", "zeros_like", "ones_like", "add", "scale", "getitem_vjp", "setitem",
     "setitem_vjp", "expand_to", "astype_like", "stack", "push", "pop", "peek", "append",
     "at_get", "at_set", "at_add", "at_multiply", "at_min", "at_max", "index_arg", "items_of",
-    "balanced_eq", "sort_vjp", "matmul_vjp_x", "matmul_vjp_y", "insert", "pop_item", "item_of", "sort_like",
+    "balanced_eq", "sort_vjp", "matmul_vjp_x", "matmul_vjp_y", "insert", "pop_item", "seed_grad", "item_of", "sort_like",
 ]
 
 _CONTAINERS = (list, tuple, dict)
@@ -67,6 +67,18 @@ def zeros_like(x):
     if isinstance(x, (int, np.integer)):
         return 0.0
     raise TypeError(f"strop cannot make a zero cotangent for a value of type {type(x).__name__}")
+
+
+def seed_grad(out):
+    """The cotangent 1 that starts the adjoint sweep of ``grad``: only for a real scalar."""
+    shape = np.shape(out)
+    dtype = np.result_type(out) if not isinstance(out, (list, tuple, dict)) else None
+    if shape != () or dtype is None or not np.issubdtype(dtype, np.floating):
+        what = f"shape {shape} and dtype {dtype}" if dtype is not None else type(out).__name__
+        raise TypeError(f"grad requires a real scalar output, got a value of {what}. Use "
+                        f"strop.vjp or strop.jacrev for non-scalar outputs, or reduce it "
+                        f"(e.g. .sum())")
+    return np.ones((), dtype)[()] if not isinstance(out, float) else 1.0
 
 
 def ones_like(x):
@@ -223,9 +235,10 @@ def _mapped(shape, idx, how):
             continue
         n = shape[axis]
         axis += 1
-        if isinstance(c, slice):
-            start, stop, step = c.indices(n)
-            out.append(slice(start, stop if stop >= 0 else None, step))
+        if isinstance(c, slice):   # in bounds by construction; spelled so padding never shows
+            r = range(*c.indices(n))
+            stop = r[-1] + r.step if len(r) else 0
+            out.append(slice(r.start if len(r) else 0, stop if stop >= 0 else None, r.step))
             continue
         c = np.asarray(c)
         if not np.issubdtype(c.dtype, np.integer):
@@ -239,7 +252,8 @@ def _mapped(shape, idx, how):
 
 
 def _padded(x, fill):
-    return np.pad(np.asarray(x), [(0, 1)] * np.ndim(x), constant_values=fill)
+    x = np.asarray(x)
+    return np.pad(x, [(0, 1)] * x.ndim, constant_values=fill) if x.ndim else x
 
 
 def _default_fill(dtype):
@@ -253,7 +267,7 @@ def _default_fill(dtype):
 
 def at_get(x, idx, mode=None, fill_value=None):
     x = np.asarray(x)
-    if mode == "fill":
+    if mode in ("fill", "drop"):   # JAX reads "drop" as "fill" for a gather
         fill = _default_fill(x.dtype) if fill_value is None else fill_value
         return _padded(x, fill)[_mapped(x.shape, idx, "pad")]
     return x[_mapped(x.shape, idx, "clip")]
@@ -267,7 +281,8 @@ def _scatter(x, idx, v, mode, combine):
     else:
         pos = _padded(np.arange(x.size).reshape(x.shape), -1)[_mapped(x.shape, idx, "pad")]
     pos = np.asarray(pos)
-    v = np.broadcast_to(np.asarray(v, dtype=np.result_type(x, v)), pos.shape)
+    v = np.asarray(v)
+    v = np.broadcast_to(v.astype(np.result_type(x, v), copy=False), pos.shape)
     keep = pos >= 0
     combine(out.reshape(-1), pos[keep], v[keep].astype(x.dtype, copy=False))
     return out
@@ -465,3 +480,9 @@ from .runtime_linalg import *  # noqa: E402,F401,F403
 from .runtime_linalg import __all__ as _linalg_all  # noqa: E402
 
 __all__ += _linalg_all
+
+# --- helpers for the derivatives of helpers, builtins and containers ---
+from .runtime_adjoint import *  # noqa: E402,F401,F403
+from .runtime_adjoint import __all__ as _adjoint_all  # noqa: E402
+
+__all__ += _adjoint_all

@@ -52,7 +52,6 @@ class Scope:
 
     def __init__(self, parsed, node, names, parent=None):
         self.parsed, self.node, self.names, self.parent = parsed, node, names, parent
-        self.functions = {}   # local name -> (FunctionDef or Lambda node, Scope it closes over)
 
 
 def _is_user_function(obj):
@@ -71,6 +70,7 @@ class Normalizer:
         self.refs, self.free = {}, {}
         self.ref_ids = {}        # id(obj) -> bound name
         self.inlining = []       # functions being inlined (recursion check)
+        self.functions = {}      # generated name -> (FunctionDef or Lambda node, its Scope)
         self.out = None          # the statement list being filled
         self.loc = None          # the user location of the statement being normalized
 
@@ -247,8 +247,7 @@ class Normalizer:
             raise self.error(f"{kind.__name__} statements are not supported", s, scope)
 
     def define(self, user_name, node, scope):
-        gen = self.store_name(user_name, scope)
-        scope.functions[gen] = (node, scope)
+        self.functions[self.store_name(user_name, scope)] = (node, scope)
 
     def assign(self, target, value, scope):
         if isinstance(target, gast.Name):
@@ -415,7 +414,7 @@ class Normalizer:
             return self.to_name(gast.JoinedStr(values=values), into)
         if kind is gast.Lambda:
             gen = self.namer.temp("_lambda")
-            scope.functions[gen] = (e, scope)
+            self.functions[gen] = (e, scope)
             return ir.name(gen)
         raise self.error(f"{kind.__name__} expressions are not supported", e, scope)
 
@@ -486,7 +485,9 @@ class Normalizer:
                                     ir.call(self.helper("pop_item"), [obj] + args)))
                 return result
             return self.to_name(ir.call(ir.attr(obj, func.attr), args, kws), into)
-        # a local function (nested def or lambda)
+        # a local function (nested def or lambda, maybe passed in as an argument)
+        if isinstance(func, gast.Lambda):
+            return self.inline_ast(func, scope, e, scope, into)
         if isinstance(func, gast.Name):
             local = self.local_function(func.id, scope)
             if local is not None:
@@ -529,7 +530,7 @@ class Normalizer:
         s = scope
         while s is not None:
             if user_name in s.names:
-                return s.functions.get(s.names[user_name])
+                return self.functions.get(s.names[user_name])
             s = s.parent
         return None
 
@@ -591,7 +592,15 @@ class Normalizer:
         if missing:
             raise self.error(f"missing argument(s) {', '.join(missing)}", e, scope)
         for p in params + ([args.vararg.id] if args.vararg is not None else []):
-            self.emit(ir.assign(callee.names[p], bound[p]))
+            value = bound[p]
+            if isinstance(value, gast.Attribute) and self.is_ref(value):   # np.tanh
+                obj = self.ref_object(value)
+                value = ir.name(self.bind_ref(getattr(obj, "__name__", p), obj))
+            if isinstance(value, gast.Name) and (value.id in self.refs
+                                                 or value.id in self.functions):
+                callee.names[p] = value.id   # a function passed in: call it directly
+            else:
+                self.emit(ir.assign(callee.names[p], value))
         saved = getattr(self, "inline_result", None), self.loc
         self.inlining.append(key)
         self.inline_result = ir.const(None)

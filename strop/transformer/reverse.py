@@ -45,7 +45,7 @@ class Context:
     def __init__(self, stmts, loop=None):
         self.stmts, self.loop = stmts, loop
         self.chunks = {}        # id(forward statement) -> Chunk
-        self.children = []      # (loop statement, Context)
+        self.children = {}      # id(loop statement) -> its Context (the latest generated)
         self.reverse = []       # the adjoint code of this context (chunks, nested)
         self.start = []         # statements to run first in each backward iteration
 
@@ -69,6 +69,34 @@ def flatten(items, live_only=False):
         elif not (live_only and getattr(it, "dead", False)):
             out.append(it)
     return out
+
+
+def annotate_live(items, live):
+    """Backward liveness over the adjoint code's chunk tree: each chunk learns the names read
+    after it (``live_end``); returns the names live before ``items``."""
+    for it in reversed(items):
+        if isinstance(it, Chunk):
+            if not it.inline_restore:
+                live = annotate_live(it.restore, live)
+            it.live_end = set(live)
+            live = annotate_live(list(it), live)
+        elif isinstance(it, gast.If):
+            live = (annotate_live(it.body, set(live)) | annotate_live(it.orelse, set(live))
+                    | analysis.reads(it))
+        elif isinstance(it, gast.For):
+            head = set(live) | analysis.reads(it)
+            while True:
+                new = head | (annotate_live(it.body, set(head)) - {it.target.id})
+                if new == head:
+                    break
+                head = new
+            live = head
+        elif isinstance(it, gast.Assign):
+            if not getattr(it, "dead", False):
+                live = (live - {it.targets[0].id}) | analysis.reads(it)
+        else:
+            live = live | analysis.reads(it)
+    return live
 
 
 def mark_dead(stmts, live, pure):
@@ -293,6 +321,8 @@ class Reverse:
                 fix="use a NumPy function strop differentiates (see docs/rules.md), wrap the "
                     "value in lax.stop_gradient if no derivative should flow, or define the "
                     "derivative with strop.custom_vjp")
+        if not rule.differentiable:
+            return pre, []
         bound = rule.bind(args, dict(kws))
         if bound is None:
             raise TransformError(f"cannot match the arguments of this call to the signature of "
@@ -326,14 +356,12 @@ class Reverse:
         b2, i2 = self.rev_stmts(s.orelse, ctx, set(init))
         b1 += [self.zeros(v, s.loc) for v in sorted(i2 - i1)]
         b2 += [self.zeros(v, s.loc) for v in sorted(i1 - i2)]
-        if not flatten(b1) and not flatten(b2):
-            return Chunk([Chunk(b1), Chunk(b2)]), i1 | i2   # keep chunks for tape pops
         node = ir.if_(copy.deepcopy(s.test), b1, b2, s.loc)
         return Chunk([node]), i1 | i2
 
     def rev_loop(self, s, ctx, init):
         child = Context(s.body, loop=s)
-        ctx.children.append((s, child))
+        ctx.children[id(s)] = child
         start = set(init)
         while True:   # adjoints set at the start of an iteration must be set at its end
             body, end = self.rev_stmts(s.body, child, set(start))
@@ -368,38 +396,36 @@ class Reverse:
     def pop(self, v, loc):
         return ir.assign(v, ir.call(self.helper("pop"), [ir.name(self.tape(v))]), loc)
 
-    def save(self, ctx, needed, pd, dd):
-        """Insert tape pushes into ``ctx``'s forward code and pops into its adjoint code for
-        the variables in ``needed`` (read by the adjoint code) that statements overwrite."""
-        self.save_block(ctx.stmts, ctx, needed, set(pd), set(dd))
-
-    def save_block(self, stmts, ctx, needed, pd, dd):
+    def save_block(self, stmts, ctx, pd, dd):
+        """Tape pushes into ``ctx``'s forward code, pops into its adjoint code, for each value
+        a statement overwrites that the adjoint code reads after that statement's adjoint
+        (``live_end`` of its chunk).  ``pd``/``dd``: names possibly/surely defined here."""
         i = 0
         while i < len(stmts):
             s = stmts[i]
             if isinstance(s, gast.Assign):
                 overwritten = {s.targets[0].id}
             elif isinstance(s, gast.If):
-                pd1, dd1 = self.save_block(s.body, ctx, needed, set(pd), set(dd))
-                pd2, dd2 = self.save_block(s.orelse, ctx, needed, set(pd), set(dd))
+                pd1, dd1 = self.save_block(s.body, ctx, set(pd), set(dd))
+                pd2, dd2 = self.save_block(s.orelse, ctx, set(pd), set(dd))
                 pd, dd = pd1 | pd2, dd1 & dd2
                 i += 1
                 continue
             elif isinstance(s, (gast.For, gast.While)):
-                child = next(c for l, c in ctx.children if l is s)
+                child = ctx.children[id(s)]
                 self.save_loop(s, child, dd)
                 overwritten = analysis.writes(s) - analysis.carried(s)
             else:
                 i += 1
                 continue
+            chunk = ctx.chunks[id(s)]
+            live = chunk.restore.live_end if chunk.inline_restore else chunk.live_end
             pushes = []
-            for v in sorted(overwritten & needed & pd):
+            for v in sorted(overwritten & live & pd):
                 if v not in dd:
                     self.placeholders.add(v)
                 pushes.append(self.push(v, s.loc))
-                chunk = ctx.chunks.get(id(s))
-                if chunk is not None:
-                    chunk.restore.append(self.pop(v, s.loc))
+                chunk.restore.append(self.pop(v, s.loc))
             stmts[i:i] = pushes
             i += len(pushes) + 1
             pd |= analysis.writes(s)
@@ -408,12 +434,12 @@ class Reverse:
         return pd, dd
 
     def save_loop(self, loop, ctx, dd_before):
-        needed = _reads(flatten(ctx.reverse, live_only=True)) & self.forward_names
+        """In a loop, values carried between iterations are taped at each overwrite; values an
+        iteration makes afresh are taped once, at its end, and restored when the backward
+        iteration starts."""
         carried = analysis.carried(loop)
-        pd = carried & needed
-        self.placeholders |= pd - dd_before
-        _, dd_end = self.save_block(ctx.stmts, ctx, needed, pd, set(dd_before) | pd)
-        local = (analysis.block_writes(loop.body) - carried) & needed
+        _, dd_end = self.save_block(ctx.stmts, ctx, set(carried), set(dd_before))
+        local = (analysis.block_writes(loop.body) - carried) & ctx.start.live_end
         if isinstance(loop, gast.For):
             local.discard(loop.target.id)
         for v in sorted(local):
@@ -443,11 +469,11 @@ class Reverse:
         top = Context(body)
         reverse, init = self.rev_stmts(body, top, {seed_name} if out in self.active else set())
         top.reverse = reverse
-        self.forward_names = analysis.block_writes(body) | set(params)
         returned = {self.adjoint[p] for p in wrt if self.adjoint.get(p) in init}
         mark_dead(flatten(reverse), returned, self.pure)
-        needed = _reads(flatten(reverse, live_only=True)) & self.forward_names
-        self.save(top, needed, set(params) | set(self.fn.free), set(params) | set(self.fn.free))
+        annotate_live(reverse, set(returned))
+        defined = set(params) | set(self.fn.free)
+        self.save_block(top.stmts, top, set(defined), set(defined))
         grads = [ir.name(self.adjoint[p]) if self.adjoint.get(p) in init else
                  ir.call(self.helper("zeros_like"), [ir.name(p)]) for p in wrt]
         results = self.results(out, aux, grads)

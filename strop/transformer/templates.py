@@ -29,6 +29,16 @@ class _Substitute(gast.NodeTransformer):
                          annotation=None, type_comment=None)
 
 
+def _literal_is_none(node):
+    """True/False when ``node`` is surely None / surely not None; None when unknown.
+    (Only ``x is None`` with a literal on one side and None on the other folds.)"""
+    if isinstance(node, gast.Constant):
+        return node.value is None
+    if isinstance(node, (gast.Tuple, gast.List)):
+        return False
+    return None
+
+
 def _const(node):
     return isinstance(node, gast.Constant) and isinstance(node.value, (int, float, bool))
 
@@ -59,6 +69,22 @@ class _Fold(gast.NodeTransformer):
         if isinstance(node.op, gast.USub) and _const(node.operand) and not isinstance(
                 node.operand.value, bool):
             return gast.Constant(value=-node.operand.value, kind=None)
+        return node
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        if len(node.ops) == 1 and isinstance(node.ops[0], (gast.Is, gast.IsNot)):
+            known = [_literal_is_none(x) for x in (node.left, node.comparators[0])]
+            if None not in known:
+                same = known[0] and known[1]   # two literals: both None, or not "is"
+                return gast.Constant(value=same if isinstance(node.ops[0], gast.Is) else
+                                     not same, kind=None)
+        return node
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.test, gast.Constant):
+            return node.body if node.test.value else node.orelse
         return node
 
     def visit_Call(self, node):
