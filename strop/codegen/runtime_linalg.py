@@ -11,14 +11,15 @@ import numpy as np
 
 __all__ = [
     # shape
-    "rollaxis_vjp", "atleast_vjp", "as_column", "concatenate_vjp", "dense", "tile_vjp",
+    "rollaxis_vjp", "atleast_vjp", "unbroadcast_all", "as_column", "concatenate_vjp", "dense",
+    "tile_vjp",
     "repeat_vjp", "pad_vjp", "take_vjp", "take_along_axis_vjp", "diagonal_vjp", "array_vjp",
     # products
     "dot_axes", "tensordot_vjp_a", "tensordot_vjp_b", "kron_vjp_a", "kron_vjp_b", "cross_vjp",
     "einsum_vjp",
     # linalg
     "solve_vjp_a", "solve_vjp_b", "cholesky_vjp", "eigh_vjp", "svd_vjp", "norm_vjp",
-    "pinv_vjp", "matrix_power_vjp", "lstsq_vjp_a", "lstsq_vjp_b", "multi_dot_vjp",
+    "pinv_vjp", "matrix_power_vjp", "lstsq_vjp_a", "lstsq_vjp_b", "multi_dot_vjp", "field_vjp",
 ]
 
 
@@ -54,6 +55,12 @@ def atleast_vjp(g, arys):
     return tuple(np.reshape(gi, np.shape(a)) for gi, a in zip(gs, arys))
 
 
+def unbroadcast_all(g, xs):
+    """Cotangents of ``xs`` in ``np.broadcast_arrays(*xs)``: each part of g summed back to its
+    array's shape (None, an unused part: zeros)."""
+    return tuple(_unbroadcast(gi, x) for gi, x in zip(dense(g, np.broadcast_arrays(*xs)), xs))
+
+
 def as_column(a):
     """``a`` as ``np.column_stack`` lays out one array: 0-d and 1-D as a column."""
     return np.reshape(a, (-1, 1)) if np.ndim(a) < 2 else a
@@ -62,14 +69,16 @@ def as_column(a):
 def concatenate_vjp(g, arrays, axis=0, promote=None):
     """Cotangents of ``arrays`` in ``np.concatenate([promote(a) for a in arrays], axis)``
     (np.vstack is ``promote=np.atleast_2d, axis=0``): g cut along ``axis`` at the arrays'
-    lengths, each part reshaped to its array's shape.  ``axis=None``: the arrays were flattened."""
+    lengths, each part reshaped to its array's shape (a list; an array when ``arrays`` is one).
+    ``axis=None``: the arrays were flattened."""
     parts = [a if promote is None else promote(a) for a in arrays]
     if axis is None:
         g, axis, lengths = np.ravel(g), 0, [np.size(p) for p in parts]
     else:
         lengths = [np.shape(p)[axis] for p in parts]
     pieces = np.split(g, np.cumsum(lengths)[:-1], axis)
-    return [np.reshape(gi, np.shape(a)) for gi, a in zip(pieces, arrays)]
+    out = [np.reshape(gi, np.shape(a)) for gi, a in zip(pieces, arrays)]
+    return np.stack(out) if isinstance(arrays, np.ndarray) else out
 
 
 def dense(g, ans):
@@ -348,7 +357,8 @@ def _off_diagonal_inverse(d):
 
 
 def eigh_vjp(g, ans):
-    """Cotangent of ``a`` in ``w, v = np.linalg.eigh(a)`` from ``g = (gw, gv)`` (None: unused):
+    """Cotangent of ``a`` in ``w, v = np.linalg.eigh(a)`` from ``g = (gw, gv)`` (None or zeros:
+    unused, and then repeated eigenvalues are fine):
     ``v (diag(gw) + F ∘ vᵀgv) vᵀ``, symmetrized, with F_ij = 1 / (w_j - w_i) off the
     diagonal."""
     w, v = ans
@@ -356,7 +366,7 @@ def eigh_vjp(g, ans):
     inner = np.zeros(np.shape(v))
     if gw is not None:
         inner = inner + _diag(gw)
-    if gv is not None:
+    if gv is not None and np.any(gv):  # skipped for zeros: F is inf at repeated eigenvalues
         inner = inner + _off_diagonal_inverse(w[..., None, :] - w[..., :, None]) * (_T(v) @ gv)
     ga = v @ inner @ _T(v)
     return (ga + _T(ga)) / 2
@@ -394,10 +404,10 @@ def svd_vjp(g, a, ans, full_matrices=True, compute_uv=True, hermitian=False):
         inner = inner + _diag(gs)
     F = _off_diagonal_inverse(s[..., None, :] ** 2 - s[..., :, None] ** 2)
     ga = 0.0
-    if gu is not None:
+    if gu is not None and np.any(gu):  # zeros skipped, as F is inf at repeated values
         inner = inner + F * (_T(u) @ gu - _T(gu) @ u) * s[..., None, :]
         ga = ga + (gu - u @ (_T(u) @ gu)) / s[..., None, :] @ vh
-    if gvh is not None:
+    if gvh is not None and np.any(gvh):
         inner = inner + s[..., :, None] * F * (vh @ _T(gvh) - gvh @ _T(vh))
         ga = ga + u @ ((gvh - (gvh @ _T(vh)) @ vh) / s[..., :, None])
     ga = ga + u @ inner @ vh
@@ -543,3 +553,11 @@ def multi_dot_vjp(g, arrays):
         gx = gx if r is None else gx @ _T(r)
         out.append(np.reshape(gx, np.shape(x)))
     return out
+
+
+def field_vjp(g, result, index):
+    """Cotangent of a result tuple of numpy.linalg (SlogdetResult, EighResult, SVDResult) from
+    that of its field number ``index`` (``.logabsdet``, ``.eigenvectors``, ``.S``, ...): a plain
+    tuple, zeros but for g there."""
+    from .runtime import getitem_vjp  # runtime imports this module at its end
+    return getitem_vjp(g, tuple(result), index)

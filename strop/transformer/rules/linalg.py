@@ -70,4 +70,11 @@ if hasattr(np.linalg, "vector_norm"):
     defvjp(np.linalg.diagonal,    "x, /, *, offset=0", "diagonal_vjp(g, x, offset, -2, -1)")
     defvjp(np.linalg.matrix_transpose, "x, /", "np.swapaxes(g, -1, -2)")
 
-defnondiff([np.linalg.matrix_rank])
+# The fields of the named result tuples; their ``sign`` carries no derivative.
+for _index, _fields in enumerate([("eigenvalues", "U", "sign"), ("eigenvectors", "S", "logabsdet"),
+                                  ("Vh",)]):
+    for _field in _fields:
+        if _field != "sign":
+            defvjp(("attr", _field), "self", f"field_vjp(g, self, {_index})")
+
+defnondiff([np.linalg.matrix_rank, ("attr", "sign")])

@@ -3,8 +3,9 @@ flipping, sorting and gathering.  Each moves or copies elements, so its vjp move
 sums the copies).
 
 Templates: ``g`` is the output's cotangent, ``ans`` the output; see table.py.  The cotangent of
-a sequence argument (np.concatenate's ``arrays``) is a list, one cotangent per element; that of
-a ``*args`` argument a tuple.
+a sequence argument (np.concatenate's ``arrays``) is indexable, one cotangent per element (a
+list, or an array for np.stack); that of a ``*args`` argument a tuple.  Templates name only
+``np`` and runtime helpers (no builtins).
 
 Limits: np.reshape/np.ravel with order "A" or "K" are differentiated as if the input were
 C-contiguous ("K" raises); np.pad only in the modes pad_vjp lists.
@@ -37,12 +38,12 @@ for _fn in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
 defvjp(np.broadcast_to, "array, shape, subok=False", "unbroadcast(g, array)")
 # The table binds positional arguments of a *args signature to the names after it, so
 # np.broadcast_arrays lists no keyword-only parameters (subok= does not bind).
-defvjp(np.broadcast_arrays, "*args", "tuple(map(unbroadcast, dense(g, ans), args))")
+defvjp(np.broadcast_arrays, "*args", "unbroadcast_all(g, args)")
 
 # --- joining and splitting ---
 defvjp(np.concatenate,  JOIN, "concatenate_vjp(g, arrays, axis)")  # np.concat is np.concatenate
 defvjp(np.stack,        "arrays, axis=0, out=None, *, dtype=None, casting='same_kind'",
-       "list(np.moveaxis(g, axis, 0))")
+       "np.moveaxis(g, axis, 0)")  # its [i] is the cotangent of arrays[i]
 defvjp(np.hstack,       STACK,
        "concatenate_vjp(g, tup, 0 if np.ndim(tup[0]) <= 1 else 1, np.atleast_1d)")
 defvjp(np.vstack,       STACK, "concatenate_vjp(g, tup, 0, np.atleast_2d)")

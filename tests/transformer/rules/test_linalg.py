@@ -106,6 +106,24 @@ def test_eigh(shape, parts, uplo):
                True, UPLO=uplo)
 
 
+def random_rotation(n):
+    return np.linalg.qr(randn(n, n))[0]
+
+
+def test_repeated_eigenvalues_with_unused_vectors():
+    q = random_rotation(4)
+    a = q @ np.diag([1.0, 1.0, 2.0, -1.0]) @ q.T
+    check_loss(LA.eigh, a, lambda ans: (np.sum(ans[0] ** 2), (2 * ans[0], np.zeros((4, 4)))),
+               True)  # the loss is ‖a‖², its gradient 2a
+    check_loss(LA.eigh, np.eye(3), lambda ans: (np.sum(ans[0] ** 2), (2 * ans[0], None)), True)
+
+
+def test_repeated_singular_values_with_unused_vectors():
+    a = 2 * random_rotation(3)  # singular values 2, 2, 2; the nuclear norm's gradient is u vh
+    check_loss(LA.svd, a,
+               lambda ans: (np.sum(ans[1]), (np.zeros((3, 3)), np.ones(3), np.zeros((3, 3)))))
+
+
 @pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4)])
 def test_eigvalsh(shape):
     gw = randn(*shape[:-1])
@@ -250,5 +268,25 @@ def test_array_api_functions():
     check_rule(LA.matrix_transpose, randn(2, 3, 4))
 
 
-def test_matrix_rank_is_not_differentiable():
+def test_matrix_rank_and_sign_are_not_differentiable():
     assert not RULES[LA.matrix_rank].differentiable
+    assert not RULES[("attr", "sign")].differentiable
+
+
+@pytest.mark.parametrize("fn,field", [(LA.slogdet, "logabsdet"), (LA.eigh, "eigenvalues"),
+                                      (LA.svd, "S"), (LA.svd, "U"), (LA.svd, "Vh")])
+def test_result_fields(fn, field):
+    """The field's rule chained with the function's against differences of ``fn(a).field``
+    (sign-invariant losses for the singular vectors)."""
+    a = spd(3, 3)
+    ans = fn(a)
+    value = getattr(ans, field)
+    G = randn(*value.shape)
+    loss = (lambda v: np.sum(G * v)) if field not in ("U", "Vh") else (lambda v: np.sum(G * v ** 2))
+    gv = G if field not in ("U", "Vh") else 2 * G * value
+    g = evaluate_vjp(("attr", field), "self", gv, value, ans)
+    assert isinstance(g, tuple) and len(g) == len(ans)
+    got = evaluate_vjp(fn, "a", g, ans, a)
+    prep = sym if fn is LA.eigh else (lambda x: x)  # eigh reads one triangle
+    want = numeric_vjp(lambda x: loss(getattr(fn(prep(x)), field)), [a], 0, 1.0)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -49,7 +49,7 @@ def check_vjp(fn, args, where, key=None, rtol=1e-5, atol=1e-6, seed=0, **kwargs)
     got = evaluate_vjp(key, name, g, ans, *args, **kwargs)
     whole = args[where]
     leaves = _leaves(whole)
-    got = _leaves(got) if isinstance(whole, (list, tuple)) else [got]
+    got = list(got) if isinstance(whole, (list, tuple)) else [got]
     assert len(got) == len(leaves), (fn, len(got), len(leaves))
 
     def perturbed(i, x):
@@ -167,6 +167,13 @@ def test_stack(shape, axis):
     (np.column_stack, [(), ()])])
 def test_stacks(fn, shapes):
     check_vjp(fn, [[randn(*s) for s in shapes]], 0)
+
+
+@pytest.mark.parametrize("fn,kw", [(np.concatenate, {}), (np.concatenate, {"axis": None}),
+                                   (np.stack, {"axis": 1}), (np.vstack, {}), (np.hstack, {}),
+                                   (np.column_stack, {})])
+def test_joining_the_rows_of_an_array(fn, kw):
+    check_vjp(fn, [randn(3, 4)], 0, **kw)
 
 
 @pytest.mark.parametrize("s1,s2,axis", [((2, 3), (4,), None), ((2, 3), (1, 3), 0),
