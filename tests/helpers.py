@@ -42,3 +42,99 @@ def check_rule(fn, *args, key=None, argnums=None, rtol=1e-5, atol=1e-6, seed=0, 
         assert np.shape(got) == np.shape(args[i]), (fn, i, np.shape(got), np.shape(args[i]))
         np.testing.assert_allclose(got, want, rtol=rtol, atol=atol,
                                    err_msg=f"vjp of {fn} in argument {i}")
+
+
+def check_grad(f, *args, argnums=0, rtol=1e-5, atol=1e-6, eps=1e-6, oracle=None):
+    """``strop.grad(f, argnums)(*args)`` against central finite differences of ``f`` (float64,
+    under ``enable_x64``).  ``argnums`` is an int or a tuple, as for ``grad``; the arguments
+    differentiated must be floats or float arrays.  ``oracle``: a plain NumPy function equal to
+    ``f``, differenced instead of ``f`` (for code only a transform runs, e.g. ``x.at[i]``).
+    Returns strop's gradient."""
+    import strop
+    with strop.config.override(enable_x64=True):
+        got = strop.grad(f, argnums=argnums)(*args)
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    grads = (got,) if isinstance(argnums, int) else got
+    assert isinstance(grads, tuple) and len(grads) == len(nums), (type(got), argnums)
+    for i, gi in zip(nums, grads):
+        want = numeric_vjp(oracle or f, args, i, 1.0, eps=eps)
+        assert np.shape(gi) == np.shape(args[i]), (i, np.shape(gi), np.shape(args[i]))
+        np.testing.assert_allclose(np.asarray(gi, np.float64), want, rtol=rtol, atol=atol,
+                                   err_msg=f"d/d(argument {i}) of {f.__name__}")
+    return got
+
+
+def numeric_grad_tree(f, args, argnum, eps=1e-6):
+    """Central differences of a scalar ``f`` in every float leaf of the pytree ``args[argnum]``
+    (dicts, lists, tuples, namedtuples, None; objects with ``tree_flatten``/``tree_unflatten``
+    methods), by a walk of its own: the result has the argument's structure."""
+    def perturbed(tree, path, delta):
+        if not path:
+            a = np.array(tree, np.float64)
+            a[path_index[0]] += delta
+            return a if np.ndim(tree) else a[()]
+        key, rest = path[0], path[1:]
+        if isinstance(tree, dict):
+            return {**tree, key: perturbed(tree[key], rest, delta)}
+        if hasattr(tree, "tree_flatten"):
+            children, aux = tree.tree_flatten()
+            children = list(children)
+            children[key] = perturbed(children[key], rest, delta)
+            return type(tree).tree_unflatten(aux, children)
+        items = list(tree)
+        items[key] = perturbed(items[key], rest, delta)
+        return type(tree)(*items) if hasattr(tree, "_fields") else type(tree)(items)
+
+    def grad_at(tree, path):
+        if tree is None:
+            return None
+        if isinstance(tree, dict):
+            return {k: grad_at(v, path + (k,)) for k, v in tree.items()}
+        if hasattr(tree, "tree_flatten"):
+            children, aux = tree.tree_flatten()
+            return type(tree).tree_unflatten(
+                aux, [grad_at(c, path + (i,)) for i, c in enumerate(children)])
+        if isinstance(tree, (list, tuple)):
+            items = [grad_at(v, path + (i,)) for i, v in enumerate(tree)]
+            return type(tree)(*items) if hasattr(tree, "_fields") else type(tree)(items)
+        out = np.zeros(np.shape(tree))
+        for i in np.ndindex(np.shape(tree)):
+            path_index[0] = i
+            for sign in (1, -1):
+                a = list(args)
+                a[argnum] = perturbed(args[argnum], path, sign * eps)
+                out[i] += sign * float(f(*a))
+        out /= 2 * eps
+        return out if np.ndim(tree) else out[()]
+
+    path_index = [()]
+    return grad_at(args[argnum], ())
+
+
+def assert_tree_allclose(got, want, rtol=1e-5, atol=1e-6, path="arg"):
+    """Same structure (types, dict keys, lengths, None) and close leaves."""
+    if want is None:
+        assert got is None, f"{path}: expected None, got {got!r}"
+    elif isinstance(want, dict):
+        assert isinstance(got, dict) and set(got) == set(want), f"{path}: {got!r} vs {want!r}"
+        for k in want:
+            assert_tree_allclose(got[k], want[k], rtol, atol, f"{path}[{k!r}]")
+    elif isinstance(want, (list, tuple)) or hasattr(want, "tree_flatten"):
+        assert type(got) is type(want), f"{path}: type {type(got)} vs {type(want)}"
+        g = list(got.tree_flatten()[0]) if hasattr(want, "tree_flatten") else list(got)
+        w = list(want.tree_flatten()[0]) if hasattr(want, "tree_flatten") else list(want)
+        assert len(g) == len(w), f"{path}: length {len(g)} vs {len(w)}"
+        for i, (a, b) in enumerate(zip(g, w)):
+            assert_tree_allclose(a, b, rtol, atol, f"{path}[{i}]")
+    else:
+        assert np.shape(got) == np.shape(want), f"{path}: shape {np.shape(got)} vs {np.shape(want)}"
+        np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=rtol, atol=atol,
+                                   err_msg=path)
+
+
+def x64_fixture():
+    """An autouse fixture for test modules that differentiate in float64:
+    ``x64 = pytest.fixture(autouse=True)(x64_fixture)``."""
+    import strop
+    with strop.config.override(enable_x64=True):
+        yield
