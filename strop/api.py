@@ -191,9 +191,15 @@ def grad(fun, argnums=0, has_aux=False):
     return _reverse_transform(fun, argnums, has_aux, "grad", "grad")
 
 
+grad.__strop_transform__ = True
+
+
 def value_and_grad(fun, argnums=0, has_aux=False):
     """Like ``grad`` but returns ``(value, gradient)``."""
     return _reverse_transform(fun, argnums, has_aux, "value_and_grad", "value_and_grad")
+
+
+value_and_grad.__strop_transform__ = True
 
 
 def vjp(fun, *primals, has_aux=False):

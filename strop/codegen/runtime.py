@@ -55,9 +55,21 @@ def astype_like(g, x):
     return dtype.type(g) if np.ndim(g) == 0 else np.asarray(g, dtype)
 
 
+def _registered(x):
+    from ..tree_util import _registry
+    return type(x) in _registry and not isinstance(x, _CONTAINERS) and x is not None
+
+
+def _tree_map(fn, *trees):
+    from ..tree_util import tree_map
+    return tree_map(fn, *trees)
+
+
 def zeros_like(x):
     if isinstance(x, _CONTAINERS):
         return _map(zeros_like, x)
+    if _registered(x):
+        return _tree_map(zeros_like, x)
     if x is None or isinstance(x, (str, bool, np.bool_)):
         return None
     if isinstance(x, np.ndarray):
@@ -89,7 +101,12 @@ def _map(fn, *trees):
     first = trees[0]
     if isinstance(first, dict):
         return {k: fn(*(t[k] for t in trees)) for k in first}
-    return type(first)(fn(*parts) for parts in zip(*trees))
+    return _rebuild(first, [fn(*parts) for parts in zip(*trees)])
+
+
+def _rebuild(like, items):
+    """A list, tuple or named tuple (np.linalg's results) of the same type as ``like``."""
+    return type(like)(*items) if hasattr(like, "_fields") else type(like)(items)
 
 
 def add(a, b):
@@ -100,6 +117,8 @@ def add(a, b):
         return a
     if isinstance(a, _CONTAINERS):
         return _map(add, a, b)
+    if _registered(a):
+        return _tree_map(add, a, b)
     return a + b
 
 
@@ -122,7 +141,7 @@ def getitem_vjp(g, x, idx):
                 out[k] = add(out[k], gk)
         else:
             out[idx] = add(out[idx], g)
-        return type(x)(out)
+        return _rebuild(x, out)
     out = zeros_like(x)
     if isinstance(out, np.ndarray):
         np.add.at(out, idx, g)
@@ -273,14 +292,18 @@ def at_get(x, idx, mode=None, fill_value=None):
     return x[_mapped(x.shape, idx, "clip")]
 
 
+def scatter_positions(shape, idx, mode=None):
+    """Flat positions an update at ``idx`` writes (-1 where it is dropped)."""
+    size = int(np.prod(shape))
+    if mode == "clip":
+        return np.asarray(np.arange(size).reshape(shape)[_mapped(shape, idx, "clip")])
+    return np.asarray(_padded(np.arange(size).reshape(shape), -1)[_mapped(shape, idx, "pad")])
+
+
 def _scatter(x, idx, v, mode, combine):
     x = np.asarray(x)
     out = x.copy()
-    if mode == "clip":
-        pos = np.arange(x.size).reshape(x.shape)[_mapped(x.shape, idx, "clip")]
-    else:
-        pos = _padded(np.arange(x.size).reshape(x.shape), -1)[_mapped(x.shape, idx, "pad")]
-    pos = np.asarray(pos)
+    pos = scatter_positions(x.shape, idx, mode)
     v = np.asarray(v)
     v = np.broadcast_to(v.astype(np.result_type(x, v), copy=False), pos.shape)
     keep = pos >= 0

@@ -3,7 +3,7 @@ be differentiated again: grad(grad(f))) and of Python's builtins and containers.
 import numpy as np
 
 __all__ = ["broadcast_like", "item_vjp", "pop_item_vjp", "at_get_vjp", "at_value_vjp",
-           "sum_vjp", "like", "minmax_vjp"]
+           "sum_vjp", "like", "minmax_vjp", "at_multiply_value_vjp", "getattr_vjp"]
 
 
 def broadcast_like(g, v):
@@ -71,3 +71,32 @@ def minmax_vjp(g, args, ans):
         given |= hit
         out.append(g if hit else 0.0 * g)
     return [out] if len(args) == 1 else tuple(out)
+
+
+def at_multiply_value_vjp(g, x, idx, v, mode=None):
+    """Cotangent of the factors ``v`` in ``at_multiply(x, idx, v, mode)``: each factor's
+    cotangent is g times x times the other factors that hit the same element."""
+    from .runtime import scatter_positions, unbroadcast
+    x = np.asarray(x)
+    pos = scatter_positions(x.shape, idx, mode)
+    vb = np.broadcast_to(np.asarray(v, np.result_type(x, v)), pos.shape)
+    flat_g, flat_x = np.asarray(g).reshape(-1), x.reshape(-1)
+    out = np.zeros(pos.shape, np.result_type(g, x, v))
+    for k in np.ndindex(pos.shape):
+        p = pos[k]
+        if p < 0:
+            continue
+        others = np.prod([vb[j] for j in np.ndindex(pos.shape) if pos[j] == p and j != k])
+        out[k] = flat_g[p] * flat_x[p] * others
+    return unbroadcast(out, v)
+
+
+def getattr_vjp(g, obj, name):
+    """Cotangent of ``obj`` in ``obj.name`` for a pytree object (a named tuple or a registered
+    class): zeros everywhere but g at that attribute."""
+    from .runtime import zeros_like
+    out = zeros_like(obj)
+    if hasattr(out, "_replace"):
+        return out._replace(**{name: g})
+    object.__setattr__(out, name, g)
+    return out

@@ -47,14 +47,16 @@ def _live_stmt(s, live):
     if isinstance(s, gast.If):
         return live_in(s.body, live) | live_in(s.orelse, live) | reads(s)
     if isinstance(s, (gast.While, gast.For)):
-        head = set(live) | reads(s)
-        while True:   # live at the loop head: after it, or into another iteration
+        # live at the loop head: after it, or into another iteration; a while test is read
+        # at every head, a for's range once before the loop
+        head = set(live) | (reads(s) if isinstance(s, gast.While) else set())
+        while True:
             body_in = live_in(s.body, head)
             if isinstance(s, gast.For):
                 body_in.discard(s.target.id)
             new = head | body_in
             if new == head:
-                return head
+                return head | reads(s)
             head = new
     return live | reads(s)
 

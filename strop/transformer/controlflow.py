@@ -190,6 +190,12 @@ class Canonicalizer:
             length = call("min", [call("len", [name(q)]) for q in seqs]) if len(seqs) > 1 else \
                 call("len", [name(seqs[0])])
             value = gast.Tuple(elts=[item(q) for q in seqs], ctx=gast.Load())
+        elif fname == "reversed" and len(it.args) == 1:
+            seq = sequence(it.args[0])
+            length = call("len", [name(seq)])
+            last = gast.BinOp(left=gast.BinOp(left=call("len", [name(seq)]), op=gast.Sub(),
+                                              right=const(1)), op=gast.Sub(), right=name(k))
+            value = gast.Subscript(value=name(seq), slice=last, ctx=gast.Load())
         elif fname == "range":  # range with a destructuring target: unusual but legal
             seq = sequence(it)
             length, value = call("len", [name(seq)]), item(seq)

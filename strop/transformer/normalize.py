@@ -58,8 +58,8 @@ def _is_user_function(obj):
     if not inspect.isfunction(obj):
         return False
     module = getattr(obj, "__module__", "") or ""
-    return not (module.startswith("numpy") or module.startswith("strop.codegen")
-                or module.startswith("strop.transformer"))
+    return not (module.startswith("numpy") or module == "strop" or module.startswith("strop.")
+                and not module.startswith("strop.demo"))
 
 
 class Normalizer:
@@ -500,6 +500,16 @@ class Normalizer:
             return self.to_name(gast.Dict(keys=[ir.const(k.arg) for k in e.keywords],
                                           values=[self.expr(k.value, scope) for k in e.keywords]),
                                 into)
+        if getattr(obj, "__strop_transform__", False):
+            # grad(g) inside the function: build the transform now (its arguments are
+            # functions), and call what it made like any other function
+            args = [self.static_value(a, scope) for a in e.args]
+            kws = {k.arg: self.static_value(k.value, scope) for k in e.keywords}
+            made = obj(*args, **kws)
+            return self.to_name(ir.name(self.bind_ref(getattr(made, "__name__", "f").split(
+                "(")[0] + "_" + obj.__name__, made)), into) if into else ir.name(
+                self.bind_ref(obj.__name__ + "_of_" + getattr(_first(args), "__name__", "f"),
+                              made))
         if hasattr(obj, "staged") and hasattr(obj, "call_positional"):
             # a strop transform called inside: inline its generated code, which takes the
             # free variables it reads as trailing arguments
@@ -511,6 +521,21 @@ class Normalizer:
         args = [self.expr(a, scope) for a in e.args]
         kws = [(k.arg, self.expr(k.value, scope)) for k in e.keywords]
         return self.to_name(ir.call(callee, args, kws), into)
+
+    def static_value(self, node, scope):
+        """The value of an argument known when transforming: a constant, a bound object, or a
+        local function (which cannot be passed to a transform: say so)."""
+        if isinstance(node, gast.Constant):
+            return node.value
+        if isinstance(node, (gast.Tuple, gast.List)):
+            return tuple(self.static_value(x, scope) for x in node.elts)
+        atom = self.expr(node, scope)
+        if self.is_ref(atom):
+            return self.ref_object(atom)
+        raise self.error("a strop transform inside a transformed function must be given a "
+                         "function defined at module level (or a constant)", node, scope,
+                         fix="define the function outside, or compose the transforms outside: "
+                             "grad(grad(f))")
 
     def _names_ref(self, node, scope):
         """Whether ``node`` (a.b.c) names a module or other bound object rather than a value."""
@@ -656,6 +681,10 @@ class Normalizer:
             self.stmt(s, inner)
         self.loc = loc
         return ir.name(target)
+
+
+def _first(args):
+    return args[0] if args else None
 
 
 def _index_value(index):

@@ -28,6 +28,7 @@ BINOPS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
           gast.MatMult: np.matmul, gast.FloorDiv: np.floor_divide}
 UNARYOPS = {gast.USub: np.negative, gast.UAdd: np.positive}
 NUMPY_RESULT = (gast.BinOp, gast.UnaryOp)
+SCALAR_BUILTINS = (float, abs, int, len, pow, round, min, max)
 
 
 class Chunk(list):
@@ -83,14 +84,14 @@ def annotate_live(items, live):
         elif isinstance(it, gast.If):
             live = (annotate_live(it.body, set(live)) | annotate_live(it.orelse, set(live))
                     | analysis.reads(it))
-        elif isinstance(it, gast.For):
-            head = set(live) | analysis.reads(it)
+        elif isinstance(it, gast.For):   # its range is evaluated once, before the loop
+            head = set(live)
             while True:
                 new = head | (annotate_live(it.body, set(head)) - {it.target.id})
                 if new == head:
                     break
                 head = new
-            live = head
+            live = head | analysis.reads(it)
         elif isinstance(it, gast.Assign):
             if not getattr(it, "dead", False):
                 live = (live - {it.targets[0].id}) | analysis.reads(it)
@@ -112,13 +113,13 @@ def mark_dead(stmts, live, pure):
             live = (mark_dead(s.body, set(live), pure) | mark_dead(s.orelse, set(live), pure)
                     | analysis.reads(s))
         elif isinstance(s, gast.For):
-            head = set(live) | analysis.reads(s)
+            head = set(live)
             while True:
                 new = head | (mark_dead(s.body, set(head), pure) - {s.target.id})
                 if new == head:
                     break
                 head = new
-            live = head
+            live = head | analysis.reads(s)
         else:
             live = live | analysis.reads(s)
     return live
@@ -135,6 +136,7 @@ class Reverse:
         self.tapes, self.placeholders = {}, set()
         self.containers = set()
         self.pure = set()         # adjoints and temporaries: dead assignments to them go
+        self.tape_adjoints = set()
 
     # --- names -----------------------------------------------------------------------------
     def adj(self, v):
@@ -184,6 +186,12 @@ class Reverse:
                     left=ir.name(s.counter), op=gast.Add(), right=ir.const(1)), s.loc))
             elif isinstance(s, gast.For):
                 s.body = self.prepare(s.body)
+                changed = analysis.block_writes(s.body)
+                for i, a in enumerate(s.iter.args):   # the backward loop needs the same range
+                    if isinstance(a, gast.Name) and a.id in changed:
+                        copy_ = self.namer.temp("_range")
+                        out.append(ir.assign(copy_, a, s.loc))
+                        s.iter.args[i] = ir.name(copy_)
             out.append(s)
         return out
 
@@ -191,6 +199,7 @@ class Reverse:
     def find_active(self, stmts, params):
         active = set(params)
         assigns = [n for n in _walk_stmts(stmts) if isinstance(n, gast.Assign)]
+        pushes = [n.value.args for n in _walk_stmts(stmts) if self.tape_op(n) == "push"]
         changed = True
         while changed:
             changed = False
@@ -199,11 +208,38 @@ class Reverse:
                 if t not in active and self.value_active(s.value, active):
                     active.add(t)
                     changed = True
-        for s in assigns:   # adjoints of these accumulate with add(): they may be containers
-            if not isinstance(s.value, NUMPY_RESULT) and not self.numpy_call(s.value):
-                self.containers.add(s.targets[0].id)
-        self.containers |= set(params) - self.leaves
+            for tape, value in pushes:   # a tape holding active values is active
+                if tape.id not in active and isinstance(value, gast.Name) and value.id in active:
+                    active.add(tape.id)
+                    changed = True
+        self.containers = self.find_containers(assigns, params)
         return active
+
+    def find_containers(self, assigns, params):
+        """Names that may hold a list, tuple or dict: their adjoints accumulate with add()."""
+        out = set(params) - self.leaves
+        changed = True
+        while changed:
+            changed = False
+            for s in assigns:
+                t, v = s.targets[0].id, s.value
+                if t in out:
+                    continue
+                if isinstance(v, gast.Name):
+                    maybe = v.id in out
+                elif isinstance(v, gast.Subscript):
+                    maybe = isinstance(v.value, gast.Name) and v.value.id in out
+                elif isinstance(v, gast.Call) and self.fn.callee(v.func) in (
+                        runtime.setitem, runtime.at_set, runtime.at_add):
+                    maybe = isinstance(v.args[0], gast.Name) and v.args[0].id in out
+                else:
+                    maybe = not (isinstance(v, (gast.Constant, gast.Attribute) + NUMPY_RESULT)
+                                 or self.numpy_call(v) or isinstance(v, gast.Call) and
+                                 self.fn.callee(v.func) in SCALAR_BUILTINS)
+                if maybe:
+                    out.add(t)
+                    changed = True
+        return out
 
     def numpy_call(self, value):
         if not isinstance(value, gast.Call):
@@ -212,10 +248,23 @@ class Reverse:
         return isinstance(obj, np.ufunc) or (getattr(obj, "__module__", "") or "").startswith(
             "numpy") and obj not in (np.array, np.asarray)
 
+    def tape_op(self, s):
+        """"push" or "pop" for the tape statements of generated code (differentiated again)."""
+        value = s.value if isinstance(s, (gast.Expr, gast.Assign)) else None
+        if isinstance(value, gast.Call):
+            fn = self.fn.callee(value.func)
+            if fn is runtime.push and isinstance(s, gast.Expr):
+                return "push"
+            if fn is runtime.pop and isinstance(s, gast.Assign):
+                return "pop"
+        return None
+
     def value_active(self, value, active):
         names = ir.names_in(value) & active
         if not names:
             return False
+        if isinstance(value, gast.Call) and self.fn.callee(value.func) is runtime.pop:
+            return True
         if isinstance(value, gast.Compare) or isinstance(value, gast.JoinedStr):
             return False
         if isinstance(value, gast.UnaryOp):
@@ -240,6 +289,9 @@ class Reverse:
         return out, init
 
     def rev_stmt(self, s, ctx, init):
+        op = self.tape_op(s)
+        if op is not None and s.value.args[0].id in self.active:
+            return self.rev_tape(s, op, init)
         if isinstance(s, gast.Assign):
             return self.rev_assign(s, init)
         if isinstance(s, gast.If):
@@ -247,6 +299,24 @@ class Reverse:
         if isinstance(s, (gast.For, gast.While)):
             return self.rev_loop(s, ctx, init)
         return Chunk(), init
+
+    def rev_tape(self, s, op, init):
+        """Tapes of generated code, differentiated again: a tape's adjoint is a tape of
+        adjoints, filled as the values come off the tape and emptied as they went on."""
+        tape = s.value.args[0].id
+        btape = self.adj(tape)
+        self.tape_adjoints.add(btape)
+        init = set(init)
+        if op == "push":
+            value = s.value.args[1].id
+            out = self.accumulate(value, ir.call(self.helper("pop"), [ir.name(btape)]), init)
+        else:
+            v = s.targets[0].id
+            bv = self.adj(v)
+            g = ir.name(bv) if bv in init else ir.call(self.helper("zeros_like"), [ir.name(v)])
+            out = [stmt_expr(ir.call(self.helper("push"), [ir.name(btape), g]), s.loc)]
+            init.discard(bv)
+        return Chunk(_located(out, s.loc)), init
 
     def rev_assign(self, s, init):
         y = s.targets[0].id
@@ -314,6 +384,10 @@ class Reverse:
         if not any(act(t) for t in act_args):
             return pre, []
         rule = lookup(key)
+        if rule is None and isinstance(key, tuple) and key[0] == "attr":
+            # a field of a pytree object (a named tuple, a registered class)
+            return pre, [(value.value.id, ir.call(self.helper("getattr_vjp"), [
+                g, copy.deepcopy(value.value), ir.const(value.attr)]))]
         if rule is None:
             raise TransformError(
                 f"no derivative rule for {_describe(key, value)}, and its result depends on the "
@@ -348,14 +422,29 @@ class Reverse:
         return instantiate(template, env, self.ref)
 
     # --- control flow ----------------------------------------------------------------------
-    def zeros(self, bv, loc):
-        return ir.assign(bv, ir.call(self.helper("zeros_like"), [ir.name(self.primal[bv])]), loc)
+    def zeros(self, bv, s):
+        """``bv = zeros_like(v)`` where paths merge; where ``v`` may be undefined there (set on
+        another path only, so nothing on this path reads it), a plain 0.0."""
+        v = self.primal[bv]
+        if v in s.defined_before:
+            return ir.assign(bv, ir.call(self.helper("zeros_like"), [ir.name(v)]), s.loc)
+        return ir.assign(bv, ir.const(0.0), s.loc)
+
+    def mark_defined(self, stmts, defined):
+        """Record on each compound statement the names surely defined before it."""
+        for s in stmts:
+            if isinstance(s, (gast.If, gast.For, gast.While)):
+                s.defined_before = set(defined)
+                self.mark_defined(s.body, defined | ({s.target.id} if isinstance(s, gast.For)
+                                                     else set()))
+                self.mark_defined(s.orelse, defined)
+            defined = analysis.definitely_assigned([s], defined)
 
     def rev_if(self, s, ctx, init):
         b1, i1 = self.rev_stmts(s.body, ctx, set(init))
         b2, i2 = self.rev_stmts(s.orelse, ctx, set(init))
-        b1 += [self.zeros(v, s.loc) for v in sorted(i2 - i1)]
-        b2 += [self.zeros(v, s.loc) for v in sorted(i1 - i2)]
+        b1 += [self.zeros(v, s) for v in sorted(i2 - i1)]
+        b2 += [self.zeros(v, s) for v in sorted(i1 - i2)]
         node = ir.if_(copy.deepcopy(s.test), b1, b2, s.loc)
         return Chunk([node]), i1 | i2
 
@@ -368,8 +457,8 @@ class Reverse:
             if end <= start:
                 break
             start |= end
-        body += [self.zeros(v, s.loc) for v in sorted(start - end)]
-        pre = [self.zeros(v, s.loc) for v in sorted(start - set(init))]
+        body += [self.zeros(v, s) for v in sorted(start - end)]
+        pre = [self.zeros(v, s) for v in sorted(start - set(init))]
         child.start = Chunk()
         body = [child.start] + body
         if isinstance(s, gast.For):
@@ -454,6 +543,7 @@ class Reverse:
         params = [a.id for a in node.args.args]
         wrt = [params[i] for i in self.wrt]
         body = self.prepare(list(node.body))
+        self.mark_defined(body, set(params) | set(self.fn.free))
         ret = body.pop()
         if not isinstance(ret, gast.Return):
             raise TransformError("the function must return a value to be differentiated",
@@ -478,7 +568,8 @@ class Reverse:
                  ir.call(self.helper("zeros_like"), [ir.name(p)]) for p in wrt]
         results = self.results(out, aux, grads)
         kept = {}
-        for v in [out] + ([aux] if aux else []):   # values the adjoint sweep may rewind
+        returned_values = ([out] if self.mode != "grad" else []) + ([aux] if aux else [])
+        for v in returned_values:   # values the adjoint sweep may rewind
             if v in self.tapes:
                 kept[v] = self.namer.fresh(f"{v.lstrip('_')}_value")
         body_out = [ir.assign(v, ir.const(None), ret.loc) for v in sorted(self.placeholders)]
@@ -491,6 +582,8 @@ class Reverse:
         elif self.mode != "vjp":
             body_out.append(stmt_expr(ir.call(self.helper("seed_grad"), [ir.name(out)]),
                                       ret.loc))
+        body_out += [ir.assign(b, ir.call(self.helper("stack")), ret.loc)
+                     for b in sorted(self.tape_adjoints)]
         mark_dead(flatten(reverse), returned, self.pure)
         body_out += flatten(reverse, live_only=True)
         results = _rename(results, kept)

@@ -1,4 +1,5 @@
 """Rule templates inlined into generated code: names substituted, constants folded."""
+import builtins
 import copy
 import operator
 
@@ -25,6 +26,8 @@ class _Substitute(gast.NodeTransformer):
     def visit_Name(self, node):
         if node.id in self.env:
             return copy.deepcopy(self.env[node.id])
+        if node.id not in TEMPLATE_NAMESPACE and hasattr(builtins, node.id):
+            return node   # sum, zip, dict: the generated module sees the builtins
         return gast.Name(id=self.bind(node.id, TEMPLATE_NAMESPACE[node.id]), ctx=gast.Load(),
                          annotation=None, type_comment=None)
 

@@ -46,7 +46,7 @@ defvjp(rt.at_set,       "x, idx, v, mode=None", "at_set(g, idx, 0.0, mode)", Non
                         "at_value_vjp(g, idx, v, mode)")
 defvjp(rt.at_add,       "x, idx, v, mode=None", "g", None, "at_value_vjp(g, idx, v, mode)")
 defvjp(rt.at_multiply,  "x, idx, v, mode=None", "at_multiply(g, idx, v, mode)", None,
-                        "at_value_vjp(g * x, idx, v, mode)")
+                        "at_multiply_value_vjp(g, x, idx, v, mode)")
 defvjp(rt.at_min,       "x, idx, v, mode=None", "g * (x == ans)", None,
                         "at_value_vjp(g * (x != ans), idx, v, mode)")
 defvjp(rt.at_max,       "x, idx, v, mode=None", "g * (x == ans)", None,

@@ -29,15 +29,17 @@ class Rule:
     vjps: dict = field(default_factory=dict)   # param name -> template source
     varargs: str = None           # name of a *args parameter, if any
     differentiable: bool = True   # False: the output carries no derivative
+    npositional: int = None       # parameters that can be given by position
 
     def bind(self, args, kwargs):
         """Map call arguments (any objects) to parameter names; fill defaults; None on mismatch."""
         names = [n for n, _ in self.params]
-        if len(args) > len(names) and not self.varargs:
+        positional = names[:self.npositional]
+        if len(args) > len(positional) and not self.varargs:
             return None
-        bound = dict(zip(names, args))
+        bound = dict(zip(positional, args))
         if self.varargs:
-            bound[self.varargs] = tuple(args[len(names):])
+            bound[self.varargs] = tuple(args[len(positional):])
         for k, v in kwargs.items():
             if k not in names or k in bound:
                 return None
@@ -59,21 +61,22 @@ def _parse_signature(signature):
     defaults = [_NO_DEFAULT] * (len(positional) - len(args.defaults)) + [
         ast.literal_eval(d) for d in args.defaults]
     params = tuple((a.arg, d) for a, d in zip(positional, defaults))
+    npositional = len(params)
     params += tuple((a.arg, ast.literal_eval(d) if d is not None else _NO_DEFAULT)
                     for a, d in zip(args.kwonlyargs, args.kw_defaults))
-    return params, (args.vararg.arg if args.vararg else None)
+    return params, (args.vararg.arg if args.vararg else None), npositional
 
 
 def defvjp(key, signature, *templates):
     """Register ``key`` with a signature and one vjp template per positional parameter
     (``None``: not differentiable in that argument).  Later parameters may be left out."""
-    params, varargs = _parse_signature(signature)
+    params, varargs, npositional = _parse_signature(signature)
     names = [n for n, _ in params] + ([varargs] if varargs else [])
     for t in templates:
         if t is not None:
             compile(t, f"<rule for {_name(key)}>", "eval")  # a typo fails at import, not at use
     RULES[key] = Rule(key, params, {n: t for n, t in zip(names, templates) if t is not None},
-                      varargs)
+                      varargs, npositional=npositional)
 
 
 def defnondiff(signature_by_key):
