@@ -1,0 +1,144 @@
+"""The API boundary: the 64-bit policy, config, generated modules as files, the CLI, errors."""
+import inspect
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import strop
+from strop import config, grad, value_and_grad
+from strop.errors import TransformError
+
+
+def cube_sum(x):
+    return np.sum(x ** 3)
+
+
+def test_default_policy_is_32_bit():
+    g = grad(cube_sum)(np.array([1.0, 2.0]))            # float64 in, float32 out (as JAX)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, [3.0, 12.0])
+    assert isinstance(grad(lambda x: x * x)(3.0), np.float32)
+
+
+def test_x64_policy():
+    with config.override(enable_x64=True):
+        g = grad(cube_sum)(np.array([1.0, 2.0]))
+        assert g.dtype == np.float64
+        assert isinstance(grad(lambda x: x * x)(3.0), np.float64)
+    assert config.read("enable_x64") is False
+
+
+def test_x64_environment_variable():
+    out = subprocess.run(
+        [sys.executable, "-c", "import strop; print(strop.config.read('enable_x64'))"],
+        env={**os.environ, "STROP_ENABLE_X64": "1"}, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"
+
+
+def test_config_errors_and_jax_names():
+    with pytest.raises(KeyError, match="enable_x64"):
+        config.update("no_such_option", 1)
+    with pytest.raises(ValueError, match="default_backend"):
+        config.update("default_backend", "tpu")
+    with config.override(jax_enable_x64=True):
+        assert config.enable_x64 is True
+
+
+def test_generated_module_is_a_real_file_with_the_source():
+    g = grad(cube_sum)
+    text = strop.source(g)
+    gen = g.generated()
+    with open(gen.path) as f:
+        assert f.read() == text
+    assert inspect.getsource(gen.function) in text
+    assert "# line" in text and "def cube_sum_grad(x):" in text
+
+
+def test_corrupted_cache_file_is_rewritten():
+    def halve_sum(x):
+        return np.sum(x) * 0.5
+    g = grad(halve_sum)
+    path = g.generated().path
+    with open(path, "w") as f:
+        f.write("def halve_sum_grad(x):\n    return 42\n")     # truncated / foreign content
+    for mod in [m for m in sys.modules if m.startswith("strop_generated.halve_sum")]:
+        del sys.modules[mod]
+    fresh = grad(halve_sum)
+    np.testing.assert_allclose(fresh(np.ones(3)), [0.5, 0.5, 0.5])
+
+
+def test_show_from_the_shell(tmp_path):
+    script = tmp_path / "model.py"
+    script.write_text("import numpy as np\n\ndef f(x):\n    return np.sin(x) * x\n")
+    out = subprocess.run([sys.executable, "-m", "strop", "show", f"{script}:f", "--grad"],
+                         capture_output=True, text=True, check=True)
+    assert "def f_grad(x):" in out.stdout and "# line 4: return np.sin(x) * x" in out.stdout
+
+
+def test_demo_runs():
+    out = subprocess.run([sys.executable, "-m", "strop", "demo"], capture_output=True,
+                         text=True, check=True)
+    assert "grad(f)(2.) = 12.0" in out.stdout and "grad(f)(4.) = -4.0" in out.stdout
+
+
+def test_rules_doc_is_current():
+    out = subprocess.run([sys.executable, "-m", "strop", "rules"], capture_output=True,
+                         text=True, check=True).stdout
+    path = os.path.join(os.path.dirname(__file__), "..", "docs", "rules.md")
+    with open(path) as f:
+        assert f.read().strip() == out.strip(), "regenerate: python -m strop rules > docs/rules.md"
+
+
+def test_source_unavailable_names_the_function():
+    namespace = {}
+    exec("def made_by_exec(x):\n    return x * 2\n", namespace)
+    with pytest.raises(TransformError, match="source of made_by_exec is unavailable"):
+        grad(namespace["made_by_exec"])(1.0)
+
+
+def test_global_read_is_current_every_call():
+    global SCALE
+    SCALE = 2.0
+    g = grad(scaled)
+    assert g(1.0) == 2.0
+    SCALE = 5.0
+    assert g(1.0) == 5.0
+
+
+SCALE = 2.0
+
+
+def scaled(x):
+    return x * SCALE
+
+
+def test_print_runs_every_call(capsys):
+    g = grad(prints)
+    g(1.0)
+    g(2.0)
+    assert capsys.readouterr().out.count("value") == 2
+
+
+def prints(x):
+    print("value", x)
+    return x * x
+
+
+def test_value_and_grad_has_aux_and_argnums():
+    def f(x, y):
+        return np.sum(x * y), {"norm": np.sum(x * x)}
+    (v, aux), (gx, gy) = value_and_grad(f, argnums=(0, 1), has_aux=True)(
+        np.array([1.0, 2.0]), np.array([3.0, 4.0]))
+    assert v == 11.0 and aux["norm"] == 5.0
+    np.testing.assert_allclose(gx, [3.0, 4.0])
+    np.testing.assert_allclose(gy, [1.0, 2.0])
+
+
+def test_bad_argnums():
+    with pytest.raises(ValueError, match="argnums"):
+        grad(cube_sum, argnums=3)
+    with pytest.raises(TypeError, match="expects a function"):
+        grad(3.0)
