@@ -63,56 +63,21 @@ def test_unary_ufunc(fn, sample):
 
 # --- binary ufuncs, broadcasting both ways -------------------------------------------------------
 
-def b_logaddexp(x, y):
-    return np.sum(np.logaddexp(x, y) * W34)
+def weighted_binary(fn):
+    def binary(x, y):
+        return np.sum(fn(x, y) * W34)
+    binary.__name__ = binary.__qualname__ = f"binary_{fn.__name__}"
+    return binary
 
 
-def b_logaddexp2(x, y):
-    return np.sum(np.logaddexp2(x, y) * W34)
-
-
-def b_hypot(x, y):
-    return np.sum(np.hypot(x, y) * W34)
-
-
-def b_arctan2(x, y):
-    return np.sum(np.arctan2(x, y) * W34)
-
-
-def b_maximum(x, y):
-    return np.sum(np.maximum(x, y) * W34)
-
-
-def b_minimum(x, y):
-    return np.sum(np.minimum(x, y) * W34)
-
-
-def b_fmax(x, y):
-    return np.sum(np.fmax(x, y) * W34)
-
-
-def b_power(x, y):
-    return np.sum(np.power(x, y) * W34)
-
-
-def b_float_power(x, y):
-    return np.sum(np.float_power(x, y) * W34)
-
-
-def b_true_divide(x, y):
-    return np.sum(np.true_divide(x, y) * W34)
+b_logaddexp, b_logaddexp2, b_hypot, b_arctan2, b_maximum, b_minimum, b_fmax, b_power, \
+    b_float_power, b_true_divide, b_fmod, b_copysign = map(weighted_binary, [
+        np.logaddexp, np.logaddexp2, np.hypot, np.arctan2, np.maximum, np.minimum, np.fmax,
+        np.power, np.float_power, np.true_divide, np.fmod, np.copysign])
 
 
 def b_subtract_multiply(x, y):
     return np.sum(np.multiply(np.subtract(x, y), np.add(x, W34)))
-
-
-def b_fmod(x, y):
-    return np.sum(np.fmod(x, y) * W34)
-
-
-def b_copysign(x, y):
-    return np.sum(np.copysign(x, y) * W34)
 
 
 def b_where(x, y):
