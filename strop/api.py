@@ -8,6 +8,7 @@ import traceback
 import numpy as np
 
 from . import dtypes
+from .codegen import highlight
 from .codegen import emit as emitter
 from .codegen.load import load
 from .errors import Location, StropError, TransformError
@@ -237,15 +238,13 @@ def source(fun):
 
 
 def show(fun, file=None):
-    """Print the generated source, highlighted when the output is a terminal or notebook."""
+    """Print the generated source: colored in a terminal, as highlighted HTML in a notebook."""
     text = source(fun)
     file = file or sys.stdout
-    try:
-        if getattr(file, "isatty", lambda: False)():
-            from pygments import highlight
-            from pygments.formatters import TerminalFormatter
-            from pygments.lexers import PythonLexer
-            text = highlight(text, PythonLexer(), TerminalFormatter())
-    except ImportError:
-        pass
+    if file is sys.stdout and "ipykernel" in sys.modules:
+        from IPython.display import HTML, display
+        display(HTML(highlight.html(text)))
+        return
+    if getattr(file, "isatty", lambda: False)():
+        text = highlight.ansi(text)
     print(text, file=file, end="" if text.endswith("\n") else "\n")

@@ -142,3 +142,20 @@ def test_bad_argnums():
         grad(cube_sum, argnums=3)
     with pytest.raises(TypeError, match="expects a function"):
         grad(3.0)
+
+
+def test_show_highlights_for_a_terminal_and_a_notebook():
+    from strop.codegen import highlight
+    text = "def f(x):\n    # line 2: x < 3\n    return x * 2.0\n"
+    colored = highlight.ansi(text)
+    assert "\033[90m# line 2: x < 3\033[0m" in colored and "\033[1;34mreturn\033[0m" in colored
+    assert highlight.ansi(text).replace("\033[", "").count("m") >= 4
+    page = highlight.html(text)
+    assert "x &lt; 3" in page and page.startswith("<pre>") and "<span" in page
+
+
+def test_show_prints_plain_source_to_a_file(tmp_path):
+    path = tmp_path / "out.txt"
+    with open(path, "w") as f:
+        strop.show(grad(cube_sum), file=f)
+    assert path.read_text() == strop.source(grad(cube_sum))
