@@ -1206,6 +1206,121 @@ def test_print_runs_every_call(capsys):
     assert out.count("prints_inside") == 2
 
 
+# --- mutation through aliases, views and nested containers -----------------------------------
+# Python semantics or a StropError naming the line: never a silently different value.
+
+def alias_array(x):
+    y = np.zeros(3)
+    z = y
+    z[0] = x
+    return np.sum(y)
+
+
+def alias_list(x):
+    a = []
+    b = a
+    b.append(x)
+    return sum(a) * 1.0
+
+
+def alias_inplace_add(x):
+    y = np.zeros(3)
+    z = y
+    y += x
+    return np.sum(z)
+
+
+def view_of_local(x):
+    y = np.zeros((2, 2))
+    r = y[0]
+    r[1] = x
+    return np.sum(y)
+
+
+def list_holds_local_array(x):
+    y = np.zeros(2)
+    rows = [y]
+    y[0] = x
+    return np.sum(rows[0])
+
+
+ALIASING = ("a local object mutated through an alias (z = y; z[0] = x), a view (r = y[0]) "
+            "or a container holding it: the functional rewrite updates one name only, so the "
+            "value and the gradient silently differ from Python (0.0 instead of x)")
+
+
+@pytest.mark.parametrize("f", [
+    pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=ALIASING))
+    for f in (alias_array, alias_list, alias_inplace_add, view_of_local, list_holds_local_array)
+], ids=lambda f: f.__name__)
+def test_mutation_through_an_alias_is_python_or_an_error(f):
+    try:
+        v, g = value_and_grad(f)(1.5)
+    except strop.errors.StropError as e:
+        assert e.location is not None and e.location.filename == __file__
+        return
+    assert v == f(1.5)
+    np.testing.assert_allclose(g, numeric_vjp(f, (1.5,), 0, 1.0), rtol=1e-6)
+
+
+def nested_list_append(x):
+    d = {"l": []}
+    d["l"].append(x)
+    d["l"].append(x * 2.0)
+    return np.sum(d["l"][0] * d["l"][1])
+
+
+def list_in_list_append(x):
+    m = [[], []]
+    m[0].append(x * 2.0)
+    return np.sum(m[0][0] ** 2)
+
+
+def nested_dict_item_assign(x):
+    d = {"a": {"b": x}}
+    d["a"]["b"] = d["a"]["b"] * 3.0
+    return np.sum(d["a"]["b"] ** 2)
+
+
+def nested_list_item_assign(x):
+    m = [[x, x * 2.0], [x * 3.0, x * 4.0]]
+    m[1][0] = np.sin(x)
+    return np.sum(m[1][0] * m[0][1])
+
+
+def dict_update(x):
+    d = {"a": x}
+    d.update({"b": x * 2.0})
+    return np.sum(d["a"] * d["b"])
+
+
+def dict_get_default(x):
+    d = {"a": x}
+    return np.sum(d.get("b", 2.0) * x + d.get("a") ** 2)
+
+
+NESTED_CASES = [
+    xfail_case(nested_list_append, randn(2), reason="d['l'].append(x) on a list inside a local "
+               "dict runs in place, not as a functional update: the value is right, the "
+               "gradient silently zero"),
+    xfail_case(list_in_list_append, randn(2), reason="m[0].append(x) on a list inside a local "
+               "list: gradient silently zero"),
+    xfail_case(nested_dict_item_assign, randn(2), reason="d['a']['b'] = v with d['a'] a local "
+               "dict holding x: false ImmutableUpdateError 'changes argument x in place'"),
+    xfail_case(nested_list_item_assign, randn(2), reason="m[1][0] = v with m[1] a local list "
+               "holding x: false ImmutableUpdateError 'changes argument x in place'"),
+    xfail_case(dict_update, randn(2), reason="d.update({...}) on a local dict: AttributeError "
+               "'NoneType' object has no attribute '_fields' in codegen/emit.py"),
+    xfail_case(dict_get_default, randn(2), reason="d.get(key, default) with key missing: the "
+               "adjoint getitem_vjp indexes the missing key (KeyError 'b')"),
+]
+
+
+@pytest.mark.parametrize("f,args,argnums,kw", NESTED_CASES)
+def test_nested_containers(f, args, argnums, kw):
+    run_cases(f, args, argnums, kw)
+
+
 # --- the seed behaviours ---------------------------------------------------------------------
 
 def seed_f(x):
