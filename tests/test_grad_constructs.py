@@ -1149,6 +1149,17 @@ def max_of_list(x):
     return max([x[0] ** 2, x[1], x[2] * 3.0]) + min([x[0], x[1]])
 
 
+def array_of_nested_list(x):
+    a = np.array([[x, 1.0], [0.5, x ** 2]])
+    return np.sum(a * a)
+
+
+def array_of_named_rows(x):
+    r = [x, 1.0]
+    a = np.array([r, [0.5, x]])
+    return np.sum(a * a)
+
+
 def sum_over_zip(x):
     return sum(a * b for a, b in zip(x, x[::-1]))
 
@@ -1190,6 +1201,10 @@ MORE_CASES = [
     xfail_case(max_of_list, np.array([1.0, -2.0, 0.5]), reason="max([a, b, c]) / min([a, b]) "
                "of a list display: the gradient is silently zero (max(a, b, c) is right)"),
     case(sum_over_zip, randn(3)),
+    xfail_case(array_of_nested_list, 1.5, reason="np.array([[x, 1.], [.5, x ** 2]]) (nested list "
+               "display): gradient silently 0.0 instead of 16.5 (np.array([x, x ** 2]) is right)"),
+    xfail_case(array_of_named_rows, 1.5, reason="np.array([r, [.5, x]]) with r = [x, 1.]: "
+               "gradient 3.0 instead of 6.0 (the inner list display loses its adjoint)"),
 ]
 
 
@@ -1408,6 +1423,38 @@ def test_second_and_third_derivatives(f, x):
     np.testing.assert_allclose(g1(x), fd(f, x), rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(g2(x), fd(g1, x), rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(g3(x), fd(g2, x), rtol=1e-5, atol=1e-6)
+
+
+def at_multiply_twice_differentiable(x):
+    y = np.ones(3) * x
+    y = y.at[1].multiply(x)
+    y = y.at[0].add(x ** 2)
+    return np.sum(y ** 2)
+
+
+def array_of_scalars_twice_differentiable(x):
+    v = np.array([x, x ** 2, np.sin(x)])
+    return np.max(v) + np.prod(v) + np.sum(v[[0, 0, 2]] ** 2)
+
+
+def array_item_assign_on_a_line(t):
+    return array_item_assign(t * np.array([1.0, 2.0, -1.0, 0.5]) + t ** 2)
+
+
+@pytest.mark.parametrize("f,x", [
+    pytest.param(at_multiply_twice_differentiable, 0.7, marks=pytest.mark.xfail(strict=True, reason=(
+        "grad(grad(f)) through x.at[i].multiply(v): TransformError 'no derivative rule for "
+        "at_multiply_value_vjp'"))),
+    pytest.param(array_of_scalars_twice_differentiable, 0.7, marks=pytest.mark.xfail(
+        strict=True, reason="grad(grad(f)) through np.array([x, ...]): TransformError 'no "
+        "derivative rule for array_vjp'")),
+    (pure_uses_internal_state, 0.7), (list_append, 0.7), (array_item_assign_on_a_line, 0.7),
+    (while_break, 0.7), (return_from_nested_loop, 1.2), (list_comprehension, 0.7),
+], ids=lambda v: getattr(v, "__name__", None))
+def test_second_derivative_through_state_and_runtime_helpers(f, x):
+    g1, g2 = grad(f), grad(grad(f))
+    np.testing.assert_allclose(g1(x), fd(f, x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(g2(x), fd(g1, x), rtol=1e-6, atol=1e-7)
 
 
 def test_second_derivative_closed_form():
