@@ -1160,6 +1160,91 @@ def array_of_named_rows(x):
     return np.sum(a * a)
 
 
+def rebind_with_own_list(x):
+    y = x * 2.0
+    y = np.array([y, y ** 2])
+    return np.sum(y)
+
+
+def reassign_loop_variable(x):
+    acc = 0.0
+    for i in range(3):
+        i = i * 2
+        acc = acc + x ** i
+    return acc
+
+
+def empty_range(x, n):
+    y = x * 2.0
+    for i in range(n):
+        y = y * x
+    return np.sum(y)
+
+
+def while_never_runs(x):
+    y = x
+    while y > 10.0:
+        y = y / 2.0
+    return y * 3.0
+
+
+def conditionally_carried(x):
+    t = x
+    acc = 0.0
+    for i in range(4):
+        if i % 2 == 0:
+            t = np.sin(t) * x
+        acc = acc + t * i
+    return acc
+
+
+def loop_variable_after_loop(x):
+    for i in range(3):
+        y = x * i
+    return y * i + x
+
+
+def fibonacci_swap(x):
+    a, b = x, 1.0
+    for i in range(5):
+        a, b = b, a + b * x
+    return a + b
+
+
+def shadows_builtin_sum(x):
+    sum = 0.0
+    for v in x:
+        sum = sum + v ** 2
+    return sum
+
+
+def names_like_generated_ones(x):
+    bx = x * 2.0
+    _t1 = bx + 1.0
+    _bt1 = _t1 * x
+    _retval = _bt1 ** 2
+    g = _retval + 1.0
+    ans = g * x
+    return ans
+
+
+def names_of_runtime_helpers(x):
+    seed_grad = x * 2.0
+    unbroadcast = seed_grad * x
+    stack = [unbroadcast]
+    push = stack[0] + 1.0
+    pop = push * x
+    zeros_like = pop + x
+    add = zeros_like * 2.0
+    return add
+
+
+def parameter_rebound(x, y):
+    y = x
+    x = np.sin(x) * y
+    return x * 3.0
+
+
 def sum_over_zip(x):
     return sum(a * b for a, b in zip(x, x[::-1]))
 
@@ -1201,6 +1286,20 @@ MORE_CASES = [
     xfail_case(max_of_list, np.array([1.0, -2.0, 0.5]), reason="max([a, b, c]) / min([a, b]) "
                "of a list display: the gradient is silently zero (max(a, b, c) is right)"),
     case(sum_over_zip, randn(3)),
+    xfail_case(rebind_with_own_list, 0.7, reason="y = np.array([y, y ** 2]): the adjoint calls "
+               "array_vjp(g, [y, _t1]) with the new y before the tape pop restores the old one "
+               "(ValueError: inhomogeneous shape)"),
+    xfail_case(reassign_loop_variable, 0.7, reason="i = i * 2 inside `for i in range(3)`: the "
+               "adjoint uses the range's i, not the reassigned one (2.4 instead of 2.772)"),
+    case(empty_range, np.array([0.5, 0.6]), 0),
+    case(while_never_runs, 1.5),
+    case(conditionally_carried, 0.7),
+    case(loop_variable_after_loop, 0.7),
+    case(fibonacci_swap, 0.7),
+    case(shadows_builtin_sum, np.array([0.5, 1.5])),
+    case(names_like_generated_ones, 0.7),
+    case(names_of_runtime_helpers, 0.7),
+    case(parameter_rebound, 0.7, 0.3, argnums=(0, 1)),
     xfail_case(array_of_nested_list, 1.5, reason="np.array([[x, 1.], [.5, x ** 2]]) (nested list "
                "display): gradient silently 0.0 instead of 16.5 (np.array([x, x ** 2]) is right)"),
     xfail_case(array_of_named_rows, 1.5, reason="np.array([r, [.5, x]]) with r = [x, 1.]: "
