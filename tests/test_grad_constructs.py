@@ -1320,6 +1320,69 @@ def test_print_runs_every_call(capsys):
     assert out.count("prints_inside") == 2
 
 
+# --- globals read at every call ----------------------------------------------------------------
+
+SCALE = 2.0
+
+
+def reads_global_scale(x):
+    return x ** 2 * SCALE
+
+
+def rebound_helper(x):
+    return x * 2.0
+
+
+def calls_rebound_helper(x):
+    return rebound_helper(x) ** 2
+
+
+ACTIVATION = np.sin
+
+
+def calls_global_activation(x):
+    return ACTIVATION(x) * 2.0
+
+
+def test_global_data_is_read_at_every_call():
+    global SCALE
+    g = grad(reads_global_scale)
+    assert g(1.5) == 6.0
+    try:
+        SCALE = 3.0
+        assert g(1.5) == 9.0
+    finally:
+        SCALE = 2.0
+
+
+@pytest.mark.xfail(strict=True, reason="a global function rebound after the first call: the "
+                   "inlined old body is reused (2*x*2*2 instead of 2*x*3*3), silently")
+def test_rebound_global_function_is_seen():
+    global rebound_helper
+    g = grad(calls_rebound_helper)
+    assert g(1.0) == 8.0
+    old = rebound_helper
+    try:
+        def rebound_helper(x):
+            return x * 3.0
+        assert g(1.0) == 18.0
+    finally:
+        rebound_helper = old
+
+
+@pytest.mark.xfail(strict=True, reason="a global bound to a NumPy function, rebound after the "
+                   "first call: the old function is kept (cos(1)*2 instead of exp(1)*2), silently")
+def test_rebound_global_numpy_function_is_seen():
+    global ACTIVATION
+    g = grad(calls_global_activation)
+    np.testing.assert_allclose(g(1.0), 2 * np.cos(1.0))
+    try:
+        ACTIVATION = np.exp
+        np.testing.assert_allclose(g(1.0), 2 * np.exp(1.0))
+    finally:
+        ACTIVATION = np.sin
+
+
 # --- mutation through aliases, views and nested containers -----------------------------------
 # Python semantics or a StropError naming the line: never a silently different value.
 
