@@ -395,3 +395,94 @@ def m_nonsmooth_zero(x):
                                      (m_nonsmooth_zero, (3, 4))], ids=name_or_shape)
 def test_builtins_and_methods(f, shape):
     check_grad(f, distinct(*shape) + 0.05)
+
+
+# --- more keyword forms through the pipeline ------------------------------------------------------
+
+def k_sum_where_initial(x):
+    return np.sum(x ** 2, where=x > 0.5) + np.sum(x, initial=3.0) + np.mean(x ** 2, where=x < 0.5)
+
+
+def k_axis_none_and_negative(x):
+    return (np.sum(np.sort(x, axis=None) * np.arange(12.0))
+            + np.sum(np.concatenate([x, x], axis=None) * np.arange(24.0))
+            + np.sum(np.stack([x, x ** 2], axis=-1) * 0.5) + np.sum(np.cumsum(x) ** 2))
+
+
+def k_tuple_axes(x):
+    return (np.sum(np.squeeze(np.expand_dims(x, (0, 3)), axis=(0, 3)) ** 2)
+            + np.sum(np.max(x, axis=(0, 1), keepdims=True) * 2.0))
+
+
+def k_norm_orders(x):
+    return (np.linalg.norm(x[0], ord=3) + np.linalg.norm(x[1], ord=np.inf)
+            + np.linalg.norm(x, ord="fro") + np.linalg.norm(x, axis=0, keepdims=True).sum())
+
+
+def k_einsum_forms(x):
+    return (np.einsum("ii", x[:, :3]) + np.einsum("i,i", x[0], x[1])
+            + np.sum(np.einsum("...i,...i->...", x, x)) + np.einsum("ij->", x ** 2))
+
+
+def k_ravel_reshape_order(x):
+    return (np.sum(np.ravel(x, order="F")[:5] * np.arange(5.0))
+            + np.sum(x.reshape((4, 3), order="F")[0] ** 2))
+
+
+KEYWORDS = [k_sum_where_initial, k_axis_none_and_negative, k_tuple_axes, k_norm_orders,
+            k_einsum_forms, k_ravel_reshape_order]
+
+
+@pytest.mark.parametrize("f", KEYWORDS, ids=name_or_shape)
+def test_keyword_forms(f):
+    check_grad(f, distinct(3, 4) + 0.1)
+
+
+# --- commonly used NumPy functions --------------------------------------------------------------
+
+def c_diff(x):
+    return np.sum(np.diff(x) ** 2)
+
+
+def c_convolve(x):
+    return np.sum(np.convolve(x, np.array([1.0, -2.0, 0.5])) ** 2)
+
+
+def c_median(x):
+    return np.median(x)
+
+
+def c_quantile(x):
+    return np.quantile(x, 0.3)
+
+
+def c_interp(x):
+    return np.sum(np.interp(np.array([0.5, 1.5]), np.arange(5.0), x))
+
+
+def c_polyval(x):
+    return np.polyval(x, 0.7)
+
+
+def c_linspace(x):
+    return np.sum(np.linspace(x[0], x[1], 4) ** 2)
+
+
+def c_select(x):
+    return np.sum(np.select([x > 1, x < 0], [x ** 2, -x], x * 3.0))
+
+
+def c_cov(x):
+    return np.sum(np.cov(np.stack([x, x ** 2])))
+
+
+COMMON = [c_diff, c_convolve, c_median, c_quantile, c_interp, c_polyval, c_linspace, c_select,
+          c_cov]
+
+
+@pytest.mark.parametrize("f", [
+    pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=(
+        f"no derivative rule for np.{f.__name__[2:]} (TransformError)"))) for f in COMMON
+], ids=name_or_shape)
+def test_common_numpy_functions(f):
+    check_grad(f, np.array([0.3, 1.2, -0.7, 2.1, 0.9]))
