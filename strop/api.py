@@ -51,7 +51,8 @@ class Transformed:
         return (True,) * n
 
     def generated(self, kinds=None):
-        return self.staged(kinds)[1]
+        """The generated module for ``kinds``: by default the one the last call ran."""
+        return self.staged(kinds or getattr(self, "_last_kinds", None))[1]
 
     def ir(self, kinds=None):
         return self.staged(kinds)[0]
@@ -63,7 +64,8 @@ class Transformed:
         args = [dtypes.canonicalize_tree(a) for a in args]
         if self.check_args is not None:
             self.check_args(args)
-        fn, gen = self.staged(_kinds(args))
+        self._last_kinds = _kinds(args)
+        fn, gen = self.staged(self._last_kinds)
         free = [v.read() for v in fn.free.values()]
         try:
             return gen.function(*args, *free)

@@ -82,8 +82,9 @@ def annotate_live(items, live):
             it.live_end = set(live)
             live = annotate_live(list(it), live)
         elif isinstance(it, gast.If):
+            empty = not flatten([it], live_only=True)   # an if left with no code is dropped
             live = (annotate_live(it.body, set(live)) | annotate_live(it.orelse, set(live))
-                    | analysis.reads(it))
+                    | (set() if empty else analysis.reads(it)))
         elif isinstance(it, gast.For):   # its range is evaluated once, before the loop
             head = set(live)
             while True:
