@@ -171,3 +171,12 @@ def axis_index(axis, ndim, name):
     if not -max(ndim, 1) <= axis < max(ndim, 1):
         raise ValueError(f"{name}: axis {axis} is out of bounds for an array of rank {ndim}")
     return axis % max(ndim, 1)
+
+
+def canonical_array(arr):
+    """An array argument under the 64-bit policy: without enable_x64, 64-bit numbers become
+    32-bit, as JAX converts its inputs."""
+    arr = np.asarray(arr)
+    if arr.dtype.itemsize == 8 and arr.dtype.kind in "iuf" and not x64():
+        return arr.astype(arr.dtype.kind + "4")
+    return arr

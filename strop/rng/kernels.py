@@ -120,11 +120,13 @@ def logistic_kernel(key, n, F, partitionable):
 def truncated_normal_kernel(key, n, lower, upper, partitionable):
     F = type(lower[0])
     sqrt2, inf = F(_SQRT2), F(np.inf)
+    inv_sqrt2 = F(1) / sqrt2
     words = random_words(key, n, F, partitionable)
     out = np.empty(n, F)
     for i in numba.prange(n):
         lo, hi = _at(lower, i), _at(upper, i)
-        x = sqrt2 * erf_inv(in_range(words[i], erf(lo / sqrt2), erf(hi / sqrt2)))
+        # XLA rewrites x / sqrt2 as x * (1 / sqrt2), the reciprocal rounded to F
+        x = sqrt2 * erf_inv(in_range(words[i], erf(lo * inv_sqrt2), erf(hi * inv_sqrt2)))
         out[i] = min(max(x, np.nextafter(lo, inf)), np.nextafter(hi, -inf))
     return out
 
@@ -296,7 +298,11 @@ def gamma_one(key, alpha, log_space, partitionable):
     boost = alpha >= one
     a = alpha if boost else alpha + one
     d = a - third
-    c = third / F(math.sqrt(d))
+    # XLA rewrites third / sqrt(d) as third * rsqrt(d). In float64 its rsqrt is correctly
+    # rounded; in float32 it uses the CPU's approximate reciprocal square root refined by a
+    # Newton step, whose last bit depends on the processor: the division is the closest
+    # portable stand-in (float32 gamma then differs from JAX by a few ulp in ~1 in 8 values).
+    c = third / F(math.sqrt(d)) if np.finfo(F).eps > 1e-10 else third * F(1.0 / math.sqrt(d))
     k, sub = split_at(key, 0, 2, partitionable), split_at(key, 1, 2, partitionable)
     X, V, U = zero, one, F(2)
     while U >= fma(-squeeze, X * X, one) and log(U) >= X * F(0.5) + d * ((one - V) + log(V)):
@@ -358,9 +364,12 @@ def _poisson_knuth(key, i, n, lam, partitionable):
 
 
 @numba.njit(cache=True)
-def _poisson_rejection(key, i, n, lam, partitionable):
+def _poisson_rejection(key, i, n, lam, rounds, partitionable):
     """Hoermann, "The transformed rejection method for generating Poisson random variables"
-    (1993), PTRS, as JAX runs it (float32)."""
+    (1993), PTRS, as JAX runs it (float32). JAX's loop runs for the whole array until every
+    element has accepted once, and each later acceptance overwrites the value: so with
+    rounds < 0 this returns the round of the first acceptance, and with rounds = R the value
+    accepted last within R rounds."""
     F = np.float32
     log_lam = log(lam)
     b = fma(F(2.53), F(math.sqrt(lam)), F(0.931))
@@ -368,7 +377,9 @@ def _poisson_rejection(key, i, n, lam, partitionable):
     inv_alpha = F(1.1239) + F(1.1328) / (b - F(3.4))
     v_r = F(0.9277) - F(3.6224) / (b - F(2))
     half = F(0.5)
-    while True:
+    value, r = F(-1), 0
+    while rounds < 0 or r < rounds:
+        r += 1
         k0, k1 = split_at(key, 1, 3, partitionable), split_at(key, 2, 3, partitionable)
         key = split_at(key, 0, 3, partitionable)
         u = to_unit(word_at(k0, i, n, partitionable)) - half
@@ -380,13 +391,24 @@ def _poisson_rejection(key, i, n, lam, partitionable):
         accept1 = us >= F(0.07) and v <= v_r
         reject = k < 0 or (us < F(0.013) and v > us)
         if accept1 or (not reject and s <= t):
-            return k
+            if rounds < 0:
+                return F(r)
+            value = k
+    return value
 
 
 @numba.njit(parallel=True, cache=True)
 def poisson_kernel(key, lam, partitionable):
-    """Knuth below lam = 10, transformed rejection above; lam is float32, result int64."""
+    """Knuth below lam = 10, transformed rejection above; lam is float32, result int64.
+    Elements on the Knuth path still take part in the rejection loop's length with
+    lam = 1e5, as in JAX."""
     n = lam.shape[0]
+    first = np.zeros(n, np.int64)
+    for i in numba.prange(n):
+        x = lam[i]
+        r_lam = np.float32(1e5) if (x < 10 or x != x) else x
+        first[i] = np.int64(_poisson_rejection(key, i, n, r_lam, -1, partitionable))
+    rounds = first.max() if n else 0
     out = np.empty(n, np.int64)
     for i in numba.prange(n):
         x = lam[i]
@@ -395,7 +417,7 @@ def poisson_kernel(key, lam, partitionable):
         elif x < 10 or x != x:
             out[i] = _poisson_knuth(key, i, n, x, partitionable)
         else:
-            out[i] = np.int64(_poisson_rejection(key, i, n, x, partitionable))
+            out[i] = np.int64(_poisson_rejection(key, i, n, x, rounds, partitionable))
     return out
 
 

@@ -149,7 +149,7 @@ def permutation(key, x, axis=0, independent=False):
     if isinstance(x, (list, tuple)):
         raise TypeError("permutation: x must be an int or an array, got a "
                         f"{type(x).__name__}; pass np.asarray(x)")
-    arr = np.asarray(x)
+    arr = checks.canonical_array(x)
     if arr.ndim == 0:
         if arr.dtype.kind not in "iu":
             raise TypeError(f"permutation: x must be an integer or at least 1-dimensional, "
@@ -181,7 +181,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
     if isinstance(a, (list, tuple)):
         raise TypeError("choice: a must be an int or an array, got a "
                         f"{type(a).__name__}; pass np.asarray(a)")
-    arr = np.asarray(a)
+    arr = checks.canonical_array(a)
     if arr.ndim == 0:
         if arr.dtype.kind not in "iu":
             raise TypeError(f"choice: a must be an int or an array, got {a!r}")
@@ -254,7 +254,7 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
         raise ValueError(f"categorical: number of samples without replacement ({k}) cannot "
                          f"exceed the number of categories ({arr.shape[ax]})")
     out = K.categorical_noreplace_kernel(key, cube, k, high, _part())
-    return out.astype(int_dt).reshape(shape)
+    return out.astype(np.int32).reshape(shape)   # top_k's indices are int32, as in JAX
 
 
 def _shape_text(arr):
