@@ -1,17 +1,24 @@
 """The public transforms: thin wrappers that check arguments and build, cache and call the
 generated code."""
+import copy
+import dataclasses
 import functools
 import inspect
+import os
+import re
 import sys
 import traceback
+import warnings
 
 import numpy as np
 
 from . import dtypes
 from .codegen import highlight
 from .codegen import emit as emitter
+from .codegen.cpu import compile_function, lower
 from .codegen.load import load
-from .errors import Location, StropError, TransformError
+from .errors import JitFallbackWarning, Location, StropError, TransformError
+from .transformer import ir
 from .transformer.check import check
 from .transformer.normalize import normalize
 from .transformer.parse import parse
@@ -22,66 +29,169 @@ from .tree_util import tree_leaves
 class Transformed:
     """A function made by a transform: call it like the original; ``strop.source`` shows it.
 
-    The code is generated at the first call, once per "kind" of the arguments (which are
-    containers: a dict of parameters is differentiated leaf by leaf), and cached.
+    The code is generated at the first call, once per key — the "kind" of each argument
+    (containers are differentiated leaf by leaf) and the values of static arguments — and
+    cached.  ``backend`` "python" runs the generated code as Python, "cpu" through Numba.
     """
     check_args = None
+    backend = "python"
+    static_argnums = ()
 
     def __init__(self, fun, build, name):
         self.fun = fun                     # the function transformed (maybe itself Transformed)
         self._build = build                # (normalized input, leaf params) -> ir.Function
-        self._cache = {}                   # argument kinds -> (ir.Function, Generated)
+        self._cache = {}                   # key -> Staged
+        self._last_key = None
         functools.update_wrapper(self, _user_function(fun), updated=())
         self.__name__ = name
         self.__wrapped__ = None            # inspect.unwrap must stop here
 
-    def staged(self, kinds=None):
-        """(normalized transformed function, generated module) for argument ``kinds``."""
-        kinds = kinds if kinds is not None else self.default_kinds()
-        if kinds not in self._cache:
+    def staged(self, key=None):
+        """The Staged code for ``key`` (by default: the last call's, else all leaves)."""
+        key = key or self._last_key or (self.default_kinds(), ())
+        if key not in self._cache:
+            kinds, statics = key
             inner = normalized(self.fun, kinds)
-            leaves = {a.id for a, leaf in zip(inner.node.args.args, kinds) if leaf}
+            if statics:
+                inner = bind_statics(inner, dict(zip(self.static_argnums, statics)))
+            params = [a.id for a in inner.node.args.args]
+            dynamic = [k for i, k in enumerate(kinds) if i not in self.static_argnums]
+            leaves = {p for p, leaf in zip(params, dynamic) if leaf}
             fn = self._build(inner, leaves)
-            text, linemap, injected = emitter.emit(fn, _origin(self.fun))
-            self._cache[kinds] = fn, load(fn.name, text, linemap, injected)
-        return self._cache[kinds]
+            self._cache[key] = Staged(fn, _origin(self.fun), self.backend)
+        return self._cache[key]
 
     def default_kinds(self):
         n = len(inspect.signature(_user_function(self.fun)).parameters)
         return (True,) * n
 
-    def generated(self, kinds=None):
-        """The generated module for ``kinds``: by default the one the last call ran."""
-        return self.staged(kinds or getattr(self, "_last_kinds", None))[1]
+    def generated(self, key=None):
+        return self.staged(key).generated
 
-    def ir(self, kinds=None):
-        return self.staged(kinds)[0]
+    def ir(self, key=None):
+        return self.staged(key).fn
+
+    @property
+    def last_backend(self):
+        """The backend that ran the last call: "cpu", or "python" after a fallback."""
+        return self.staged(self._last_key).backend if self._last_key else None
 
     def __call__(self, *args, **kwargs):
         return self.call_positional(_bind(self.fun, args, kwargs))
 
     def call_positional(self, args):
-        args = [dtypes.canonicalize_tree(a) for a in args]
+        statics = tuple(_hashable(args[i], i) for i in self.static_argnums)
+        args = [dtypes.canonicalize_tree(a) for i, a in enumerate(args)
+                if i not in self.static_argnums]
         if self.check_args is not None:
             self.check_args(args)
-        self._last_kinds = _kinds(args)
-        fn, gen = self.staged(self._last_kinds)
-        free = [v.read() for v in fn.free.values()]
-        try:
-            return gen.function(*args, *free)
-        except StropError:
-            raise
-        except Exception as e:
-            raise _mapped(e, gen) from None
+        key = (_kinds(args, self.static_argnums), statics)
+        self._last_key = key
+        st = self.staged(key)
+        if not all(g.holds() for g in st.fn.guards):   # a function it calls was rebound
+            del self._cache[key]
+            st = self.staged(key)
+        return st.run(args)
 
     def __repr__(self):
         return f"<strop {self.__name__} of {getattr(self.fun, '__qualname__', self.fun)}>"
 
 
-def _kinds(args):
-    """Per argument: True for a leaf (an array or a number), False for a container."""
-    return tuple(not (len(leaves) != 1 or leaves[0] is not a)
-                 for a in args for leaves in [tree_leaves(a)])
+class Staged:
+    """One generated function: its IR, its module, and what runs it."""
+
+    def __init__(self, fn, origin, backend):
+        self.fn, self.backend = fn, backend
+        node = lower(fn.node, fn.refs) if backend == "cpu" else fn.node
+        shown = dataclasses.replace(fn, node=node)
+        text, linemap, injected = emitter.emit(shown, origin)
+        self.generated = load(fn.name, text, linemap, injected)
+        self.runner = self.generated.function
+        if backend == "cpu":
+            self.runner = compile_function(self.generated.function)
+
+    def run(self, args):
+        free = [v.read() for v in self.fn.free.values()]
+        try:
+            return self.runner(*args, *free)
+        except StropError:
+            raise
+        except Exception as e:
+            if self.backend == "cpu" and _is_numba_error(e):
+                self.fall_back(e)
+                return self.run(args)
+            raise _mapped(e, self.generated) from None
+
+    def fall_back(self, error):
+        loc = _numba_location(error, self.generated)
+        construct = str(error).strip().splitlines()
+        detail = next((ln.strip() for ln in construct if ln.strip() and not ln.startswith(
+            "Failed in")), "unsupported code")
+        warnings.warn(JitFallbackWarning(
+            f"jit could not compile this function with Numba ({detail}); it runs on the "
+            f"python backend, with the same results", loc,
+            fix="see strop.source(...) for the code Numba was given; rewrite the line in "
+                "plain NumPy Numba supports, or use backend='python'"), stacklevel=4)
+        self.backend, self.runner = "python", self.generated.function
+
+
+def _kinds(args, static=()):
+    """Per argument: True for a leaf (an array or a number), False for a container; static
+    arguments count as leaves (they are bound as constants)."""
+    out = [not (len(leaves) != 1 or leaves[0] is not a) for a in args
+           for leaves in [tree_leaves(a)]]
+    for i in sorted(static):
+        out.insert(i, True)
+    return tuple(out)
+
+
+def _hashable(value, i):
+    try:
+        hash(value)
+    except TypeError as e:
+        raise ValueError(
+            f"Non-hashable static arguments are not supported: static argument {i} has type "
+            f"{type(value).__name__} ({e}). Pass a hashable value (a tuple instead of a list, "
+            f"an object with __hash__ and __eq__), or do not mark it static") from None
+    return value
+
+
+def _is_numba_error(e):
+    try:
+        from numba.core.errors import NumbaError
+    except ImportError:
+        return False
+    return isinstance(e, NumbaError)
+
+
+def _numba_location(error, gen):
+    """The user line of the first generated line a Numba error mentions."""
+    for match in re.finditer(r'File "([^"]+)", line (\d+)', str(error)):
+        if os.path.basename(match.group(1)) == os.path.basename(gen.path):
+            loc = emitter.user_location(gen.linemap, int(match.group(2)))
+            if loc is not None:
+                return loc
+    return None
+
+
+def bind_statics(fn, values):
+    """The function with static parameters (index -> value) bound as constants."""
+    node = copy.deepcopy(fn.node)
+    refs = dict(fn.refs)
+    params = node.args.args
+    body = []
+    for i in sorted(values, reverse=True):
+        p = params.pop(i)
+        value = values[i]
+        if isinstance(value, (bool, int, float, str, type(None))):
+            atom = ir.const(value)
+        else:
+            ref = f"{p.id}_static"
+            refs[ref] = value
+            atom = ir.name(ref)
+        body.insert(0, ir.assign(p.id, atom, getattr(node, "loc", None)))
+    node.body = body + node.body
+    return dataclasses.replace(fn, node=node, refs=refs, nparams=fn.nparams - len(values))
 
 
 def _user_function(fun):
@@ -100,9 +210,11 @@ def _origin(fun):
 def normalized(fun, kinds=None):
     """The normalized IR of a user function or of a transformed function's generated code."""
     if isinstance(fun, Transformed):
-        inner, gen = fun.staged(kinds)
+        st = fun.staged((kinds, ()) if kinds is not None else None)
+        inner, gen = st.fn, st.generated
         out = normalize(parse(gen.function))
-        out.free, out.nparams = inner.free, inner.nparams   # its free variables stay trailing
+        # its free variables stay trailing parameters; its guards still hold
+        out.free, out.nparams, out.guards = inner.free, inner.nparams, inner.guards + out.guards
         return out
     if not callable(fun):
         raise TypeError(f"expected a function to transform, got {type(fun).__name__}: {fun!r}")

@@ -2,8 +2,13 @@
 be differentiated again: grad(grad(f))) and of Python's builtins and containers."""
 import numpy as np
 
+# runtime imports this module at its end, when these names are already defined
+from .runtime import (_CONTAINERS, at_add, at_get, getitem_vjp, scatter_positions, unbroadcast,
+                      zeros_like)
+
 __all__ = ["broadcast_like", "item_vjp", "pop_item_vjp", "at_get_vjp", "at_value_vjp",
-           "sum_vjp", "like", "minmax_vjp", "at_multiply_value_vjp", "getattr_vjp"]
+           "sum_vjp", "like", "minmax_vjp", "at_multiply_value_vjp", "getattr_vjp", "extend",
+           "update", "iterable", "iterable_vjp", "get_vjp", "get_default_vjp", "items_vjp"]
 
 
 def broadcast_like(g, v):
@@ -16,14 +21,12 @@ def broadcast_like(g, v):
 def item_vjp(g, idx, v):
     """Cotangent of ``v`` in ``setitem(x, idx, v)``."""
     if isinstance(g, np.ndarray):
-        from .runtime import unbroadcast
         return unbroadcast(g[idx], v)
     return g[idx]
 
 
 def pop_item_vjp(g, obj, key=-1):
     """Cotangent of the container in ``pop_item(obj, key)``: g with a zero put back at key."""
-    from .runtime import zeros_like
     if isinstance(obj, dict):
         return {k: (g[k] if k != key else zeros_like(obj[k])) for k in obj}
     key = key % len(obj)
@@ -33,7 +36,6 @@ def pop_item_vjp(g, obj, key=-1):
 def at_get_vjp(g, x, idx, mode=None):
     """Cotangent of ``x`` in ``at_get(x, idx, mode)``: g added back where it was read;
     clamped reads accumulate at the clamped position, filled reads contribute nothing."""
-    from .runtime import at_add
     return at_add(np.zeros(np.shape(x), np.result_type(x, np.float32) if not np.issubdtype(
         np.result_type(x), np.inexact) else np.result_type(x)), idx, g,
         mode="clip" if mode in (None, "clip", "promise_in_bounds") else None)
@@ -42,7 +44,6 @@ def at_get_vjp(g, x, idx, mode=None):
 def at_value_vjp(g, idx, v, mode=None):
     """Cotangent of the values ``v`` in ``at_set/at_add(x, idx, v, mode)``: what reached x;
     dropped updates get zero."""
-    from .runtime import at_get, unbroadcast
     read = at_get(g, idx, mode="clip") if mode == "clip" else \
         at_get(g, idx, mode="fill", fill_value=0)
     return unbroadcast(read, v)
@@ -50,7 +51,6 @@ def at_value_vjp(g, idx, v, mode=None):
 
 def sum_vjp(g, iterable):
     """Cotangent of each element in the builtin ``sum(iterable)``."""
-    from .runtime import unbroadcast
     return [unbroadcast(g, e) for e in iterable]
 
 
@@ -76,7 +76,6 @@ def minmax_vjp(g, args, ans):
 def at_multiply_value_vjp(g, x, idx, v, mode=None):
     """Cotangent of the factors ``v`` in ``at_multiply(x, idx, v, mode)``: each factor's
     cotangent is g times x times the other factors that hit the same element."""
-    from .runtime import scatter_positions, unbroadcast
     x = np.asarray(x)
     pos = scatter_positions(x.shape, idx, mode)
     vb = np.broadcast_to(np.asarray(v, np.result_type(x, v)), pos.shape)
@@ -94,9 +93,48 @@ def at_multiply_value_vjp(g, x, idx, v, mode=None):
 def getattr_vjp(g, obj, name):
     """Cotangent of ``obj`` in ``obj.name`` for a pytree object (a named tuple or a registered
     class): zeros everywhere but g at that attribute."""
-    from .runtime import zeros_like
     out = zeros_like(obj)
     if hasattr(out, "_replace"):
         return out._replace(**{name: g})
     object.__setattr__(out, name, g)
     return out
+
+
+def extend(lst, values):
+    """Functional ``lst.extend(values)``."""
+    return list(lst) + list(values)
+
+
+def update(d, other):
+    """Functional ``d.update(other)``."""
+    return {**d, **other}
+
+
+def iterable(x):
+    """What a ``for`` loop walks: dicts (their keys) and other iterables as a list; arrays,
+    lists and tuples as they are."""
+    if isinstance(x, (np.ndarray, list, tuple)) or not isinstance(x, _CONTAINERS + (
+            range,)) and hasattr(x, "__getitem__") and hasattr(x, "__len__"):
+        return x
+    return list(x)
+
+
+def iterable_vjp(g, x):
+    if isinstance(x, dict):   # its keys carry no derivative
+        return zeros_like(x)
+    return like(g, x) if not isinstance(x, (np.ndarray, list, tuple)) else g
+
+
+def get_vjp(g, d, key, default=None):
+    """Cotangent of the dict in ``d.get(key, default)``."""
+    return getitem_vjp(g, d, key) if key in d else zeros_like(d)
+
+
+def get_default_vjp(g, d, key):
+    """Cotangent of ``default`` in ``d.get(key, default)``: g when the key is missing."""
+    return 0.0 * g if key in d else g
+
+
+def items_vjp(g):
+    """Cotangent of the dict in ``list(d.items())``, from the cotangents of the pairs."""
+    return {k: v for k, v in g}

@@ -19,7 +19,7 @@ from typing import NamedTuple, Optional
 import gast
 import numpy as np
 
-from ..errors import ImmutableUpdateError, PurityError
+from ..errors import ImmutableUpdateError, PurityError, TransformError
 from .parse import BUILTIN, CLOSURE, GLOBAL, _params
 
 UNKNOWN = object()  # a callee or receiver that cannot be known before the function runs
@@ -323,6 +323,9 @@ class _Function:
                         f"return the new value of `{node.id}` instead, and assign it where the "
                         f"function is called")
             return
+        if not value.same:   # a new object: named after where it was made, to spot aliases
+            root = ("local", f"{node.id}:{getattr(node, 'lineno', 0)}")
+            value = Value(frozenset([root]), value.inner | {root}, value.items, value.each)
         self.env[node.id] = value
         self.seen[node.id] = self.seen[node.id] | value if node.id in self.seen else value
 
@@ -349,18 +352,37 @@ class _Function:
             self.bind(target.value, value.holding())
 
     def changed(self, value, obj, node, action, fix):
-        """Report the in-place change ``action`` of the expression ``obj`` if it may be outside."""
-        if not value.same:
-            return
-        kind, root = min(value.same)
+        """Report the in-place change ``action`` of the expression ``obj`` if it may be outside,
+        or if it is a local object that another name also refers to."""
         base = obj
         while isinstance(base, (gast.Subscript, gast.Attribute)):
             base = base.value
+        outside = {r for r in value.same if r[0] != "local"}
+        if not outside:
+            return self.changed_local(value, base, node, action)
+        kind, root = min(outside)
         named = isinstance(base, gast.Name) and base.id == root
         via = "" if named else f" (`{src(obj)}` is `{root}` or part of it)"
         self.report(ImmutableUpdateError, node,
                     f"{action} changes {kind} `{root}` in place{via}; a transformed function "
                     f"may change only the objects it creates", fix)
+
+    def changed_local(self, value, base, node, action):
+        """strop turns in-place updates of local objects into updates of copies: right unless
+        the object has two names (``z = y`` or a view ``z = y[0]``), where the other name
+        would not see the change."""
+        name = base.id if isinstance(base, gast.Name) else None
+        for root in sorted(r for r in value.same if r[0] == "local"):
+            owner = root[1].split(":")[0]
+            others = sorted(m for m, v in self.env.items() if m != name and root in v.same)
+            if name != owner or others:
+                other = owner if name != owner else others[0]
+                self.report(TransformError, node,
+                            f"{action} changes an object that `{name or src(base)}` and "
+                            f"`{other}` both refer to; strop rewrites in-place updates of local "
+                            f"objects into updates of a copy, so `{other}` would not see it",
+                            f"update one name only, or make an explicit copy where the second "
+                            f"name is made (`{name or other} = {other}.copy()`)")
 
     # -- statements ----------------------------------------------------------------------------
     def body(self, stmts):
@@ -656,8 +678,9 @@ class _Function:
                         f"a transformed function must be pure", RNG_FIX)
         iterator = (args[0] if callee is next and args
                     else receiver if method == "__next__" else FRESH)
-        if iterator.same:
-            kind, root = min(iterator.same)
+        outside = sorted(r for r in iterator.same if r[0] != "local")
+        if outside:
+            kind, root = outside[0]
             self.report(PurityError, node,
                         f"`{name}(...)` advances an iterator that was not created in the "
                         f"function ({kind} `{root}`): the function would change it, and give "

@@ -12,6 +12,7 @@ from ..errors import TransformError
 from .ir import call, const, name
 
 RETURN, BREAK, CONTINUE = "return", "break", "continue"
+ITERABLE = "__strop_iterable__"   # stands for runtime.iterable until names are resolved
 
 
 def _set(flag, value, like):
@@ -203,6 +204,8 @@ class Canonicalizer:
             if (isinstance(it, gast.Call) and isinstance(it.func, gast.Attribute)
                     and it.func.attr in ("items", "keys", "values") and not it.args):
                 it = call("list", [it])
+            elif not isinstance(it, (gast.List, gast.Tuple)):   # a dict walks its keys
+                it = call(ITERABLE, [it])
             seq = sequence(it)
             length, value = call("len", [name(seq)]), item(seq)
         reads.append(loc(gast.Assign(targets=[s.target], value=value, type_comment=None)))

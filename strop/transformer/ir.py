@@ -27,6 +27,23 @@ class FreeVar:
     def read(self):
         return self.owner.cell_contents if self.is_cell else self.owner[self.user_name]
 
+    def guard(self, value):
+        return Guard(self, value)
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A global or closure variable bound as a constant (a function, a module): the code is
+    transformed again when it is rebound."""
+    var: FreeVar
+    value: object
+
+    def holds(self):
+        try:
+            return self.var.read() is self.value
+        except (KeyError, ValueError):
+            return False
+
 
 @dataclass
 class Function:
@@ -39,6 +56,7 @@ class Function:
     refs: dict
     free: dict = field(default_factory=dict)   # generated name -> FreeVar
     nparams: int = 0                           # the user's parameters come first
+    guards: tuple = ()                         # Guards of the bound globals
 
     @property
     def name(self):

@@ -20,7 +20,7 @@ import numpy as np
 from ..codegen import runtime
 from ..errors import TransformError
 from . import ir
-from .controlflow import canonicalize
+from .controlflow import ITERABLE, canonicalize
 from .parse import BUILTIN, CLOSURE, GLOBAL, LOCAL, UNDEFINED, parse
 
 # Array methods that are NumPy functions of the array: ``x.sum(0)`` is ``np.sum(x, 0)``.
@@ -71,6 +71,7 @@ class Normalizer:
         self.ref_ids = {}        # id(obj) -> bound name
         self.inlining = []       # functions being inlined (recursion check)
         self.functions = {}      # generated name -> (FunctionDef or Lambda node, its Scope)
+        self.guards = []         # (owner, name, object) of the functions and modules bound
         self.out = None          # the statement list being filled
         self.loc = None          # the user location of the statement being normalized
 
@@ -99,7 +100,8 @@ class Normalizer:
                                 decorator_list=[], returns=None, type_comment=None,
                                 type_params=[])
         fdef.loc = parsed.location(parsed.node)
-        return ir.Function(fdef, dict(self.refs), dict(self.free), nparams=len(params))
+        return ir.Function(fdef, dict(self.refs), dict(self.free), nparams=len(params),
+                           guards=tuple(self.guards))
 
     def block(self, stmts, scope):
         saved, self.out = self.out, []
@@ -132,6 +134,8 @@ class Normalizer:
         return ir.name(self.bind_ref(helper_name, getattr(runtime, helper_name)))
 
     def load(self, user_name, scope, node):
+        if user_name == ITERABLE:
+            return self.helper("iterable")
         s = scope
         while s is not None:
             if user_name in s.names:
@@ -142,9 +146,11 @@ class Normalizer:
             return ir.name(user_name)
         if kind == UNDEFINED:
             raise self.error(f"name {user_name!r} is not defined", node, scope)
-        if ir.is_constant_object(value):
-            return ir.name(self.bind_ref(user_name, value))
         owner = scope.parsed.cells[user_name] if kind == CLOSURE else scope.parsed.globals
+        if ir.is_constant_object(value):
+            # bound once; a guard notices when the global is rebound, to transform again
+            self.guards.append(ir.FreeVar(user_name, owner, kind == CLOSURE).guard(value))
+            return ir.name(self.bind_ref(user_name, value))
         return self.free_atom(ir.FreeVar(user_name, owner, kind == CLOSURE))
 
     def free_atom(self, var):
@@ -294,7 +300,6 @@ class Normalizer:
         if isinstance(value, gast.Constant):   # docstring
             return
         if (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
-                and isinstance(value.func.value, gast.Name)
                 and self.mutating_method(value, scope)):
             return
         result = self.expr(value, scope)
@@ -308,19 +313,19 @@ class Normalizer:
                 "fill": None, "sort": None, "pop": None}
 
     def mutating_method(self, node, scope):
-        """``lst.append(v)`` and friends on a local object: rebind it to the updated copy."""
+        """``lst.append(v)`` and friends on a local object (or an item of one, ``d["l"]``):
+        rebind it to the updated copy."""
         obj, method = node.func.value, node.func.attr
-        if method not in self.MUTATORS or not _is_local(obj.id, scope):
+        root = obj
+        while isinstance(root, gast.Subscript):
+            root = root.value
+        if method not in self.MUTATORS or not isinstance(root, gast.Name) or not _is_local(
+                root.id, scope):
             return False
-        target = obj.id
-        cur = self.load(target, scope, obj)
+        cur = self.expr(_as_load(obj), scope)
         args = [self.expr(a, scope) for a in node.args]
-        if method == "append":
-            new = ir.call(self.helper("append"), [cur] + args)
-        elif method == "extend":
-            new = gast.BinOp(left=cur, op=gast.Add(), right=ir.call("list", args))
-        elif method == "update":
-            new = gast.Dict(keys=[None, None], values=[cur] + args)
+        if method in ("append", "extend", "update", "insert"):
+            new = ir.call(self.helper(method), [cur] + args)
         elif method == "fill":
             new = ir.call(ir.attr(self.bind_ref("np", np), "full_like"), [cur] + args)
         elif method == "sort":
@@ -329,7 +334,10 @@ class Normalizer:
             new = ir.call(self.helper("insert"), [cur] + args)
         else:  # pop as a statement
             new = ir.call(self.helper("pop_item"), [cur] + args)
-        self.emit(ir.assign(self.store_name(target, scope), new))
+        if isinstance(obj, gast.Name):
+            self.emit(ir.assign(self.store_name(obj.id, scope), new))
+        else:
+            self.assign(_as_store(obj), self.to_name(new), scope)
         return True
 
     # --- expressions -----------------------------------------------------------------------
@@ -513,10 +521,10 @@ class Normalizer:
         if hasattr(obj, "staged") and hasattr(obj, "call_positional"):
             # a strop transform called inside: inline its generated code, which takes the
             # free variables it reads as trailing arguments
-            inner, gen = obj.staged()
-            extra = [self.free_atom(v) for v in inner.free.values()]
-            return self.inline_object(gen.function, e, scope, into, extra)
-        if _is_user_function(obj):
+            st = obj.staged()
+            extra = [self.free_atom(v) for v in st.fn.free.values()]
+            return self.inline_object(st.generated.function, e, scope, into, extra)
+        if _is_user_function(obj) or _is_helper_without_rule(obj):
             return self.inline_object(obj, e, scope, into)
         args = [self.expr(a, scope) for a in e.args]
         kws = [(k.arg, self.expr(k.value, scope)) for k in e.keywords]
@@ -681,6 +689,15 @@ class Normalizer:
             self.stmt(s, inner)
         self.loc = loc
         return ir.name(target)
+
+
+def _is_helper_without_rule(obj):
+    """A runtime helper with no derivative rule of its own (e.g. one inside a derivative
+    template, met again by grad(grad(f))): differentiate its source, inlined."""
+    from .rules import lookup
+    module = getattr(obj, "__module__", "") or ""
+    return (inspect.isfunction(obj) and module.startswith("strop.codegen.runtime")
+            and lookup(obj) is None)
 
 
 def _first(args):

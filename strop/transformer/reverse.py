@@ -29,6 +29,12 @@ BINOPS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
 UNARYOPS = {gast.USub: np.negative, gast.UAdd: np.positive}
 NUMPY_RESULT = (gast.BinOp, gast.UnaryOp)
 SCALAR_BUILTINS = (float, abs, int, len, pow, round, min, max)
+# NumPy functions that return (or may take and return) lists and tuples: adjoints add with add()
+SEQUENCE_RESULTS = [np.array, np.asarray, np.split, np.array_split, np.hsplit, np.vsplit,
+                    np.dsplit, np.broadcast_arrays, np.meshgrid, np.atleast_1d, np.atleast_2d,
+                    np.atleast_3d, np.linalg.eigh, np.linalg.svd, np.linalg.slogdet,
+                    np.linalg.qr, np.linalg.lstsq, np.linalg.eig] + (
+                       [np.unstack] if hasattr(np, "unstack") else [])
 
 
 class Chunk(list):
@@ -247,7 +253,7 @@ class Reverse:
             return False
         obj = self.fn.callee(value.func)
         return isinstance(obj, np.ufunc) or (getattr(obj, "__module__", "") or "").startswith(
-            "numpy") and obj not in (np.array, np.asarray)
+            "numpy") and obj not in SEQUENCE_RESULTS
 
     def tape_op(self, s):
         """"push" or "pop" for the tape statements of generated code (differentiated again)."""
@@ -335,8 +341,8 @@ class Reverse:
         g, ans = self.temp("_g"), self.temp("_ans")
         restore = Chunk()
         pre, contributions = self.contributions(s, ir.name(g), ir.name(ans))
-        body = [ir.assign(g, ir.name(by)), ir.assign(ans, ir.name(y))] + pre
-        body = _located(body, s.loc) + [restore]
+        body = _located([ir.assign(g, ir.name(by)), ir.assign(ans, ir.name(y))], s.loc)
+        body += [restore] + _located(pre, s.loc)
         body += _located([a for v, e in contributions for a in self.accumulate(v, e, init)],
                          s.loc)
         return Chunk(body, restore=restore), init
@@ -381,7 +387,8 @@ class Reverse:
             kws = [(k.arg, k.value) for k in value.keywords]
         else:
             return pre, []
-        act_args = [t for a in list(args) + [v for _, v in kws] for t in _targets(a)]
+        act_args = [n for a in list(args) + [v for _, v in kws] for t in _targets(a)
+                    for n in gast.walk(t) if isinstance(n, gast.Name)]
         if not any(act(t) for t in act_args):
             return pre, []
         rule = lookup(key)
@@ -404,19 +411,30 @@ class Reverse:
                                  f"{rule_name(key)}", getattr(s, "loc", None))
         for param, template in rule.vjps.items():
             arg = bound.get(param)
-            targets = _targets(arg)
+            targets = [n for t in _targets(arg) for n in gast.walk(t) if isinstance(n, gast.Name)]
             if not any(act(t) for t in targets):
                 continue
             expr = self.instantiate(template, bound, g, ans)
             if isinstance(arg, gast.Name):
                 out.append((arg.id, expr))
                 continue
-            # a sequence argument (np.stack([a, b])): its cotangent is a sequence
+            # a sequence argument (np.stack([a, b]), np.array([[x, 1.], [y, x]])): its
+            # cotangent is a sequence, shared out to the (nested) elements
             tmp = self.temp("_bseq")
             pre.append(ir.assign(tmp, expr))
-            out.extend((t.id, ir.subscript(tmp, ir.const(i))) for i, t in enumerate(targets)
-                       if act(t))
+            out.extend(self.share_out(arg, ir.name(tmp), act))
         return pre, out
+
+    def share_out(self, arg, cot, act):
+        out = []
+        for i, t in enumerate(_targets(arg)):
+            part = ir.subscript(copy.deepcopy(cot), ir.const(i))
+            if isinstance(t, gast.Name):
+                if act(t):
+                    out.append((t.id, part))
+            elif _targets(t) and any(act(n) for n in gast.walk(t) if isinstance(n, gast.Name)):
+                out.extend(self.share_out(t, part, act))
+        return out
 
     def instantiate(self, template, bound, g, ans):
         env = {"g": g, "ans": ans, **{k: _as_node(v) for k, v in bound.items()}}
@@ -529,9 +547,12 @@ class Reverse:
         iteration starts."""
         carried = analysis.carried(loop)
         _, dd_end = self.save_block(ctx.stmts, ctx, set(carried), set(dd_before))
-        local = (analysis.block_writes(loop.body) - carried) & ctx.start.live_end
-        if isinstance(loop, gast.For):
+        written = analysis.block_writes(loop.body)
+        local = (written - carried) & ctx.start.live_end
+        if isinstance(loop, gast.For):   # the backward loop sets it, unless the body changed it
             local.discard(loop.target.id)
+            if loop.target.id in written & ctx.start.live_end:
+                local.add(loop.target.id)
         for v in sorted(local):
             if v not in dd_end:
                 self.placeholders.add(v)
@@ -600,7 +621,8 @@ class Reverse:
                                 decorator_list=[], returns=None, type_comment=None,
                                 type_params=[])
         fdef.loc = node.loc
-        return ir.Function(fdef, self.refs, dict(self.fn.free), self.fn.nparams)
+        return ir.Function(fdef, self.refs, dict(self.fn.free), self.fn.nparams,
+                           self.fn.guards)
 
     def outputs(self, ret, body):
         value = ret.value

@@ -30,9 +30,12 @@ defvjp(("attr", "mT"),       "self", "np.swapaxes(g, -1, -2)")
 defnondiff([("attr", a) for a in ("shape", "ndim", "dtype", "size", "imag", "itemsize",
                                   "nbytes", "strides")]
            + [("method", m) for m in ("keys", "index", "count", "tolist_shape")])
-defvjp(("method", "get"),    "self, key, default=None", "getitem_vjp(g, self, key)")
+defvjp(("method", "get"),    "self, key, default=None", "get_vjp(g, self, key, default)", None,
+                             "get_default_vjp(g, self, key)")
 defvjp(("method", "values"), "self", "dict(zip(self, g))")
-defvjp(("method", "items"),  "self", "dict((k, v) for k, v in g)")
+defvjp(("method", "items"),  "self", "items_vjp(g)")
+for _np_float in (np.float64, np.float32, np.float16, np.double, np.single):
+    defvjp(_np_float,        "x=0, /", "astype_like(g, x)")
 
 # runtime helpers: containers, functional updates, and the adjoint helpers themselves
 defvjp(rt.setitem,      "x, idx, v", "setitem_vjp(g, idx)", None, "item_vjp(g, idx, v)")
@@ -42,6 +45,11 @@ defvjp(rt.pop_item,     "obj, key=-1", "pop_item_vjp(g, obj, key)")
 defvjp(rt.item_of,      "obj, key=-1", "getitem_vjp(g, obj, key)")
 defvjp(rt.sort_like,    "x", "sort_vjp(g, x)")
 defvjp(rt.items_of,     "d", "dict(g)")
+defvjp(rt.extend,       "lst, values", "g[:len(lst)]", "like(g[len(lst):], values)")
+defvjp(rt.update,       "d, other", "{k: (g[k] if k not in other else zeros_like(d[k])) for k in d}",
+                        "{k: g[k] for k in other}")
+defvjp(rt.iterable,     "x", "iterable_vjp(g, x)")
+defvjp(rt.iterable_vjp, "v, x", "iterable_vjp(g, x)")
 defvjp(rt.at_set,       "x, idx, v, mode=None", "at_set(g, idx, 0.0, mode)", None,
                         "at_value_vjp(g, idx, v, mode)")
 defvjp(rt.at_add,       "x, idx, v, mode=None", "g", None, "at_value_vjp(g, idx, v, mode)")
@@ -69,4 +77,6 @@ defvjp(rt.matmul_vjp_x, "v, x, y", "unbroadcast(np.matmul(g, y), v)", None,
 defvjp(rt.matmul_vjp_y, "v, x, y", "unbroadcast(np.matmul(x, g), v)",
                         "unbroadcast(matmul_vjp_x(v, x, g), x)")
 defvjp(rt.sum_vjp,      "g_, iterable", "sum(g)")
-defnondiff([rt.zeros_like, rt.ones_like, rt.seed_grad, rt.stack, rt.balanced_eq, rt.index_arg])
+# tapes are differentiated by reverse.py itself (rev_tape)
+defnondiff([rt.zeros_like, rt.ones_like, rt.seed_grad, rt.stack, rt.push, rt.pop, rt.peek,
+            rt.balanced_eq, rt.index_arg])

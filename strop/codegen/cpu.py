@@ -1,0 +1,46 @@
+"""The CPU backend: generated source compiled by ``numba.njit``.
+
+Generated code reads as plain Python; two things change for Numba: tapes become lists used
+with ``append``/``pop`` (Numba infers their item type), and runtime helpers resolve to their
+Numba implementations (``runtime_numba``, registered with ``numba.extending.overload``).
+"""
+import copy
+
+import gast
+
+from . import runtime
+
+
+def lower(node, refs):
+    """A copy of the generated FunctionDef with tape helpers spelled as list operations."""
+    node = copy.deepcopy(node)
+    helpers = {n: o for n, o in refs.items() if n in runtime.__all__}
+
+    def helper(call):
+        if isinstance(call, gast.Call) and isinstance(call.func, gast.Name):
+            return helpers.get(call.func.id)
+        return None
+
+    class Lower(gast.NodeTransformer):
+        def visit_Call(self, call):
+            self.generic_visit(call)
+            fn = helper(call)
+            if fn is runtime.stack:
+                return gast.List(elts=[], ctx=gast.Load())
+            if fn is runtime.pop:
+                return gast.Call(func=gast.Attribute(value=call.args[0], attr="pop",
+                                                     ctx=gast.Load()), args=[], keywords=[])
+            if fn is runtime.push:
+                return gast.Call(func=gast.Attribute(value=call.args[0], attr="append",
+                                                     ctx=gast.Load()),
+                                 args=[call.args[1]], keywords=[])
+            return call
+
+    return Lower().visit(node)
+
+
+def compile_function(function):
+    """``numba.njit`` of a generated function (cached on disk next to its module)."""
+    import numba
+    from . import runtime_numba  # noqa: F401  (registers the helpers' Numba implementations)
+    return numba.njit(cache=True)(function)
