@@ -1,0 +1,48 @@
+"""The kernels behind strop.random, called from compiled code as generated code will call
+them: the same numbers as the public functions, and no hidden state."""
+import numba
+import numpy as np
+
+import strop.rng as rng
+from strop.config import config
+from strop.rng import KERNELS
+
+
+@numba.njit
+def _user_step(key, n):
+    """What a jit-compiled user function does: split, then draw with the subkeys."""
+    keys = KERNELS_SPLIT(key, 3, False)
+    z = KERNELS_NORMAL(keys[1], n, np.float32, False)
+    u = KERNELS_UNIFORM(keys[2], n, np.zeros(1, np.float32), np.ones(1, np.float32), False)
+    return keys[0], z, u
+
+
+KERNELS_SPLIT = KERNELS["split"]
+KERNELS_NORMAL = KERNELS["normal"]
+KERNELS_UNIFORM = KERNELS["uniform"]
+
+
+def test_kernels_compile_inside_user_code_and_match_public_api():
+    key = rng.PRNGKey(7)
+    new_key, z, u = _user_step(key, 11)
+    with config.override(threefry_partitionable=False, enable_x64=False):
+        keys = rng.split(key, 3)
+        np.testing.assert_array_equal(new_key, keys[0])
+        np.testing.assert_array_equal(z, rng.normal(keys[1], (11,)))
+        np.testing.assert_array_equal(u, rng.uniform(keys[2], (11,)))
+
+
+def test_every_public_name_routes_to_compiled_kernels():
+    expected = set(rng.__all__) - {"PRNGKey", "key_data", "KERNELS"}
+    assert set(KERNELS) == expected
+    for name, kernel in KERNELS.items():
+        for k in kernel if isinstance(kernel, tuple) else (kernel,):
+            assert isinstance(k, numba.core.registry.CPUDispatcher), name
+
+
+def test_pure_in_the_key():
+    key = rng.PRNGKey(3)
+    for f in (lambda: rng.normal(key, (5,)), lambda: rng.gamma(key, 2.0, (4,)),
+              lambda: rng.poisson(key, 20.0, (4,)), lambda: rng.permutation(key, 9)):
+        np.testing.assert_array_equal(f(), f())
+    np.testing.assert_array_equal(key, rng.PRNGKey(3))
