@@ -102,8 +102,9 @@ class Staged:
 
     def __init__(self, fn, origin, backend):
         self.fn, self.backend = fn, backend
-        node = lower(fn.node, fn.refs) if backend == "cpu" else fn.node
-        shown = dataclasses.replace(fn, node=node)
+        refs = dict(fn.refs)
+        node = lower(fn.node, refs) if backend == "cpu" else fn.node
+        shown = dataclasses.replace(fn, node=node, refs=refs)
         text, linemap, injected = emitter.emit(shown, origin)
         self.generated = load(fn.name, text, linemap, injected)
         self.runner = self.generated.function
@@ -315,6 +316,44 @@ def value_and_grad(fun, argnums=0, has_aux=False):
 
 
 value_and_grad.__strop_transform__ = True
+
+
+def jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=(), backend=None):
+    """``fun`` compiled: through Numba on the CPU (``backend="cpu"``, the default), or run as
+    generated Python (``"python"``).  Usable as ``@jit`` and ``@partial(jit, ...)``."""
+    if fun is None:
+        return functools.partial(jit, static_argnums=static_argnums,
+                                 static_argnames=static_argnames, donate_argnums=donate_argnums,
+                                 backend=backend)
+    if not callable(fun):
+        raise TypeError(f"jit expects a function, got {type(fun).__name__}: {fun!r}")
+    from .config import config
+    backend = backend or config.read("default_backend")
+    if backend not in ("cpu", "python"):
+        raise ValueError(f"jit backend must be 'cpu' or 'python' (the CUDA backend is not "
+                         f"available yet), got {backend!r}")
+    params = list(inspect.signature(_user_function(fun)).parameters)
+    statics = {static_argnums} if isinstance(static_argnums, int) else set(static_argnums)
+    names = {static_argnames} if isinstance(static_argnames, str) else set(static_argnames)
+    for n in names:
+        if n not in params:
+            raise ValueError(f"static_argnames {n!r} is not a parameter of "
+                             f"{_user_function(fun).__qualname__}{tuple(params)}")
+        statics.add(params.index(n))
+    bad = [i for i in statics if not -len(params) <= i < len(params)]
+    if bad:
+        raise ValueError(f"static_argnums {bad} out of range for a function of {len(params)} "
+                         f"arguments")
+    t = Transformed(fun, lambda ir_fn, leaves: ir_fn,
+                    f"jit({getattr(_user_function(fun), '__name__', 'f')})")
+    t.backend = backend
+    t.static_argnums = tuple(sorted(i % len(params) for i in statics))
+    t.donate_argnums = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(
+        donate_argnums)
+    return t
+
+
+jit.__strop_transform__ = True
 
 
 def vjp(fun, *primals, has_aux=False):

@@ -138,3 +138,58 @@ def x64_fixture():
     import strop
     with strop.config.override(enable_x64=True):
         yield
+
+
+# --- vjp checks of rules whose arguments or outputs are lists and tuples ---
+
+def _leaves(tree):
+    return list(tree) if isinstance(tree, (list, tuple)) else [tree]
+
+
+def _random_cotangent(rng, ans):
+    """A random cotangent shaped like ``ans`` (None for its integer parts)."""
+    if isinstance(ans, (list, tuple)):
+        parts = [_random_cotangent(rng, a) for a in ans]
+        return parts if isinstance(ans, list) else tuple(parts)
+    if np.issubdtype(np.result_type(ans), np.floating):
+        return rng.standard_normal(np.shape(ans))
+    return None
+
+
+def _inner(g, out):
+    if isinstance(g, (list, tuple)):
+        return sum(_inner(gi, oi) for gi, oi in zip(g, out))
+    return 0.0 if g is None else np.sum(g * np.asarray(out, np.float64))
+
+
+def check_vjp(fn, args, where, key=None, rtol=1e-5, atol=1e-6, seed=0, **kwargs):
+    """Check the vjp template of ``fn`` for the argument ``args[where]`` (an array, or a list or
+    tuple of arrays) or, with a slice ``where``, for the ``*args`` parameter holding
+    ``args[where]``, against central differences of <g, fn(*args)> for a random g shaped like
+    the output (which may be a list or tuple)."""
+    key = fn if key is None else key
+    rule = RULES[key]
+    name = rule.varargs if isinstance(where, slice) else [n for n, _ in rule.params][where]
+    ans = fn(*args, **kwargs)
+    g = _random_cotangent(np.random.default_rng(seed), ans)
+    got = evaluate_vjp(key, name, g, ans, *args, **kwargs)
+    whole = args[where]
+    leaves = _leaves(whole)
+    got = list(got) if isinstance(whole, (list, tuple)) else [got]
+    assert len(got) == len(leaves), (fn, len(got), len(leaves))
+
+    def perturbed(i, x):
+        new = list(leaves)
+        new[i] = x
+        a = list(args)
+        if isinstance(where, slice):
+            a[where] = new
+        else:
+            a[where] = type(whole)(new) if isinstance(whole, (list, tuple)) else x
+        return _inner(g, fn(*a, **kwargs))
+
+    for i, leaf in enumerate(leaves):
+        want = numeric_vjp(lambda x: perturbed(i, x), [leaf], 0, 1.0)
+        assert np.shape(got[i]) == np.shape(leaf), (fn, i, np.shape(got[i]), np.shape(leaf))
+        np.testing.assert_allclose(got[i], want, rtol=rtol, atol=atol,
+                                   err_msg=f"vjp of {fn} in part {i} of argument {where}")

@@ -12,8 +12,17 @@ from . import runtime
 
 
 def lower(node, refs):
-    """A copy of the generated FunctionDef with tape helpers spelled as list operations."""
+    """A copy of the generated FunctionDef with tape helpers spelled as list operations and
+    ``@`` as a call of ``matmul``; ``refs`` gains what the copy needs."""
     node = copy.deepcopy(node)
+
+    def matmul_name():
+        for n, o in refs.items():
+            if o is runtime.matmul:
+                return n
+        refs["matmul"] = runtime.matmul
+        return "matmul"
+
     helpers = {n: o for n, o in refs.items() if n in runtime.__all__}
 
     def helper(call):
@@ -22,6 +31,14 @@ def lower(node, refs):
         return None
 
     class Lower(gast.NodeTransformer):
+        def visit_BinOp(self, node):   # a @ b: through NumPy's BLAS (Numba's needs SciPy)
+            self.generic_visit(node)
+            if isinstance(node.op, gast.MatMult):
+                return gast.Call(func=gast.Name(id=matmul_name(), ctx=gast.Load(),
+                                                annotation=None, type_comment=None),
+                                 args=[node.left, node.right], keywords=[])
+            return node
+
         def visit_Call(self, call):
             self.generic_visit(call)
             fn = helper(call)

@@ -9,7 +9,7 @@ __all__ = [
     "unbroadcast", "zeros_like", "ones_like", "add", "scale", "getitem_vjp", "setitem",
     "setitem_vjp", "expand_to", "astype_like", "stack", "push", "pop", "peek", "append",
     "at_get", "at_set", "at_add", "at_multiply", "at_min", "at_max", "index_arg", "items_of",
-    "balanced_eq", "sort_vjp", "matmul_vjp_x", "matmul_vjp_y", "insert", "pop_item", "seed_grad", "item_of", "sort_like",
+    "balanced_eq", "sort_vjp", "matmul", "matmul_vjp_x", "matmul_vjp_y", "insert", "pop_item", "seed_grad", "item_of", "sort_like",
 ]
 
 _CONTAINERS = (list, tuple, dict)
@@ -346,6 +346,11 @@ def sort_vjp(g, x, axis=-1):
     out = np.zeros_like(np.asarray(g))
     np.put_along_axis(out, order, g, axis=axis)
     return out
+
+
+def matmul(a, b):
+    """``a @ b``: what compiled code calls for the operator (Numba's own needs SciPy)."""
+    return np.matmul(a, b)
 
 
 def matmul_vjp_x(g, x, y):

@@ -165,6 +165,20 @@ class Canonicalizer:
         fname = it.func.id if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) else None
         if fname == "range" and isinstance(s.target, gast.Name):
             return [], s
+        inner = it.args[0] if fname == "reversed" and len(it.args) == 1 else None
+        if (isinstance(inner, gast.Call) and isinstance(inner.func, gast.Name)
+                and inner.func.id == "range" and isinstance(s.target, gast.Name)):
+            # reversed(range(a, b, k)) is range(a + (n - 1) * k, a - k, -k), n its length
+            start, _, step = _range_args(inner)
+            n = call("len", [inner])
+            last = gast.BinOp(left=start, op=gast.Add(), right=gast.BinOp(
+                left=gast.BinOp(left=n, op=gast.Sub(), right=const(1)), op=gast.Mult(),
+                right=step))
+            before = gast.BinOp(left=copy.deepcopy(start), op=gast.Sub(),
+                                right=copy.deepcopy(step))
+            s.iter = call("range", [last, before, gast.UnaryOp(op=gast.USub(),
+                                                              operand=copy.deepcopy(step))])
+            return [], s
         loc = lambda node: gast.copy_location(node, s)  # noqa: E731
         k = self.namer.fresh("_i")
         pre, reads = [], []

@@ -528,7 +528,28 @@ class Normalizer:
             return self.inline_object(obj, e, scope, into)
         args = [self.expr(a, scope) for a in e.args]
         kws = [(k.arg, self.expr(k.value, scope)) for k in e.keywords]
+        for atom in args + [v for _, v in kws]:   # a lambda given to a call left as it is
+            if isinstance(atom, gast.Name) and atom.id in self.functions:
+                self.materialize(atom.id, e, scope)
         return self.to_name(ir.call(callee, args, kws), into)
+
+    def materialize(self, gen, e, scope):
+        """Define the local function ``gen`` in the generated code, for a call that is not
+        inlined (``functools.reduce(lambda a, b: ..., xs)``): it runs as written."""
+        node, closure = self.functions[gen]
+        if not isinstance(node, gast.Lambda):
+            raise self.error("a nested function passed to a function strop does not inline is "
+                             "not supported", e, scope,
+                             fix="pass a lambda, or define the function at module level")
+        lam = copy.deepcopy(node)
+        params = {a.id for a in lam.args.args}
+
+        class Rename(gast.NodeTransformer):
+            def visit_Name(inner, n):   # noqa: N805  (the normalizer is `self`)
+                if isinstance(n.ctx, gast.Load) and n.id not in params:
+                    return self.load(n.id, closure, n)
+                return n
+        self.emit(ir.assign(gen, Rename().visit(lam)))
 
     def static_value(self, node, scope):
         """The value of an argument known when transforming: a constant, a bound object, or a

@@ -481,7 +481,7 @@ class Reverse:
         child.start = Chunk()
         body = [child.start] + body
         if isinstance(s, gast.For):
-            it = ir.call("reversed", [copy.deepcopy(s.iter)])
+            it = _reversed_range(s.iter)
             node = gast.For(target=copy.deepcopy(s.target), iter=it, body=body, orelse=[],
                             type_comment=None)
         else:
@@ -645,6 +645,20 @@ class Reverse:
         if self.mode == "grad":
             return gast.Tuple(elts=[grads, ir.name(aux)], ctx=gast.Load()) if aux else grads
         return gast.Tuple(elts=[value, grads], ctx=gast.Load())
+
+
+def _reversed_range(it):
+    """The iterations of ``range(...)`` backwards: ``range(n - 1, -1, -1)`` when it counts up
+    from 0 by 1 (what Numba compiles), else ``reversed(range(...))``."""
+    args = it.args
+    simple = len(args) == 1 or (len(args) == 2 and isinstance(args[0], gast.Constant)
+                                and args[0].value == 0)
+    if simple:
+        stop = args[-1]
+        last = ir.const(stop.value - 1) if isinstance(stop, gast.Constant) else gast.BinOp(
+            left=copy.deepcopy(stop), op=gast.Sub(), right=ir.const(1))
+        return ir.call("range", [last, ir.const(-1), ir.const(-1)])
+    return ir.call("reversed", [copy.deepcopy(it)])
 
 
 def _located(stmts, loc):

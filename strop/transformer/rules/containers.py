@@ -72,6 +72,8 @@ defvjp(rt.setitem_vjp,  "v, idx", "setitem_vjp(g, idx)")
 defvjp(rt.item_vjp,     "v, idx, x", "setitem(zeros_like(v), idx, g)")
 defvjp(rt.sort_vjp,     "v, x, axis=-1", "np.take_along_axis(g, np.argsort(x, axis=axis), "
                                          "axis=axis)")
+defvjp(rt.matmul,       "x, y", "unbroadcast(matmul_vjp_x(g, x, y), x)",
+                        "unbroadcast(matmul_vjp_y(g, x, y), y)")
 defvjp(rt.matmul_vjp_x, "v, x, y", "unbroadcast(np.matmul(g, y), v)", None,
                         "unbroadcast(matmul_vjp_y(v, g, y), y)")
 defvjp(rt.matmul_vjp_y, "v, x, y", "unbroadcast(np.matmul(x, g), v)",

@@ -10,7 +10,7 @@ import pytest
 
 from helpers import check_rule, numeric_vjp
 from strop.transformer.rules import RULES, evaluate_vjp
-from test_shape import check_vjp
+from helpers import check_vjp
 
 rng = np.random.default_rng(4)
 LA = np.linalg

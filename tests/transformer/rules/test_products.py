@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from helpers import check_rule
-from test_shape import check_vjp
+from helpers import check_vjp
 
 rng = np.random.default_rng(3)
 

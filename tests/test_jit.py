@@ -1,0 +1,184 @@
+"""jit against the uncompiled function (the oracle), and its promises from DESIGN."""
+import functools
+import warnings
+
+import numpy as np
+import pytest
+
+import strop
+from strop import config, grad, jit
+from strop.errors import JitFallbackWarning
+
+
+@pytest.fixture(autouse=True)
+def x64():
+    with config.override(enable_x64=True):
+        yield
+
+
+def seed_f(x):
+    if x < 3:
+        return 3. * x ** 2
+    return -4 * x
+
+
+def newton(a, tol):
+    x = a
+    while abs(x * x - a) > tol:
+        x = 0.5 * (x + a / x)
+    return x
+
+
+def ones_times(n, v):
+    return np.ones((n,)) * v
+
+
+def pendulum(theta0, omega0, damping, steps):
+    theta, omega = theta0, omega0
+    dt = 0.01
+    for _ in range(steps):
+        omega = omega - dt * (np.sin(theta) + damping * omega)
+        theta = theta + dt * omega
+    return 0.5 * omega ** 2 + (1 - np.cos(theta))
+
+
+def array_ops(x, y):
+    z = np.sin(x) * y + np.exp(-x ** 2)
+    w = z[1:] - z[:-1]
+    acc = 0.0
+    for i in range(w.shape[0]):
+        if w[i] > 0:
+            acc += w[i] ** 2
+        else:
+            acc -= w[i]
+    return acc + np.sum(z) / z.size
+
+
+def local_array(x):
+    y = np.zeros(4)
+    for i in range(4):
+        y[i] = x * i
+    y[1:] += x
+    return np.sum(y * y)
+
+
+def at_update(x):
+    y = x.at[0].set(2.0)
+    y = y.at[1].add(x[2])
+    return np.sum(y ** 2)
+
+
+CASES = [
+    (seed_f, (2.0,)), (seed_f, (4.0,)),
+    (newton, (2.0, 1e-12)), (newton, (10.0, 1e-9)),
+    (ones_times, (5, 2.5)),
+    (pendulum, (0.3, 0.0, 0.1, 200)),
+    (array_ops, (np.linspace(-1, 1, 7), np.linspace(0, 2, 7))),
+    (local_array, (0.7,)),
+    (at_update, (np.array([1.0, 2.0, 3.0]),)),
+]
+
+
+@pytest.mark.parametrize("f,args", CASES, ids=lambda v: getattr(v, "__name__", ""))
+def test_jit_matches_python(f, args):
+    jf = jit(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JitFallbackWarning)
+        got = jf(*args)
+    want = f(*args) if f is not at_update else strop.at(args[0])[0].set(2.0)
+    if f is at_update:
+        y = strop.at(args[0])[0].set(2.0)
+        want = np.sum(strop.at(y)[1].add(args[0][2]) ** 2)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert jf.last_backend == "cpu"
+
+
+@pytest.mark.parametrize("f,args,argnums", [
+    (seed_f, (2.0,), 0), (seed_f, (4.0,), 0),
+    (pendulum, (0.3, 0.2, 0.1, 300), (0, 2)),
+    (array_ops, (np.linspace(-1, 1, 7), np.linspace(0, 2, 7)), (0, 1)),
+    (local_array, (0.7,), 0),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_jit_of_grad_matches_grad(f, args, argnums):
+    g = grad(f, argnums=argnums)
+    jg = jit(g)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JitFallbackWarning)
+        got = jg(*args)
+    want = g(*args)
+    for a, b in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        np.testing.assert_allclose(a, b, rtol=1e-10)
+    assert jg.last_backend == "cpu"
+
+
+def test_grad_of_jit_is_transformed_not_a_black_box():
+    np.testing.assert_allclose(grad(jit(seed_f))(2.0), 12.0)
+    np.testing.assert_allclose(grad(jit(seed_f))(4.0), -4.0)
+
+
+def test_globals_are_read_every_call():
+    global OFFSET
+    jf = jit(uses_global)
+    OFFSET = 1.0
+    assert jf(1.0) == 2.0
+    OFFSET = 5.0
+    assert jf(1.0) == 6.0
+
+
+OFFSET = 1.0
+
+
+def uses_global(x):
+    return x + OFFSET
+
+
+def test_print_runs_every_call(capfd):
+    jf = jit(prints)
+    jf(1.0)
+    jf(2.0)
+    assert capfd.readouterr().out.count("value") == 2
+
+
+def prints(x):
+    print("value", x)
+    return x * 2
+
+
+def scale_by(x, how):
+    if how == "double":
+        return x * 2
+    return x * 3
+
+
+def test_static_argnums_and_names():
+    f1 = jit(scale_by, static_argnums=1)
+    assert f1(2.0, "double") == 4.0 and f1(2.0, "triple") == 6.0
+    f2 = jit(scale_by, static_argnames="how")
+    assert f2(2.0, how="triple") == 6.0
+    f3 = functools.partial(jit, static_argnums=(1,))(scale_by)
+    assert f3(1.0, "double") == 2.0
+
+
+def test_unhashable_static_argument_is_a_value_error():
+    with pytest.raises(ValueError, match="Non-hashable static"):
+        jit(scale_by, static_argnums=1)(1.0, ["double"])
+
+
+def uses_a_dict(x):
+    return functools.reduce(lambda a, b: a + b, [x, x]) * 1.0   # Numba has no reduce
+
+
+def test_fallback_warns_names_the_line_and_gives_the_same_result():
+    jf = jit(uses_a_dict)
+    with pytest.warns(JitFallbackWarning) as record:
+        got = jf(1.5)
+    assert got == 3.0 and jf.last_backend == "python"
+    assert record[0].message.location is None or record[0].message.location.filename == __file__
+
+
+def test_source_of_jit_is_what_was_compiled():
+    jf = jit(seed_f)
+    jf(2.0)
+    text = strop.source(jf)
+    assert "def seed_f(x):" in text and "# line" in text
