@@ -29,7 +29,8 @@ __all__ = ["PRNGKey", "key_data", "split", "fold_in", "bits", "uniform", "normal
 #: public name -> the kernel (or kernels, by case) that computes it; signatures:
 #:   split: split_kernel(key, num, partitionable) -> (num, 2) uint32
 #:   fold_in: fold_in(key, data: uint32) -> (2,) uint32
-#:   bits: bits_kernel(key, n, width, partitionable) -> uint64[n]
+#:   bits: bits_kernel(key, n, width (8/16/32), partitionable) -> uint32[n];
+#:         bits64_kernel(key, n, partitionable) -> uint64[n]
 #:   uniform: uniform_kernel(key, n, lo[F], hi[F], partitionable) -> F[n]
 #:   normal/exponential/laplace/logistic: kernel(key, n, F, partitionable) -> F[n]
 #:   gumbel: gumbel_kernel(key, n, F, high, partitionable) -> F[n]
@@ -51,7 +52,7 @@ __all__ = ["PRNGKey", "key_data", "split", "fold_in", "bits", "uniform", "normal
 KERNELS = {
     "split": _k.split_kernel,
     "fold_in": _fold_in_kernel,
-    "bits": _k.bits_kernel,
+    "bits": (_k.bits_kernel, _k.bits64_kernel),
     "uniform": _k.uniform_kernel,
     "normal": _k.normal_kernel,
     "exponential": _k.exponential_kernel,

@@ -33,12 +33,14 @@ def _at(a, i):
 
 @numba.njit(cache=True)
 def bits_kernel(key, n, width, partitionable):
-    """bits(): n values of ``width`` bits, as uint64 (the wrapper narrows the dtype)."""
-    if width == 64:
-        return fill_bits64(key, n, partitionable)
+    """bits() of width 8, 16 or 32: n values in a uint32 array (the wrapper narrows the
+    dtype). Width 64 is bits64_kernel."""
     if width == 32:
-        return fill_bits32(key, n, partitionable).astype(np.uint64)
-    return fill_bits_narrow(key, n, width, partitionable).astype(np.uint64)
+        return fill_bits32(key, n, partitionable)
+    return fill_bits_narrow(key, n, width, partitionable)
+
+
+bits64_kernel = fill_bits64
 
 
 split_kernel = split_keys

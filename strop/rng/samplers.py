@@ -18,8 +18,11 @@ def bits(key, shape=(), dtype=None):
     key = checks.key_array(key, "bits")
     shape = checks.shape_tuple(shape, "bits")
     dt = checks.canonical_dtype(dtype, "u", "bits")
-    out = K.bits_kernel(key, checks.size(shape), dt.itemsize * 8, _part())
-    return out.astype(dt).reshape(shape)
+    n = checks.size(shape)
+    if dt.itemsize == 8:
+        return K.bits64_kernel(key, n, _part()).reshape(shape)
+    out = K.bits_kernel(key, n, dt.itemsize * 8, _part())
+    return (out if dt.itemsize == 4 else out.astype(dt)).reshape(shape)
 
 
 def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):

@@ -20,7 +20,7 @@ from strop.rng.threefry import threefry2x32
 
 _LO = np.uint64(0xFFFFFFFF)
 _S32 = np.uint64(32)
-MAX_WORDS = 2 ** 32 - 1   # JAX switches to a split-key scheme beyond this; not supported here
+_TILE = 2048
 
 
 @numba.njit(inline="always", cache=True)
@@ -69,8 +69,18 @@ def fill_bits32(key, n, partitionable):
         return out
     h = (n + 1) // 2
     full = n // 2   # blocks whose second counter is real, not the padding 0
-    for j in numba.prange(full):
-        out[j], out[j + h] = threefry2x32(k0, k1, np.uint32(j), np.uint32(j + h))
+    # Tiles through two local buffers: storing y0 and y1 straight to out[j] and out[j + h]
+    # keeps LLVM from vectorizing (it cannot rule out aliasing), ~2.5x slower.
+    tiles = (full + _TILE - 1) // _TILE
+    for c in numba.prange(tiles):
+        j0 = c * _TILE
+        m = min(_TILE, full - j0)
+        a = np.empty(_TILE, np.uint32)
+        b = np.empty(_TILE, np.uint32)
+        for t in range(m):
+            a[t], b[t] = threefry2x32(k0, k1, np.uint32(j0 + t), np.uint32(j0 + t + h))
+        out[j0:j0 + m] = a[:m]
+        out[j0 + h:j0 + h + m] = b[:m]
     if full < h:
         out[full], _ = threefry2x32(k0, k1, np.uint32(full), np.uint32(0))
     return out
