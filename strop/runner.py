@@ -1,0 +1,159 @@
+"""Running generated code: compiled or not, with its errors reported at the user's line.
+
+A ``Staged`` holds one generated function and what runs it.  On the CPU backend a function
+Numba cannot compile runs as Python after a JitFallbackWarning; an exception raised by
+compiled code (which has no Python traceback) is re-raised by running the same code as Python,
+so that it names the user line; with ``debug_nans``/``debug_infs`` a non-finite output is
+traced to the line that made it the same way.
+"""
+import dataclasses
+import logging
+import os
+import re
+import traceback
+import warnings
+
+import numpy as np
+
+from .codegen import emit as emitter
+from .codegen.cpu import compile_function, lower
+from .codegen.load import load
+from .config import config
+from .errors import JitFallbackWarning, StropError
+from .tree_util import tree_leaves
+
+log = logging.getLogger("strop")
+
+
+class Staged:
+    """One generated function: its IR, its module, and what runs it."""
+
+    def __init__(self, fn, origin, backend, reason="first call"):
+        self.fn, self.backend, self.origin = fn, backend, origin
+        refs = dict(fn.refs)
+        node = lower(fn.node, refs) if backend == "cpu" else fn.node
+        shown = dataclasses.replace(fn, node=node, refs=refs)
+        text, linemap, injected = emitter.emit(shown, origin)
+        self.generated = load(fn.name, text, linemap, injected)
+        self.runner = self.generated.function
+        if config.read("log_compiles"):
+            log.warning("strop: transformed %s into %s (%s)", origin, fn.name, reason)
+        if backend == "cpu":
+            self.runner = compile_function(self.generated.function)
+
+    def run(self, args):
+        free = [v.read() for v in self.fn.free.values()]
+        compiled = self.backend == "cpu"
+        before = len(self.runner.signatures) if compiled else 0
+        try:
+            out = self.runner(*args, *free)
+        except StropError:
+            raise
+        except Exception as e:
+            if compiled and _is_numba_error(e):
+                self.fall_back(e)
+                return self.run(args)
+            if compiled and _from_numba_cache(e):   # a truncated or corrupted cache file
+                self.recompile()
+                return self.run(args)
+            if compiled:   # compiled code has no traceback: run it as Python to find the line
+                self.rerun_as_python(args, free, e)
+            raise mapped(e, self.generated) from None
+        if compiled and config.read("log_compiles") and len(self.runner.signatures) > before:
+            log.warning("strop: compiled %s for a new signature %s", self.fn.name,
+                        self.runner.signatures[-1])
+        if config.read("debug_nans") or config.read("debug_infs"):
+            self.check_finite(out, args, free)
+        return out
+
+    def recompile(self):
+        """Drop this function's unreadable Numba cache index and compile afresh."""
+        try:
+            os.unlink(self.runner._cache._cache_file._index_path)
+        except (AttributeError, OSError):
+            pass
+        self.runner = compile_function(self.generated.function)
+
+    def rerun_as_python(self, args, free, error):
+        try:
+            self.generated.function(*args, *free)
+        except Exception as e:
+            if type(e) is type(error):
+                raise mapped(e, self.generated) from None
+        # the Python run did not fail the same way: report what the compiled code said
+
+    def check_finite(self, out, args, free):
+        """``debug_nans``/``debug_infs``: on a non-finite output, run the code as Python with
+        NumPy raising, so the error names the user line that made it."""
+        nans, infs = config.read("debug_nans"), config.read("debug_infs")
+        bad = [leaf for leaf in tree_leaves(out)
+               if isinstance(leaf, (float, np.floating, np.ndarray))
+               and np.issubdtype(np.result_type(leaf), np.inexact)
+               and ((nans and np.isnan(leaf).any()) or (infs and np.isinf(leaf).any()))]
+        if not bad:
+            return
+        kinds = {"invalid": "raise" if nans else "ignore",
+                 "divide": "raise" if infs else "ignore", "over": "raise" if infs else "ignore"}
+        with np.errstate(**kinds):
+            try:
+                self.generated.function(*args, *free)
+            except FloatingPointError as e:
+                raise mapped(FloatingPointError(
+                    f"{'NaN' if nans and any(np.isnan(b).any() for b in bad) else 'inf'} "
+                    f"produced ({e})"), self.generated, e.__traceback__) from None
+        raise FloatingPointError(f"the output of {self.origin} has "
+                                 f"{'NaN' if nans else 'inf'} values, but no NumPy operation "
+                                 f"raised when the code was run again as Python")
+
+    def fall_back(self, error):
+        loc = numba_location(error, self.generated)
+        lines = str(error).strip().splitlines()
+        detail = next((ln.strip() for ln in lines if ln.strip() and not ln.startswith(
+            "Failed in")), "unsupported code")
+        warnings.warn(JitFallbackWarning(
+            f"jit could not compile this function with Numba ({detail}); it runs on the "
+            f"python backend, with the same results", loc,
+            fix="see strop.source(...) for the code Numba was given; rewrite the line in "
+                "plain NumPy Numba supports, or use backend='python'"), stacklevel=5)
+        self.backend, self.runner = "python", self.generated.function
+
+
+def _from_numba_cache(e):
+    return any("numba/core/caching" in frame.f_code.co_filename.replace("\\", "/")
+               for frame, _ in traceback.walk_tb(e.__traceback__))
+
+
+def _is_numba_error(e):
+    try:
+        from numba.core.errors import NumbaError
+    except ImportError:
+        return False
+    return isinstance(e, NumbaError)
+
+
+def numba_location(error, gen):
+    """The user line of the first generated line a Numba error mentions."""
+    for match in re.finditer(r'File "([^"]+)", line (\d+)', str(error)):
+        if os.path.basename(match.group(1)) == os.path.basename(gen.path):
+            loc = emitter.user_location(gen.linemap, int(match.group(2)))
+            if loc is not None:
+                return loc
+    return None
+
+
+def mapped(e, gen, tb=None):
+    """The same exception, its message naming the user's line the failing code came from."""
+    loc = None
+    for frame, lineno in traceback.walk_tb(tb or e.__traceback__):
+        if frame.f_code.co_filename == gen.path:
+            loc = emitter.user_location(gen.linemap, lineno)
+    if loc is None:
+        return e
+    message = f"{e}\n{loc.show()}"
+    try:
+        new = type(e)(message)
+    except Exception:
+        e.add_note(loc.show())
+        return e
+    new.location = loc
+    return new
