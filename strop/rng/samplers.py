@@ -146,17 +146,23 @@ def randint(key, shape, minval, maxval, dtype=None):
     return raw.astype(sample_dt).astype(dt).reshape(shape)
 
 
+def _int_or_array(x, name, what):
+    """An int (a range length) or an array argument; lists are rejected as in JAX."""
+    if isinstance(x, (list, tuple)):
+        raise TypeError(f"{name}: {what} must be an int or an array, got a "
+                        f"{type(x).__name__}; pass np.asarray({what})")
+    arr = checks.canonical_array(x)
+    if arr.ndim == 0 and arr.dtype.kind not in "iu":
+        raise TypeError(f"{name}: {what} must be an integer or at least 1-dimensional, "
+                        f"got {x!r}")
+    return arr
+
+
 def permutation(key, x, axis=0, independent=False):
     """A shuffled copy of x along axis (of arange(x) for an int x)."""
     key = checks.key_array(key, "permutation")
-    if isinstance(x, (list, tuple)):
-        raise TypeError("permutation: x must be an int or an array, got a "
-                        f"{type(x).__name__}; pass np.asarray(x)")
-    arr = checks.canonical_array(x)
+    arr = _int_or_array(x, "permutation", "x")
     if arr.ndim == 0:
-        if arr.dtype.kind not in "iu":
-            raise TypeError(f"permutation: x must be an integer or at least 1-dimensional, "
-                            f"got {x!r}")
         checks.axis_index(axis, 1, "permutation")
         idx = np.arange(int(arr), dtype=np.int64 if checks.x64() else np.int32)
         return idx[K.permutation_kernel(key, int(arr), _part())]
@@ -181,13 +187,8 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
     if not isinstance(shape, (tuple, list)):
         raise TypeError(f"choice: shape must be a sequence, got {shape!r}")
     shape = checks.shape_tuple(shape, "choice")
-    if isinstance(a, (list, tuple)):
-        raise TypeError("choice: a must be an int or an array, got a "
-                        f"{type(a).__name__}; pass np.asarray(a)")
-    arr = checks.canonical_array(a)
+    arr = _int_or_array(a, "choice", "a")
     if arr.ndim == 0:
-        if arr.dtype.kind not in "iu":
-            raise TypeError(f"choice: a must be an int or an array, got {a!r}")
         n_inputs = int(arr)
     else:
         axis = checks.axis_index(axis, arr.ndim, "choice")
