@@ -1251,9 +1251,7 @@ def sum_over_zip(x):
 
 MORE_CASES = [
     case(for_reversed, randn(4)),
-    xfail_case(for_dict_items, randn(2), reason="`for k, v in d.items()` on a local dict: "
-               "items_vjp rebuilds the dict's cotangent from the pairs' cotangents, which do not "
-               "hold the keys, so the adjoint's bd['a'] raises KeyError 'a'"),
+    case(for_dict_items, randn(2)),
     case(for_dict_keys, randn(2)),
     case(for_dict_values, randn(2)),
     case(list_insert_pop, randn(2)),
@@ -1471,9 +1469,7 @@ NESTED_CASES = [
                "dict holding x: false ImmutableUpdateError 'changes argument x in place'"),
     xfail_case(nested_list_item_assign, randn(2), reason="m[1][0] = v with m[1] a local list "
                "holding x: false ImmutableUpdateError 'changes argument x in place'"),
-    xfail_case(dict_update, randn(2), reason="d.update({...}) on a local dict: KeyError 'k' "
-               "in transformer/templates.py while instantiating the derivative template of "
-               "d.update (the template's name k is not in TEMPLATE_NAMESPACE)"),
+    case(dict_update, randn(2)),
     case(dict_get_default, randn(2)),
 ]
 
@@ -1594,10 +1590,7 @@ def array_item_assign_on_a_line(t):
         "untransformed, where y.at[1] raises AttributeError 'numpy.ndarray' object has no "
         "attribute 'at'; grad(grad(f)) itself raises AttributeError 'IfExp' object has no "
         "attribute 'args'"))),
-    pytest.param(array_of_scalars_twice_differentiable, 0.7, marks=pytest.mark.xfail(
-        strict=True, reason="grad(grad(f)) through np.array([x, ...]): TransformError "
-        "'recursive call to _array_parts' (array_vjp's helper in codegen/runtime_linalg.py, "
-        "inlined because it has no derivative rule)")),
+    (array_of_scalars_twice_differentiable, 0.7),
     (pure_uses_internal_state, 0.7), (list_append, 0.7), (array_item_assign_on_a_line, 0.7),
     (while_break, 0.7), (return_from_nested_loop, 1.2), (list_comprehension, 0.7),
 ], ids=lambda v: getattr(v, "__name__", None))

@@ -606,7 +606,6 @@ NO_RULE = {
                "TransformError 'with is not supported inside a transformed function'",
     t_einsum: "einsum_vjp calls _einsum_specs, whose set(...) raises TransformError 'a set is "
               "not supported inside a transformed function'",
-    t_take: "take_vjp: no error, the second derivative is silently 0.0 instead of 54.39",
     t_pad: "pad_vjp calls np.bincount: TransformError 'no derivative rule for np.bincount, and "
            "its result depends on the differentiated input'",
     t_split: "dense calls np.zeros: TransformError 'no derivative rule for np.zeros, and its "

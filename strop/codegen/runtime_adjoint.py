@@ -8,7 +8,8 @@ from .runtime import (_CONTAINERS, at_add, at_get, getitem_vjp, scatter_position
 
 __all__ = ["broadcast_like", "item_vjp", "pop_item_vjp", "at_get_vjp", "at_value_vjp",
            "sum_vjp", "like", "minmax_vjp", "at_multiply_value_vjp", "getattr_vjp", "extend",
-           "update", "iterable", "iterable_vjp", "get_vjp", "get_default_vjp", "items_vjp"]
+           "update", "iterable", "iterable_vjp", "get_vjp", "get_default_vjp", "items_vjp",
+           "update_vjp", "put_along_axis", "copyto"]
 
 
 def broadcast_like(g, v):
@@ -135,6 +136,26 @@ def get_default_vjp(g, d, key):
     return 0.0 * g if key in d else g
 
 
-def items_vjp(g):
-    """Cotangent of the dict in ``list(d.items())``, from the cotangents of the pairs."""
-    return {k: v for k, v in g}
+def items_vjp(g, d):
+    """Cotangent of the dict in ``d.items()``, from the cotangents of the (key, value) pairs."""
+    return {k: pair[1] for k, pair in zip(d, g)}
+
+
+def update_vjp(g, d, other, which):
+    """Cotangents in ``update(d, other)``: of ``d`` (0), zero where ``other`` overwrote it; of
+    ``other`` (1), its entries."""
+    if which == 1:
+        return {k: g[k] for k in other}
+    return {k: (zeros_like(d[k]) if k in other else g[k]) for k in d}
+
+
+def put_along_axis(arr, indices, values, axis):
+    """Functional ``np.put_along_axis(arr, indices, values, axis)``."""
+    out = np.array(arr, copy=True)
+    np.put_along_axis(out, indices, values, axis)
+    return out
+
+
+def copyto(dst, src):
+    """Functional ``np.copyto(dst, src)``: src broadcast into dst's shape and dtype."""
+    return np.broadcast_to(np.asarray(src, dtype=np.result_type(dst)), np.shape(dst)).copy()

@@ -37,6 +37,11 @@ VARARG_METHODS = {"reshape": np.reshape, "transpose": np.transpose}   # x.reshap
 AT_OPS = {"set": "at_set", "add": "at_add", "multiply": "at_multiply", "mul": "at_multiply",
           "min": "at_min", "max": "at_max", "get": "at_get"}
 
+# NumPy functions that write into their first argument -> the functional runtime helper
+INPLACE_NUMPY = {np.add.at: "at_add", np.multiply.at: "at_multiply", np.maximum.at: "at_max",
+                 np.minimum.at: "at_min", np.put_along_axis: "put_along_axis",
+                 np.copyto: "copyto"}
+
 UNSUPPORTED = {gast.Try: "try/except", gast.With: "with", gast.ClassDef: "a class definition",
                gast.Import: "import", gast.ImportFrom: "import", gast.Delete: "del",
                gast.AsyncFunctionDef: "async def", gast.AsyncFor: "async for",
@@ -299,6 +304,8 @@ class Normalizer:
     def expr_stmt(self, value, scope):
         if isinstance(value, gast.Constant):   # docstring
             return
+        if isinstance(value, gast.Call) and self.inplace_numpy(value, scope):
+            return
         if (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
                 and self.mutating_method(value, scope)):
             return
@@ -308,6 +315,26 @@ class Normalizer:
                                                                             gast.Call):
             call = self.out.pop().value        # a call made for its effect keeps no temporary
             self.emit(gast.Expr(value=call))
+
+    def inplace_numpy(self, node, scope):
+        """``np.add.at(out, idx, v)`` and other NumPy calls that write into their first
+        argument, on a local array: rebind it to the updated copy."""
+        if not node.args or self._names_ref(node.func, scope) is False:
+            return False
+        root = node.args[0]
+        while isinstance(root, gast.Subscript):
+            root = root.value
+        if not (isinstance(root, gast.Name) and _is_local(root.id, scope)):
+            return False
+        callee = self.expr(node.func, scope)
+        helper = INPLACE_NUMPY.get(self.ref_object(callee)) if self.is_ref(callee) else None
+        if helper is None:
+            return False
+        args = [self.expr(a, scope) for a in node.args]
+        kws = [(k.arg, self.expr(k.value, scope)) for k in node.keywords]
+        new = self.to_name(ir.call(self.helper(helper), args, kws))
+        self.assign(_as_store(node.args[0]), new, scope)
+        return True
 
     MUTATORS = {"append": "append", "extend": None, "insert": None, "update": None,
                 "fill": None, "sort": None, "pop": None}

@@ -29,6 +29,7 @@ BINOPS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
 UNARYOPS = {gast.USub: np.negative, gast.UAdd: np.positive}
 NUMPY_RESULT = (gast.BinOp, gast.UnaryOp)
 SCALAR_BUILTINS = (float, abs, int, len, pow, round, min, max)
+EFFECT_ONLY = (print, runtime.push)
 # NumPy functions that return (or may take and return) lists and tuples: adjoints add with add()
 SEQUENCE_RESULTS = [np.array, np.asarray, np.split, np.array_split, np.hsplit, np.vsplit,
                     np.dsplit, np.broadcast_arrays, np.meshgrid, np.atleast_1d, np.atleast_2d,
@@ -305,7 +306,25 @@ class Reverse:
             return self.rev_if(s, ctx, init)
         if isinstance(s, (gast.For, gast.While)):
             return self.rev_loop(s, ctx, init)
+        if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
+            self.check_effect(s)
         return Chunk(), init
+
+    def check_effect(self, s):
+        """A call made for its effect gets no adjoint: right for print, wrong for a call that
+        writes into an array being differentiated, so that is an error, never a zero."""
+        fn = self.fn.callee(s.value.func)
+        if fn in EFFECT_ONLY:
+            return
+        names = {n.id for a in s.value.args + [k.value for k in s.value.keywords]
+                 for n in gast.walk(a) if isinstance(n, gast.Name)}
+        if names & self.active:
+            raise TransformError(
+                f"this call's result is not used, so it may change "
+                f"{', '.join(sorted(names & self.active))} in place; strop cannot "
+                f"differentiate an in-place change it does not know", s.loc,
+                fix="assign the result to a new name (y = f(x)), or use an out-of-place "
+                    "function (x.at[i].add(v) for np.add.at)")
 
     def rev_tape(self, s, op, init):
         """Tapes of generated code, differentiated again: a tape's adjoint is a tape of

@@ -33,7 +33,7 @@ defnondiff([("attr", a) for a in ("shape", "ndim", "dtype", "size", "imag", "ite
 defvjp(("method", "get"),    "self, key, default=None", "get_vjp(g, self, key, default)", None,
                              "get_default_vjp(g, self, key)")
 defvjp(("method", "values"), "self", "dict(zip(self, g))")
-defvjp(("method", "items"),  "self", "items_vjp(g)")
+defvjp(("method", "items"),  "self", "items_vjp(g, self)")
 for _np_float in (np.float64, np.float32, np.float16, np.double, np.single):
     defvjp(_np_float,        "x=0, /", "astype_like(g, x)")
 
@@ -46,8 +46,12 @@ defvjp(rt.item_of,      "obj, key=-1", "getitem_vjp(g, obj, key)")
 defvjp(rt.sort_like,    "x", "sort_vjp(g, x)")
 defvjp(rt.items_of,     "d", "dict(g)")
 defvjp(rt.extend,       "lst, values", "g[:len(lst)]", "like(g[len(lst):], values)")
-defvjp(rt.update,       "d, other", "{k: (g[k] if k not in other else zeros_like(d[k])) for k in d}",
-                        "{k: g[k] for k in other}")
+defvjp(rt.update,       "d, other", "update_vjp(g, d, other, 0)", "update_vjp(g, d, other, 1)")
+defvjp(rt.put_along_axis, "arr, indices, values, axis",
+                        "put_along_axis(g, indices, 0.0, axis)", None,
+                        "unbroadcast(np.take_along_axis(g, indices, axis), values)")
+defvjp(rt.copyto,       "dst, src", "0.0 * g", "unbroadcast(g, src)")
+defvjp(rt.array_vjp,    "v, object", "np.asarray(g, dtype=float)")
 defvjp(rt.iterable,     "x", "iterable_vjp(g, x)")
 defvjp(rt.iterable_vjp, "v, x", "iterable_vjp(g, x)")
 defvjp(rt.at_set,       "x, idx, v, mode=None", "at_set(g, idx, 0.0, mode)", None,
