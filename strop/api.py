@@ -20,6 +20,7 @@ from .runner import Staged
 from .errors import Location, TransformError
 from .transformer import ir
 from .transformer.check import check
+from .transformer.keyreuse import check_key_reuse
 from .transformer.normalize import normalize
 from .transformer.parse import parse
 from .transformer.reverse import reverse
@@ -187,7 +188,9 @@ def normalized(fun, kinds=None):
         raise TypeError(f"expected a function to transform, got {type(fun).__name__}: {fun!r}")
     parsed = parse(fun)
     check(parsed)
-    return normalize(parsed, check=check)
+    out = normalize(parsed, check=check)
+    check_key_reuse(out)
+    return out
 
 
 def _bind(fun, args, kwargs):

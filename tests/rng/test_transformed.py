@@ -1,0 +1,77 @@
+"""strop.random inside transformed functions: pure in the key, differentiable through the
+reparameterization, and the transform-time KeyReuseWarning."""
+import inspect
+import warnings
+
+import numpy as np
+import pytest
+
+import strop
+from strop import config, grad, random
+from strop.errors import KeyReuseWarning
+
+
+def line_of(fn, text):
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(i for i, ln in enumerate(lines) if text in ln)
+
+
+def reparameterized(mu, sigma, key):
+    z = random.normal(key, (1000,))
+    return np.mean(z * sigma + mu) + np.mean((z * sigma) ** 2)
+
+
+def test_grad_flows_through_the_reparameterization():
+    with config.override(enable_x64=True):
+        key = random.PRNGKey(0)
+        z = random.normal(key, (1000,))
+        g_mu, g_sigma = grad(reparameterized, argnums=(0, 1))(0.5, 2.0, key)
+        np.testing.assert_allclose(g_mu, 1.0, rtol=1e-12)
+        np.testing.assert_allclose(g_sigma, np.mean(z) + 2 * 2.0 * np.mean(z ** 2), rtol=1e-10)
+
+
+def draws_twice(key):
+    a = random.normal(key, (3,))
+    b = random.uniform(key, (3,))   # same key again
+    return np.sum(a * b)
+
+
+def draws_after_split(key):
+    key, sub = random.split(key)
+    a = random.normal(sub, (3,))
+    key, sub = random.split(key)
+    b = random.uniform(sub, (3,))
+    return np.sum(a * b)
+
+
+def draws_in_a_loop(key, x):
+    total = 0.0
+    for i in range(3):
+        total = total + random.normal(key, ()) * x
+    return total
+
+
+def test_key_reuse_warns_naming_both_lines():
+    with pytest.warns(KeyReuseWarning) as record:
+        grad(lambda x, key: draws_twice(key) * x)(1.0, random.PRNGKey(0))
+    message = str(record[0].message)
+    assert f"line {line_of(draws_twice, 'random.normal(key')}" in message
+    assert record[0].message.location.lineno == line_of(draws_twice, "random.uniform(key")
+
+
+def test_split_keys_do_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", KeyReuseWarning)
+        strop.grad(lambda x, key: draws_after_split(key) * x)(1.0, random.PRNGKey(0))
+
+
+def test_key_consumed_in_every_iteration_warns():
+    with pytest.warns(KeyReuseWarning):
+        grad(draws_in_a_loop, argnums=1)(random.PRNGKey(0), 2.0)
+
+
+def test_samplers_are_pure_functions_of_the_key_inside_a_transform():
+    key = random.PRNGKey(3)
+    g1 = grad(lambda x, k: np.sum(random.normal(k, (4,)) * x))(1.0, key)
+    g2 = grad(lambda x, k: np.sum(random.normal(k, (4,)) * x))(1.0, key)
+    assert g1 == g2 == np.sum(random.normal(key, (4,)))
