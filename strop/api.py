@@ -49,13 +49,13 @@ class Transformed:
 
     def staged(self, key=None, reason=None):
         """The Staged code for ``key`` (by default: the last call's, else all leaves)."""
-        key = key or self._last_key or (self.default_kinds(), ())
+        key = key or self._last_key or (self.default_kinds(), (), _settings())
         if key not in self._cache:
             if reason is None:
                 same_kinds = any(k[0] == key[0] for k in self._cache)
                 reason = "new static value" if same_kinds else (
                     "new argument kinds" if self._cache else "first call")
-            kinds, statics = key
+            kinds, statics, _ = key
             inner = normalized(self.fun, kinds)
             if statics:
                 inner = bind_statics(inner, dict(zip(self.static_argnums, statics)))
@@ -90,7 +90,7 @@ class Transformed:
                 if i not in self.static_argnums]
         if self.check_args is not None:
             self.check_args(args)
-        key = (_kinds(args, self.static_argnums), statics)
+        key = (_kinds(args, self.static_argnums), statics, _settings())
         self._last_key = key
         st = self.staged(key)
         changed = [g.var.user_name for g in st.fn.guards if not g.holds()]
@@ -129,6 +129,12 @@ def _kinds(args, static=()):
     for i in sorted(static):
         out.insert(i, True)
     return tuple(out)
+
+
+def _settings():
+    """The config values generated code depends on (the dtype policy, the PRNG stream)."""
+    from .config import config
+    return config.read("enable_x64"), config.read("threefry_partitionable")
 
 
 def _hashable(value, i):
@@ -178,7 +184,7 @@ def _origin(fun):
 def normalized(fun, kinds=None):
     """The normalized IR of a user function or of a transformed function's generated code."""
     if isinstance(fun, Transformed):
-        st = fun.staged((kinds, ()) if kinds is not None else None)
+        st = fun.staged((kinds, (), _settings()) if kinds is not None else None)
         inner, gen = st.fn, st.generated
         out = normalize(parse(gen.function))
         # its free variables stay trailing parameters; its guards still hold

@@ -31,9 +31,10 @@ class Staged:
     def __init__(self, fn, origin, backend, reason="first call"):
         self.fn, self.backend, self.origin = fn, backend, origin
         refs = dict(fn.refs)
-        node = lower(fn.node, refs) if backend == "cpu" else fn.node
+        node = lower(fn.node, refs, _compiled_variant) if backend == "cpu" else fn.node
         shown = dataclasses.replace(fn, node=node, refs=refs)
         text, linemap, injected = emitter.emit(shown, origin)
+
         self.generated = load(fn.name, text, linemap, injected)
         self.runner = self.generated.function
         if config.read("log_compiles"):
@@ -116,6 +117,15 @@ class Staged:
             fix="see strop.source(...) for the code Numba was given; rewrite the line in "
                 "plain NumPy Numba supports, or use backend='python'"), stacklevel=5)
         self.backend, self.runner = "python", self.generated.function
+
+
+def _compiled_variant(obj):
+    """strop.random's functions as compiled for the current dtype policy and stream."""
+    if not (getattr(obj, "__module__", "") or "").startswith("strop.rng") or not callable(obj):
+        return None
+    from .rng.compiled import variant
+    new = variant(obj, config.read("enable_x64"), config.read("threefry_partitionable"))
+    return new if new is not obj else None
 
 
 def _from_numba_cache(e):

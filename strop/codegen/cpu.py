@@ -11,10 +11,29 @@ import gast
 from . import runtime
 
 
-def lower(node, refs):
-    """A copy of the generated FunctionDef with tape helpers spelled as list operations and
-    ``@`` as a call of ``matmul``; ``refs`` gains what the copy needs."""
+def lower(node, refs, replace=lambda obj: None):
+    """A copy of the generated FunctionDef with tape helpers spelled as list operations,
+    ``@`` as a call of ``matmul``, and each reference (``random.split``) to an object that
+    ``replace`` maps to another bound to that one; ``refs`` gains what the copy needs."""
     node = copy.deepcopy(node)
+
+    def resolve(expr):
+        if isinstance(expr, gast.Name):
+            return refs.get(expr.id)
+        if isinstance(expr, gast.Attribute):
+            base = resolve(expr.value)
+            return getattr(base, expr.attr, None) if base is not None else None
+        return None
+
+    def bind(obj, base):
+        for n, o in refs.items():
+            if o is obj:
+                return n
+        n = base
+        while n in refs:
+            n += "_"
+        refs[n] = obj
+        return n
 
     def matmul_name():
         for n, o in refs.items():
@@ -38,6 +57,21 @@ def lower(node, refs):
                                                 annotation=None, type_comment=None),
                                  args=[node.left, node.right], keywords=[])
             return node
+
+        def visit_Name(self, node):
+            obj = refs.get(node.id) if isinstance(node.ctx, gast.Load) else None
+            new = replace(obj) if obj is not None else None
+            if new is not None:
+                node.id = bind(new, getattr(new, "__name__", node.id))
+            return node
+
+        def visit_Attribute(self, node):
+            obj = resolve(node)
+            new = replace(obj) if obj is not None else None
+            if new is not None:
+                return gast.Name(id=bind(new, getattr(new, "__name__", node.attr)),
+                                 ctx=gast.Load(), annotation=None, type_comment=None)
+            return self.generic_visit(node)
 
         def visit_Call(self, call):
             self.generic_visit(call)

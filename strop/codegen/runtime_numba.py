@@ -12,6 +12,7 @@ from numba.extending import overload, register_jitable
 from numba.np.numpy_support import as_dtype
 
 from . import runtime as rt
+from ..rng import compiled  # noqa: F401,E402  (strop.random's Numba implementations)
 
 SCALARS = (types.Float, types.Integer, types.Boolean)
 

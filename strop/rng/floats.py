@@ -65,7 +65,7 @@ def _random_word_at(key, i, n, F, partitionable):
     return lambda key, i, n, F, partitionable: dword_at(key, i, n, partitionable)
 
 
-@numba.njit(inline="always", cache=True)
+@numba.njit(forceinline=True, cache=True)
 def in_range(bits, lo, hi):
     """JAX's uniform value for one word: max(lo, u*(hi-lo) + lo) with the product fused."""
     return max(lo, fma(to_unit(bits), hi - lo, lo))

@@ -23,7 +23,7 @@ from strop.rng.xla_math import erf, erf_inv, exp, fma, lgamma, log, log1p
 _SQRT2 = math.sqrt(2.0)
 
 
-@numba.njit(inline="always", cache=True)
+@numba.njit(forceinline=True, cache=True)
 def _at(a, i):
     """a[i], or a[0] for a length-1 (broadcast) parameter."""
     return a[0] if a.shape[0] == 1 else a[i]
@@ -151,7 +151,7 @@ def bernoulli_kernel(key, n, p, high, partitionable):
 
 # -- integers -----------------------------------------------------------------------------
 
-@numba.njit(inline="always", cache=True)
+@numba.njit(forceinline=True, cache=True)
 def _urem(a, b):
     return a if b == 0 else a % b   # XLA: x % 0 == x for unsigned integers
 

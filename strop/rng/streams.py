@@ -23,7 +23,7 @@ _S32 = np.uint64(32)
 _TILE = 2048
 
 
-@numba.njit(inline="always", cache=True)
+@numba.njit(forceinline=True, cache=True)
 def _counter(i):
     """The 64-bit flat index i as the (hi, lo) counter pair of the partitionable stream."""
     u = np.uint64(i)

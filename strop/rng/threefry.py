@@ -20,12 +20,12 @@ _ROT_B = (np.uint64(17), np.uint64(29), np.uint64(16), np.uint64(24))
 _INJ = (np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4), np.uint64(5))
 
 
-@numba.njit(inline="always", cache=True)
+@numba.njit(forceinline=True, cache=True)
 def _rotl(x, r):
     return ((x << r) | (x >> (_W - r))) & _MASK
 
 
-@numba.njit(inline="always", cache=True)
+@numba.njit(forceinline=True, cache=True)
 def _four_rounds(x0, x1, rot):
     x0 = (x0 + x1) & _MASK
     x1 = _rotl(x1, rot[0]) ^ x0
@@ -38,7 +38,7 @@ def _four_rounds(x0, x1, rot):
     return x0, x1
 
 
-@numba.njit(inline="always", cache=True)
+@numba.njit(forceinline=True, cache=True)
 def threefry2x32(k0, k1, c0, c1):
     """Encrypt the counter pair (c0, c1) under the key (k0, k1); returns two np.uint32."""
     k0 = np.uint64(k0)

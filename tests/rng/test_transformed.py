@@ -75,3 +75,24 @@ def test_samplers_are_pure_functions_of_the_key_inside_a_transform():
     g1 = grad(lambda x, k: np.sum(random.normal(k, (4,)) * x))(1.0, key)
     g2 = grad(lambda x, k: np.sum(random.normal(k, (4,)) * x))(1.0, key)
     assert g1 == g2 == np.sum(random.normal(key, (4,)))
+
+
+def noisy_step(x, key):
+    key, sub = random.split(key)
+    noise = random.normal(sub, (3,))
+    key, sub = random.split(key)
+    u = random.uniform(sub, (3,), minval=-1.0, maxval=1.0)
+    return np.sum((x + noise) * u), key
+
+
+@pytest.mark.parametrize("partitionable", [False, True])
+def test_jit_compiles_samplers_and_matches_python(partitionable):
+    with config.override(threefry_partitionable=partitionable):
+        f = strop.jit(noisy_step)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+            got, key_out = f(np.ones(3, np.float32), random.PRNGKey(7))
+        want, want_key = noisy_step(np.ones(3, np.float32), random.PRNGKey(7))
+        assert f.last_backend == "cpu"
+        np.testing.assert_array_equal(key_out, want_key)
+        np.testing.assert_allclose(got, want, rtol=1e-6)
