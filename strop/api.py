@@ -37,6 +37,7 @@ class Transformed:
     check_args = None
     backend = "python"
     static_argnums = ()
+    differentiates = True   # helpers without a rule are inlined, to be differentiated
 
     def __init__(self, fun, build, name):
         self.fun = fun                     # the function transformed (maybe itself Transformed)
@@ -46,6 +47,10 @@ class Transformed:
         functools.update_wrapper(self, _user_function(fun), updated=())
         self.__name__ = name
         self.__wrapped__ = None            # inspect.unwrap must stop here
+        self.signature = inspect.signature(_user_function(fun))
+        self._positional = sum(1 for p in self.signature.parameters.values()
+                               if p.kind is p.POSITIONAL_OR_KEYWORD) == len(
+                                   self.signature.parameters)
 
     def staged(self, key=None, reason=None):
         """The Staged code for ``key`` (by default: the last call's, else all leaves)."""
@@ -56,19 +61,17 @@ class Transformed:
                 reason = "new static value" if same_kinds else (
                     "new argument kinds" if self._cache else "first call")
             kinds, statics, _ = key
-            inner = normalized(self.fun, kinds)
+            inner = normalized(self.fun, kinds, self.differentiates)
             if statics:
                 inner = bind_statics(inner, dict(zip(self.static_argnums, statics)))
             params = [a.id for a in inner.node.args.args]
             dynamic = [k for i, k in enumerate(kinds) if i not in self.static_argnums]
-            leaves = {p for p, leaf in zip(params, dynamic) if leaf}
-            fn = self._build(inner, leaves)
+            fn = self._build(inner, dict(zip(params, dynamic)))
             self._cache[key] = Staged(fn, _origin(self.fun), self.backend, reason)
         return self._cache[key]
 
     def default_kinds(self):
-        n = len(inspect.signature(_user_function(self.fun)).parameters)
-        return (True,) * n
+        return (ARRAY,) * len(self.signature.parameters)
 
     def generated(self, key=None):
         return self.staged(key).generated
@@ -82,7 +85,9 @@ class Transformed:
         return self.staged(self._last_key).backend if self._last_key else None
 
     def __call__(self, *args, **kwargs):
-        return self.call_positional(_bind(self.fun, args, kwargs))
+        if not kwargs and self._positional and len(args) == len(self.signature.parameters):
+            return self.call_positional(list(args))   # the common case, without binding
+        return self.call_positional(_bind(self.fun, args, kwargs, self.signature))
 
     def call_positional(self, args):
         statics = tuple(_hashable(args[i], i) for i in self.static_argnums)
@@ -121,13 +126,25 @@ class Transformed:
         return f"<strop {self.__name__} of {getattr(self.fun, '__qualname__', self.fun)}>"
 
 
+SCALAR, ARRAY, TREE = "scalar", "array", "tree"
+
+
+def _kind(a):
+    """What generated code may assume of an argument: a number (specialized as a scalar), an
+    array, or a container (differentiated leaf by leaf)."""
+    if isinstance(a, (float, int, np.floating, np.integer)):
+        return SCALAR
+    if isinstance(a, np.ndarray):
+        return ARRAY
+    leaves = tree_leaves(a)
+    return ARRAY if len(leaves) == 1 and leaves[0] is a else TREE
+
+
 def _kinds(args, static=()):
-    """Per argument: True for a leaf (an array or a number), False for a container; static
-    arguments count as leaves (they are bound as constants)."""
-    out = [not (len(leaves) != 1 or leaves[0] is not a) for a in args
-           for leaves in [tree_leaves(a)]]
+    """The kind of each argument; static arguments are bound as constants."""
+    out = [_kind(a) for a in args]
     for i in sorted(static):
-        out.insert(i, True)
+        out.insert(i, ARRAY)
     return tuple(out)
 
 
@@ -181,12 +198,12 @@ def _origin(fun):
     return f"{getattr(user, '__qualname__', user)} ({where})"
 
 
-def normalized(fun, kinds=None):
+def normalized(fun, kinds=None, differentiate=True):
     """The normalized IR of a user function or of a transformed function's generated code."""
     if isinstance(fun, Transformed):
         st = fun.staged((kinds, (), _settings()) if kinds is not None else None)
         inner, gen = st.fn, st.generated
-        out = normalize(parse(gen.function))
+        out = normalize(parse(gen.function), inline_helpers=differentiate)
         # its free variables stay trailing parameters; its guards still hold
         out.free, out.nparams, out.guards = inner.free, inner.nparams, inner.guards + out.guards
         return out
@@ -199,10 +216,10 @@ def normalized(fun, kinds=None):
     return out
 
 
-def _bind(fun, args, kwargs):
+def _bind(fun, args, kwargs, sig=None):
     user = _user_function(fun)
     try:
-        sig = inspect.signature(user)
+        sig = sig or inspect.signature(user)
         bound = sig.bind(*args, **kwargs)
     except TypeError as e:
         raise TypeError(f"{user.__qualname__}(): {e}") from None
@@ -253,7 +270,7 @@ def _reverse_transform(fun, argnums, has_aux, mode, name):
     if not callable(fun):
         raise TypeError(f"{name} expects a function, got {type(fun).__name__}: {fun!r}")
     nums, multi = _argnums(argnums, fun)
-    t = Transformed(fun, lambda ir_fn, leaves: reverse(ir_fn, nums, mode, has_aux, multi, leaves),
+    t = Transformed(fun, lambda ir_fn, kinds: reverse(ir_fn, nums, mode, has_aux, multi, kinds),
                     f"{name}({getattr(_user_function(fun), '__name__', 'f')})")
     t.check_args = _check_real(name, fun, nums)
     return t
@@ -301,9 +318,10 @@ def jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=(), back
     if bad:
         raise ValueError(f"static_argnums {bad} out of range for a function of {len(params)} "
                          f"arguments")
-    t = Transformed(fun, lambda ir_fn, leaves: ir_fn,
+    t = Transformed(fun, lambda ir_fn, kinds: ir_fn,
                     f"jit({getattr(_user_function(fun), '__name__', 'f')})")
     t.backend = backend
+    t.differentiates = False
     t.static_argnums = tuple(sorted(i % len(params) for i in statics))
     t.donate_argnums = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(
         donate_argnums)
@@ -316,8 +334,8 @@ jit.__strop_transform__ = True
 def vjp(fun, *primals, has_aux=False):
     """``(out, vjp_fn)``: ``vjp_fn(cotangent)`` gives the cotangents of all ``primals``."""
     n = len(primals)
-    t = Transformed(fun, lambda ir_fn, leaves: reverse(ir_fn, tuple(range(n)), "vjp", has_aux,
-                                                       True, leaves),
+    t = Transformed(fun, lambda ir_fn, kinds: reverse(ir_fn, tuple(range(n)), "vjp", has_aux,
+                                                      True, kinds),
                     f"vjp({getattr(_user_function(fun), '__name__', 'f')})")
     t.check_args = _check_real("vjp", fun, tuple(range(n)))
     primals = [dtypes.canonicalize_tree(p) for p in primals]

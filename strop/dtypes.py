@@ -24,6 +24,8 @@ def canonicalize(value):
 
 
 def canonicalize_tree(tree):
+    if isinstance(tree, np.ndarray) and tree.dtype not in _NARROW:
+        return tree   # the common case, kept cheap: an array already of its final dtype
     return tree_map(canonicalize, tree)
 
 

@@ -45,7 +45,8 @@ class Staged:
     def run(self, args):
         free = [v.read() for v in self.fn.free.values()]
         compiled = self.backend == "cpu"
-        before = len(self.runner.signatures) if compiled else 0
+        logging_ = config.read("log_compiles")
+        before = len(self.runner.signatures) if compiled and logging_ else 0
         try:
             out = self.runner(*args, *free)
         except StropError:
@@ -60,7 +61,7 @@ class Staged:
             if compiled:   # compiled code has no traceback: run it as Python to find the line
                 self.rerun_as_python(args, free, e)
             raise mapped(e, self.generated) from None
-        if compiled and config.read("log_compiles") and len(self.runner.signatures) > before:
+        if compiled and logging_ and len(self.runner.signatures) > before:
             log.warning("strop: compiled %s for a new signature %s", self.fn.name,
                         self.runner.signatures[-1])
         if config.read("debug_nans") or config.read("debug_infs"):
@@ -134,11 +135,18 @@ def _from_numba_cache(e):
 
 
 def _is_numba_error(e):
+    """An error of Numba's compiler (typing, lowering, or an overload's own TypeError), as
+    opposed to one the compiled code raised while running."""
     try:
         from numba.core.errors import NumbaError
     except ImportError:
         return False
-    return isinstance(e, NumbaError)
+    if isinstance(e, NumbaError):
+        return True
+    return any(part in frame.f_code.co_filename.replace("\\", "/")
+               for frame, _ in traceback.walk_tb(e.__traceback__)
+               for part in ("numba/core/typing", "numba/core/typeinfer", "numba/core/compiler",
+                            "numba/core/lowering", "numba/core/base.py"))
 
 
 def numba_location(error, gen):

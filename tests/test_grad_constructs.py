@@ -1886,4 +1886,6 @@ def test_generated_source_compiles_cleanly(f, args):
         warnings.simplefilter("error")      # e.g. SyntaxWarning: "is" with a literal
         compile(text, "<generated>", "exec")
     assert f"{f.__name__}" in text
-    assert strop.source(grad(f)) == text    # a new transform of the same function
+    again = grad(f)                         # a new transform of the same function, called
+    again(*args)                            # with arguments of the same kinds
+    assert strop.source(again) == text

@@ -97,12 +97,19 @@ def _unbroadcast(g, x):
     if isinstance(x, types.Array):
         if isinstance(g, SCALARS):
             return lambda g, x: np.full(x.shape, dt(g))
+        same_dtype = isinstance(g, types.Array) and as_dtype(g.dtype).type is dt
         if g.ndim == x.ndim:
             def same_rank(g, x):
                 if g.shape == x.shape:
-                    return g.astype(dt)
+                    return g if same_dtype else g.astype(dt)
                 return _sum_to(g, x.shape, dt)
             return same_rank
+        if g.ndim == x.ndim + 1:
+            def one_more(g, x):   # a bias added to each row: the rows' sum
+                if g.shape[1:] == x.shape:
+                    return g.sum(axis=0).astype(dt)
+                return _sum_to(g, x.shape, dt)
+            return one_more
         return lambda g, x: _sum_to(g, x.shape, dt)
 
 

@@ -77,6 +77,7 @@ class Normalizer:
         self.inlining = []       # functions being inlined (recursion check)
         self.functions = {}      # generated name -> (FunctionDef or Lambda node, its Scope)
         self.guards = []         # (owner, name, object) of the functions and modules bound
+        self.inline_helpers = True
         self.out = None          # the statement list being filled
         self.loc = None          # the user location of the statement being normalized
 
@@ -551,7 +552,7 @@ class Normalizer:
             st = obj.staged()
             extra = [self.free_atom(v) for v in st.fn.free.values()]
             return self.inline_object(st.generated.function, e, scope, into, extra)
-        if _is_user_function(obj) or _is_helper_without_rule(obj):
+        if _is_user_function(obj) or self.inline_helpers and _is_helper_without_rule(obj):
             return self.inline_object(obj, e, scope, into)
         args = [self.expr(a, scope) for a in e.args]
         kws = [(k.arg, self.expr(k.value, scope)) for k in e.keywords]
@@ -796,5 +797,9 @@ def _as_store(node):
     return node
 
 
-def normalize(parsed, check=None):
-    return Normalizer(parsed, check).function()
+def normalize(parsed, check=None, inline_helpers=True):
+    """``inline_helpers``: inline runtime helpers that have no derivative rule (for a
+    transform that differentiates the code; compiled code calls them instead)."""
+    n = Normalizer(parsed, check)
+    n.inline_helpers = inline_helpers
+    return n.function()

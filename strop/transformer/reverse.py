@@ -221,7 +221,59 @@ class Reverse:
                     active.add(tape.id)
                     changed = True
         self.containers = self.find_containers(assigns, params)
+        self.scalars = self.find_scalars(assigns, params)
         return active
+
+    def find_scalars(self, assigns, params):
+        """Names surely holding a number (not an array) on every assignment, given the
+        parameters the call passed numbers for: there ``unbroadcast`` is the identity."""
+        out = {s.targets[0].id for s in assigns} | (self.scalar_params & set(params))
+        out -= set(params) - self.scalar_params
+        atom = lambda n: isinstance(n, gast.Constant) and isinstance(  # noqa: E731
+            n.value, (int, float, bool)) or isinstance(n, gast.Name) and n.id in out
+        changed = True
+        while changed:
+            changed = False
+            for s in assigns:
+                t, v = s.targets[0].id, s.value
+                if t not in out:
+                    continue
+                if isinstance(v, gast.BinOp):
+                    ok = atom(v.left) and atom(v.right)
+                elif isinstance(v, gast.UnaryOp):
+                    ok = atom(v.operand)
+                elif isinstance(v, gast.Compare):
+                    ok = atom(v.left) and all(atom(c) for c in v.comparators)
+                elif isinstance(v, gast.Call):
+                    fn = self.fn.callee(v.func)
+                    ok = (isinstance(fn, np.ufunc) or fn in SCALAR_BUILTINS) and all(
+                        atom(a) for a in v.args) and not v.keywords
+                else:
+                    ok = atom(v)
+                if not ok:
+                    out.discard(t)
+                    changed = True
+        return out
+
+    def scalar_simplify(self, expr, y):
+        """``unbroadcast(e, x)`` with the output ``y`` and the operand ``x`` both numbers is
+        ``e``: no shape to undo (and no tape to keep ``x`` for its shape)."""
+        if y not in self.scalars:
+            return expr
+        helper = runtime.unbroadcast
+
+        class Simplify(gast.NodeTransformer):
+            def visit_Call(inner, node):   # noqa: N805
+                inner.generic_visit(node)
+                if (self.fn_callee_is(node.func, helper) and len(node.args) == 2
+                        and isinstance(node.args[1], gast.Name)
+                        and node.args[1].id in self.scalars):
+                    return node.args[0]
+                return node
+        return Simplify().visit(expr)
+
+    def fn_callee_is(self, func, obj):
+        return isinstance(func, gast.Name) and self.refs.get(func.id) is obj
 
     def find_containers(self, assigns, params):
         """Names that may hold a list, tuple or dict: their adjoints accumulate with add()."""
@@ -354,12 +406,14 @@ class Reverse:
         self_ref = y in {n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)}
         if not self_ref:
             pre, contributions = self.contributions(s, ir.name(by), ir.name(y))
+            contributions = [(v, self.scalar_simplify(e, y)) for v, e in contributions]
             body = pre + [a for v, e in contributions for a in self.accumulate(v, e, init)]
             return Chunk(_located(body, s.loc)), init
         # y = f(y): keep the cotangent and the output, put y back, then use its old value
         g, ans = self.temp("_g"), self.temp("_ans")
         restore = Chunk()
         pre, contributions = self.contributions(s, ir.name(g), ir.name(ans))
+        contributions = [(v, self.scalar_simplify(e, y)) for v, e in contributions]
         body = _located([ir.assign(g, ir.name(by)), ir.assign(ans, ir.name(y))], s.loc)
         body += [restore] + _located(pre, s.loc)
         body += _located([a for v, e in contributions for a in self.accumulate(v, e, init)],
@@ -751,10 +805,13 @@ def _describe(key, value):
     return rule_name(key)
 
 
-def reverse(fn, wrt, mode="grad", has_aux=False, multi=False, leaves=frozenset()):
+def reverse(fn, wrt, mode="grad", has_aux=False, multi=False, kinds=None):
     """The reverse-mode derivative of ``fn`` with respect to parameters ``wrt``; ``mode`` is
     "grad", "value_and_grad" or "vjp" (an extra last parameter: the output's cotangent);
-    ``leaves``: parameters known to be arrays or numbers, not containers."""
+    ``kinds``: parameter -> "scalar", "array" or "tree" (a container), as the call gave."""
     r = Reverse(fn, wrt, mode, has_aux)
-    r.multi, r.leaves = multi, set(leaves)
+    kinds = kinds or {}
+    r.multi = multi
+    r.leaves = {p for p, k in kinds.items() if k != "tree"}
+    r.scalar_params = {p for p, k in kinds.items() if k == "scalar"}
     return r.run()
