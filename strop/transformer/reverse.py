@@ -221,7 +221,7 @@ class Reverse:
                     active.add(tape.id)
                     changed = True
         self.containers = self.find_containers(assigns, params)
-        self.scalars = self.find_scalars(assigns, params)
+        self.scalars = self.find_scalars(assigns, [a.id for a in self.node.args.args])
         return active
 
     def find_scalars(self, assigns, params):
