@@ -16,6 +16,7 @@ from . import dtypes
 from .codegen import highlight
 from .codegen import emit as emitter
 from .codegen.cpu import compile_function
+from .config import config
 from .runner import Staged
 from .errors import Location, TransformError
 from .transformer import ir
@@ -90,16 +91,20 @@ class Transformed:
         return self.call_positional(_bind(self.fun, args, kwargs, self.signature))
 
     def call_positional(self, args):
-        statics = tuple(_hashable(args[i], i) for i in self.static_argnums)
-        args = [dtypes.canonicalize_tree(a) for i, a in enumerate(args)
-                if i not in self.static_argnums]
+        if self.static_argnums:
+            statics = tuple(_hashable(args[i], i) for i in self.static_argnums)
+            args = [a for i, a in enumerate(args) if i not in self.static_argnums]
+        else:
+            statics = ()
+        args = [dtypes.canonicalize_tree(a) for a in args]
         if self.check_args is not None:
             self.check_args(args)
         key = (_kinds(args, self.static_argnums), statics, _settings())
         self._last_key = key
-        st = self.staged(key)
-        changed = [g.var.user_name for g in st.fn.guards if not g.holds()]
-        if changed:   # a function it calls was rebound: transform it again
+        st = self._cache.get(key) or self.staged(key)
+        if not all(g.holds() for g in st.fn.guards):
+            changed = [g.var.user_name for g in st.fn.guards if not g.holds()]
+            # a function it calls was rebound: transform it again
             del self._cache[key]
             st = self.staged(key, reason=f"changed global {', '.join(sorted(set(changed)))}")
         return st.run(args)
@@ -150,8 +155,8 @@ def _kinds(args, static=()):
 
 def _settings():
     """The config values generated code depends on (the dtype policy, the PRNG stream)."""
-    from .config import config
-    return config.read("enable_x64"), config.read("threefry_partitionable")
+    values = config._values
+    return values["enable_x64"], values["threefry_partitionable"]
 
 
 def _hashable(value, i):

@@ -24,7 +24,7 @@ def canonicalize(value):
 
 
 def canonicalize_tree(tree):
-    if isinstance(tree, np.ndarray) and tree.dtype not in _NARROW:
+    if type(tree) is np.ndarray and (tree.dtype not in _NARROW or config._values["enable_x64"]):
         return tree   # the common case, kept cheap: an array already of its final dtype
     return tree_map(canonicalize, tree)
 

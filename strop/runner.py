@@ -45,7 +45,8 @@ class Staged:
     def run(self, args):
         free = [v.read() for v in self.fn.free.values()]
         compiled = self.backend == "cpu"
-        logging_ = config.read("log_compiles")
+        values = config._values
+        logging_ = values["log_compiles"]
         before = len(self.runner.signatures) if compiled and logging_ else 0
         try:
             out = self.runner(*args, *free)
@@ -64,7 +65,7 @@ class Staged:
         if compiled and logging_ and len(self.runner.signatures) > before:
             log.warning("strop: compiled %s for a new signature %s", self.fn.name,
                         self.runner.signatures[-1])
-        if config.read("debug_nans") or config.read("debug_infs"):
+        if values["debug_nans"] or values["debug_infs"]:
             self.check_finite(out, args, free)
         return out
 
