@@ -49,9 +49,13 @@ class Transformed:
         self.__name__ = name
         self.__wrapped__ = None            # inspect.unwrap must stop here
         self.signature = inspect.signature(_user_function(fun))
-        self._positional = sum(1 for p in self.signature.parameters.values()
-                               if p.kind is p.POSITIONAL_OR_KEYWORD) == len(
-                                   self.signature.parameters)
+        inner, bound = _unwrap(_user_function(fun))
+        names = list(inspect.signature(inner).parameters)
+        # partial(f, s=3.0) still shows s in its signature: its value is bound, not passed
+        self._bound = {names[i] for i in bound} & set(self.signature.parameters)
+        self._positional = not self._bound and sum(
+            1 for p in self.signature.parameters.values()
+            if p.kind is p.POSITIONAL_OR_KEYWORD) == len(self.signature.parameters)
 
     def staged(self, key=None, reason=None):
         """The Staged code for ``key`` (by default: the last call's, else all leaves)."""
@@ -88,7 +92,7 @@ class Transformed:
     def __call__(self, *args, **kwargs):
         if not kwargs and self._positional and len(args) == len(self.signature.parameters):
             return self.call_positional(list(args))   # the common case, without binding
-        return self.call_positional(_bind(self.fun, args, kwargs, self.signature))
+        return self.call_positional(_bind(self.fun, args, kwargs, self.signature, self._bound))
 
     def call_positional(self, args):
         if self.static_argnums:
@@ -196,8 +200,31 @@ def _user_function(fun):
     return fun
 
 
+def _unwrap(fun):
+    """(the Python function, {parameter index: bound value}) of a bound method or a
+    functools.partial (nested ones too); the bound values become constants of the code."""
+    if inspect.ismethod(fun):
+        inner, bound = _unwrap(fun.__func__)
+        first = min(set(range(len(bound) + 1)) - set(bound))
+        return inner, {**bound, first: fun.__self__}
+    if isinstance(fun, functools.partial):
+        inner, bound = _unwrap(fun.func)
+        params = [i for i in range(len(inspect.signature(inner).parameters)) if i not in bound]
+        names = list(inspect.signature(inner).parameters)
+        new = dict(bound)
+        for i, value in zip(params, fun.args):
+            new[i] = value
+        for k, value in fun.keywords.items():
+            if k not in names:
+                raise TypeError(f"functools.partial of {inner.__qualname__} binds an unknown "
+                                f"keyword {k!r}")
+            new[names.index(k)] = value
+        return inner, new
+    return fun, {}
+
+
 def _origin(fun):
-    user = _user_function(fun)
+    user = _unwrap(_user_function(fun))[0]
     code = getattr(user, "__code__", None)
     where = f"{code.co_filename}:{code.co_firstlineno}" if code else repr(user)
     return f"{getattr(user, '__qualname__', user)} ({where})"
@@ -214,14 +241,15 @@ def normalized(fun, kinds=None, differentiate=True):
         return out
     if not callable(fun):
         raise TypeError(f"expected a function to transform, got {type(fun).__name__}: {fun!r}")
+    fun, bound = _unwrap(fun)
     parsed = parse(fun)
     check(parsed)
     out = normalize(parsed, check=check)
     check_key_reuse(out)
-    return out
+    return bind_statics(out, bound) if bound else out
 
 
-def _bind(fun, args, kwargs, sig=None):
+def _bind(fun, args, kwargs, sig=None, bound_names=()):
     user = _user_function(fun)
     try:
         sig = sig or inspect.signature(user)
@@ -231,6 +259,8 @@ def _bind(fun, args, kwargs, sig=None):
     bound.apply_defaults()
     out = []
     for p in sig.parameters.values():
+        if p.name in bound_names:
+            continue
         v = bound.arguments.get(p.name)
         if p.kind is p.VAR_POSITIONAL:
             out.append(tuple(v or ()))

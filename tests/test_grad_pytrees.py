@@ -384,15 +384,11 @@ def scaled_loss(x, s):
     return np.sum(x ** 2) * s
 
 
-@pytest.mark.xfail(strict=True, reason="grad of a bound method: TransformError 'strop transforms "
-                   "Python functions; got method' (JAX differentiates obj.method, self closed over)")
 def test_grad_of_a_bound_method():
     x = randn(3)
     np.testing.assert_allclose(grad(Model(3.0).loss)(x), 6.0 * x)
 
 
-@pytest.mark.xfail(strict=True, reason="grad of functools.partial: TransformError 'strop "
-                   "transforms Python functions; got partial' (JAX accepts any callable)")
 def test_grad_of_a_partial():
     import functools
     x = randn(3)
