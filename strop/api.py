@@ -72,7 +72,9 @@ class Transformed:
             params = [a.id for a in inner.node.args.args]
             dynamic = [k for i, k in enumerate(kinds) if i not in self.static_argnums]
             fn = self._build(inner, dict(zip(params, dynamic)))
-            self._cache[key] = Staged(fn, _origin(self.fun), self.backend, reason)
+            donated = [i - sum(1 for j in self.static_argnums if j < i)
+                       for i in getattr(self, "donate_argnums", ())]
+            self._cache[key] = Staged(fn, _origin(self.fun), self.backend, reason, donated)
         return self._cache[key]
 
     def default_kinds(self):

@@ -17,6 +17,7 @@ import numpy as np
 
 from .codegen import emit as emitter
 from .codegen.cpu import compile_function, lower
+from .codegen.inplace import make_inplace
 from .codegen.load import load
 from .config import config
 from .errors import JitFallbackWarning, StropError
@@ -28,10 +29,11 @@ log = logging.getLogger("strop")
 class Staged:
     """One generated function: its IR, its module, and what runs it."""
 
-    def __init__(self, fn, origin, backend, reason="first call"):
+    def __init__(self, fn, origin, backend, reason="first call", donated=()):
         self.fn, self.backend, self.origin = fn, backend, origin
         refs = dict(fn.refs)
         node = lower(fn.node, refs, _compiled_variant) if backend == "cpu" else fn.node
+        self.inplace = make_inplace(node, refs, donated) if backend == "cpu" else set()
         shown = dataclasses.replace(fn, node=node, refs=refs)
         text, linemap, injected = emitter.emit(shown, origin)
 

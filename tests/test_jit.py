@@ -241,3 +241,45 @@ def test_llvm_ir_and_assembly_for_a_signature():
     ir_text = jf.inspect_llvm()
     assert "define" in ir_text
     assert jf.inspect_asm()
+
+
+def fills(n, v):
+    y = np.zeros(n)
+    for i in range(n):
+        y = y.at[i].set(v * i)
+    return y
+
+
+def sets_first(x, v):
+    return x.at[0].set(v)
+
+
+def test_update_of_a_dead_array_runs_in_place():
+    jf = jit(fills)
+    np.testing.assert_allclose(jf(4, 2.0), [0.0, 2.0, 4.0, 6.0])
+    assert "at_set_inplace(y, i" in strop.source(jf)          # no copy per iteration
+    assert jf.staged().inplace == {"y"}
+
+
+def test_an_argument_is_copied_unless_donated():
+    x = np.arange(3.0)
+    out = jit(sets_first)(x, 9.0)
+    assert out[0] == 9.0 and x[0] == 0.0 and not np.shares_memory(out, x)
+    donated = jit(sets_first, donate_argnums=0)
+    y = np.arange(3.0)
+    out = donated(y, 9.0)
+    assert out[0] == 9.0 and np.shares_memory(out, y)        # the output reuses the buffer
+
+
+def keeps_old(x):
+    y = np.zeros(3)
+    z = y                     # a second name for y's value: no in-place update
+    y = y.at[0].set(x)
+    return z, y
+
+
+def test_no_in_place_update_when_another_name_sees_the_array():
+    z, y = jit(keeps_old)(5.0)
+    np.testing.assert_allclose(z, [0.0, 0.0, 0.0])
+    np.testing.assert_allclose(y, [5.0, 0.0, 0.0])
+    assert "inplace" not in strop.source(jit(keeps_old))

@@ -8,7 +8,9 @@ import numpy as np
 __all__ = [
     "unbroadcast", "zeros_like", "ones_like", "add", "scale", "getitem_vjp", "setitem",
     "setitem_vjp", "expand_to", "astype_like", "stack", "push", "pop", "peek", "append",
-    "at_get", "at_set", "at_add", "at_multiply", "at_min", "at_max", "index_arg", "items_of",
+    "at_get", "at_set", "at_add", "at_multiply", "at_min", "at_max", "at_set_inplace",
+    "at_add_inplace", "at_multiply_inplace", "at_min_inplace", "at_max_inplace",
+    "setitem_inplace", "index_arg", "items_of",
     "balanced_eq", "sort_vjp", "matmul", "matmul_vjp_x", "matmul_vjp_y", "insert", "pop_item", "seed_grad", "item_of", "sort_like",
 ]
 
@@ -300,9 +302,9 @@ def scatter_positions(shape, idx, mode=None):
     return np.asarray(_padded(np.arange(size).reshape(shape), -1)[_mapped(shape, idx, "pad")])
 
 
-def _scatter(x, idx, v, mode, combine):
+def _scatter(x, idx, v, mode, combine, inplace=False):
     x = np.asarray(x)
-    out = x.copy()
+    out = x if inplace else x.copy()
     pos = scatter_positions(x.shape, idx, mode)
     v = np.asarray(v)
     v = np.broadcast_to(v.astype(np.result_type(x, v), copy=False), pos.shape)
@@ -313,6 +315,32 @@ def _scatter(x, idx, v, mode, combine):
 
 def _set(flat, pos, v):
     flat[pos] = v
+
+
+def at_set_inplace(x, idx, v, mode=None):
+    """``at_set`` writing into ``x`` (compiled code uses it where x's old value is dead)."""
+    return _scatter(x, idx, v, mode, _set, inplace=True)
+
+
+def at_add_inplace(x, idx, v, mode=None):
+    return _scatter(x, idx, v, mode, np.add.at, inplace=True)
+
+
+def at_multiply_inplace(x, idx, v, mode=None):
+    return _scatter(x, idx, v, mode, np.multiply.at, inplace=True)
+
+
+def at_min_inplace(x, idx, v, mode=None):
+    return _scatter(x, idx, v, mode, np.minimum.at, inplace=True)
+
+
+def at_max_inplace(x, idx, v, mode=None):
+    return _scatter(x, idx, v, mode, np.maximum.at, inplace=True)
+
+
+def setitem_inplace(x, idx, v):
+    x[idx] = v
+    return x
 
 
 def at_set(x, idx, v, mode=None):

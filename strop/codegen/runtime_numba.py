@@ -202,13 +202,13 @@ def _position(i, n, clip):
     return -1
 
 
-def _at_update(combine):
+def _at_update(combine, inplace=False):
     def overload_impl(x, idx, v, mode=None):
         if not isinstance(x, types.Array):
             return None
         if isinstance(idx, types.Integer):
             def one(x, idx, v, mode=None):
-                out = x.copy()
+                out = x if inplace else x.copy()
                 j = _position(idx, x.shape[0], mode == "clip")
                 if j >= 0:
                     out[j] = combine(out[j], v)
@@ -219,7 +219,7 @@ def _at_update(combine):
             scalar_v = isinstance(v, SCALARS)
 
             def many(x, idx, v, mode=None):
-                out = x.copy()
+                out = x if inplace else x.copy()
                 for k in range(idx.size):
                     j = _position(idx[k], x.shape[0], mode == "clip")
                     if j >= 0:
@@ -229,11 +229,21 @@ def _at_update(combine):
     return overload_impl
 
 
-for _helper, _combine in ((rt.at_set, lambda old, new: new), (rt.at_add, lambda a, b: a + b),
-                          (rt.at_multiply, lambda a, b: a * b),
-                          (rt.at_min, lambda a, b: min(a, b)),
-                          (rt.at_max, lambda a, b: max(a, b))):
-    overload(_helper)(_at_update(register_jitable(_combine)))
+for _name, _combine in (("at_set", lambda old, new: new), ("at_add", lambda a, b: a + b),
+                        ("at_multiply", lambda a, b: a * b),
+                        ("at_min", lambda a, b: min(a, b)), ("at_max", lambda a, b: max(a, b))):
+    _combine = register_jitable(_combine)
+    overload(getattr(rt, _name))(_at_update(_combine))
+    overload(getattr(rt, _name + "_inplace"))(_at_update(_combine, inplace=True))
+
+
+@overload(rt.setitem_inplace)
+def _setitem_inplace(x, idx, v):
+    if isinstance(x, types.Array):
+        def impl(x, idx, v):
+            x[idx] = v
+            return x
+        return impl
 
 
 @overload(rt.at_get)
