@@ -338,7 +338,6 @@ def jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=(), back
                                  backend=backend)
     if not callable(fun):
         raise TypeError(f"jit expects a function, got {type(fun).__name__}: {fun!r}")
-    from .config import config
     backend = backend or config.read("default_backend")
     if backend not in ("cpu", "python"):
         raise ValueError(f"jit backend must be 'cpu' or 'python' (the CUDA backend is not "
@@ -376,7 +375,7 @@ def vjp(fun, *primals, has_aux=False):
                     f"vjp({getattr(_user_function(fun), '__name__', 'f')})")
     t.check_args = _check_real("vjp", fun, tuple(range(n)))
     primals = [dtypes.canonicalize_tree(p) for p in primals]
-    out = _call_plain(fun, primals)
+    out = jit(fun, backend="python").call_positional(list(primals))   # as transformed code runs
 
     def vjp_fn(cotangent):
         result = t.call_positional(list(primals) + [cotangent])
@@ -386,10 +385,6 @@ def vjp(fun, *primals, has_aux=False):
     if has_aux:
         return out[0], vjp_fn, out[1]
     return out, vjp_fn
-
-
-def _call_plain(fun, args):
-    return fun(*args)
 
 
 def source(fun):

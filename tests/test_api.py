@@ -159,3 +159,15 @@ def test_show_prints_plain_source_to_a_file(tmp_path):
     with open(path, "w") as f:
         strop.show(grad(cube_sum), file=f)
     assert path.read_text() == strop.source(grad(cube_sum))
+
+
+def uses_at(x):
+    return x.at[0].multiply(3.0) * 2.0
+
+
+def test_vjp_of_code_that_only_runs_transformed():
+    x = np.array([1.0, 2.0])
+    out, vjp_fn = strop.vjp(uses_at, x)
+    np.testing.assert_allclose(out, [6.0, 4.0])
+    (ct,) = vjp_fn(np.array([1.0, 1.0]))
+    np.testing.assert_allclose(ct, [6.0, 2.0])
