@@ -596,8 +596,6 @@ def t_elementwise(t):
 # the runtime helper each first-order template calls has no rule of its own, so strop inlines
 # its source (codegen/runtime*.py) and differentiates that: how it fails
 NO_RULE = {
-    t_cumprod: "cumprod_vjp calls np.empty: TransformError 'no derivative rule for np.empty, and "
-               "its result depends on the differentiated input'",
     t_solve: "solve_vjp_a calls _unbroadcast, whose `from .runtime import unbroadcast` raises "
              "TransformError 'import is not supported inside a transformed function'",
     t_eigvalsh: "eigh_vjp calls _off_diagonal_inverse, whose `with np.errstate(...)` raises "
@@ -608,8 +606,6 @@ NO_RULE = {
               "not supported inside a transformed function'",
     t_pad: "pad_vjp calls np.bincount: TransformError 'no derivative rule for np.bincount, and "
            "its result depends on the differentiated input'",
-    t_split: "dense calls np.zeros: TransformError 'no derivative rule for np.zeros, and its "
-             "result depends on the differentiated input'",
 }
 SECOND = [t_sum, t_mean, t_prod, t_var, t_max, t_cumsum, t_cumprod, t_reshape_transpose,
           t_concatenate, t_stack_getitem, t_where_maximum_clip, t_inv_det, t_solve, t_cholesky,

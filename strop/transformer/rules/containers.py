@@ -19,6 +19,11 @@ defvjp(tuple,   "x=(), /", "like(g, x)")
 defnondiff([len, range, int, bool, str, isinstance, type, print, round, divmod, enumerate,
             zip, sorted, reversed, hash, id, repr, callable, any, all])
 
+# NumPy's constructors and dtype queries: what they make carries no derivative
+defnondiff([np.zeros, np.ones, np.empty, np.arange, np.eye, np.identity, np.result_type,
+            np.promote_types, np.dtype, np.iinfo, np.finfo, np.can_cast, np.issubdtype,
+            np.indices, np.ndindex, np.tri, np.ravel_multi_index, np.unravel_index])
+
 # methods that stay methods, and attributes
 defvjp(("method", "copy"),   "self, /, order='C'", "g")
 defvjp(("method", "astype"), "self, dtype, /, order='K', casting='unsafe', subok=True, "
