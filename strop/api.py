@@ -25,7 +25,8 @@ from .transformer.keyreuse import check_key_reuse
 from .transformer.normalize import normalize
 from .transformer.parse import parse
 from .transformer.reverse import reverse
-from .tree_util import tree_leaves
+from .transformer.flatten import flatten_params, leaf_paths
+from .tree_util import tree_leaves, tree_structure
 
 
 class Transformed:
@@ -67,12 +68,16 @@ class Transformed:
                     "new argument kinds" if self._cache else "first call")
             kinds, statics, _ = key
             inner = normalized(self.fun, kinds, self.differentiates)
+            groups = inner.groups or tuple((False, (a.id,)) for a in
+                                           inner.node.args.args[:inner.nparams])
+            start = [sum(len(g[1]) for g in groups[:i]) for i in range(len(groups))]
+            kind_of = {n: (ARRAY if tree else k) for (tree, names), k in zip(groups, kinds)
+                       for n in names}
             if statics:
-                inner = bind_statics(inner, dict(zip(self.static_argnums, statics)))
-            params = [a.id for a in inner.node.args.args]
-            dynamic = [k for i, k in enumerate(kinds) if i not in self.static_argnums]
-            fn = self._build(inner, dict(zip(params, dynamic)))
-            donated = [i - sum(1 for j in self.static_argnums if j < i)
+                inner = bind_statics(inner, {start[i]: v for i, v in
+                                             zip(self.static_argnums, statics)})
+            fn = self._build(inner, kind_of)
+            donated = [start[i] - sum(1 for j in self.static_argnums if j < i)
                        for i in getattr(self, "donate_argnums", ())]
             self._cache[key] = Staged(fn, _origin(self.fun), self.backend, reason, donated)
         return self._cache[key]
@@ -105,15 +110,28 @@ class Transformed:
         args = [dtypes.canonicalize_tree(a) for a in args]
         if self.check_args is not None:
             self.check_args(args)
-        key = (_kinds(args, self.static_argnums), statics, _settings())
+        kinds = _kinds(args, self.static_argnums)
+        n = len(self.signature.parameters)
+        if len(kinds) > n:   # vjp's cotangent: passed whole, never flattened
+            kinds = kinds[:n] + tuple(TREE if type(k) is tuple else k for k in kinds[n:])
+        key = (kinds, statics, _settings())
         self._last_key = key
+        if any(type(k) is tuple for k in kinds):   # pytrees go in as their leaves
+            dynamic = [k for i, k in enumerate(kinds) if i not in self.static_argnums]
+            args = [x for a, k in zip(args, dynamic) for x in (
+                tree_leaves(a) if type(k) is tuple else [a])]
         st = self._cache.get(key) or self.staged(key)
         if not all(g.holds() for g in st.fn.guards):
             changed = [g.var.user_name for g in st.fn.guards if not g.holds()]
             # a function it calls was rebound: transform it again
             del self._cache[key]
             st = self.staged(key, reason=f"changed global {', '.join(sorted(set(changed)))}")
-        return st.run(args)
+        return self.finish(st.run(args), key[0])
+
+    def finish(self, out, kinds):
+        """The result as the user sees it: gradients of flattened pytrees rebuilt (the
+        transforms that differentiate override this; others pass it through)."""
+        return self.fun.finish(out, kinds) if isinstance(self.fun, Transformed) else out
 
     def inspect_llvm(self, signature=None):
         """Numba's LLVM IR of the compiled code (for ``signature``, default: the last one)."""
@@ -142,13 +160,17 @@ SCALAR, ARRAY, TREE = "scalar", "array", "tree"
 
 def _kind(a):
     """What generated code may assume of an argument: a number (specialized as a scalar), an
-    array, or a container (differentiated leaf by leaf)."""
+    array, a dict/list/tuple flattened to its leaves ((TREE, its structure)), or another
+    container (differentiated leaf by leaf)."""
     if isinstance(a, (float, int, np.floating, np.integer)):
         return SCALAR
     if isinstance(a, np.ndarray):
         return ARRAY
     leaves = tree_leaves(a)
-    return ARRAY if len(leaves) == 1 and leaves[0] is a else TREE
+    if len(leaves) == 1 and leaves[0] is a:
+        return ARRAY
+    treedef = tree_structure(a)
+    return (TREE, treedef) if leaf_paths(treedef) is not None else TREE
 
 
 def _kinds(args, static=()):
@@ -248,7 +270,9 @@ def normalized(fun, kinds=None, differentiate=True):
     check(parsed)
     out = normalize(parsed, check=check)
     check_key_reuse(out)
-    return bind_statics(out, bound) if bound else out
+    out = bind_statics(out, bound) if bound else out
+    trees = {i: k[1] for i, k in enumerate(kinds or ()) if type(k) is tuple}
+    return flatten_params(out, trees) if trees else out
 
 
 def _bind(fun, args, kwargs, sig=None, bound_names=()):
@@ -303,12 +327,33 @@ def _check_real(name, fun, argnums):
     return check_args
 
 
-def _reverse_transform(fun, argnums, has_aux, mode, name):
+class ReverseTransformed(Transformed):
+    """grad, value_and_grad and vjp: their gradients of flattened pytrees come back as the
+    trees' leaves, rebuilt here."""
+
+    def finish(self, out, kinds):
+        trees = [kinds[i][1] if type(kinds[i]) is tuple else None for i in self.wrt]
+        if not any(trees):
+            return out
+        has_grads_first = self.mode == "grad"
+        parts = list(out) if (self.has_aux or not has_grads_first) else [out]
+        at = 0 if has_grads_first else 1
+        grads = parts[at]
+        rebuilt = [t.unflatten(g) if t is not None else g for t, g in zip(
+            trees, grads if self.multi else [grads])]
+        parts[at] = tuple(rebuilt) if self.multi else rebuilt[0]
+        return tuple(parts) if (self.has_aux or not has_grads_first) else parts[0]
+
+
+def _reverse_transform(fun, argnums, has_aux, mode, name, nums=None, multi=None):
     if not callable(fun):
         raise TypeError(f"{name} expects a function, got {type(fun).__name__}: {fun!r}")
-    nums, multi = _argnums(argnums, fun)
-    t = Transformed(fun, lambda ir_fn, kinds: reverse(ir_fn, nums, mode, has_aux, multi, kinds),
-                    f"{name}({getattr(_user_function(fun), '__name__', 'f')})")
+    if nums is None:
+        nums, multi = _argnums(argnums, fun)
+    t = ReverseTransformed(
+        fun, lambda ir_fn, kinds: reverse(ir_fn, nums, mode, has_aux, multi, kinds),
+        f"{name}({getattr(_user_function(fun), '__name__', 'f')})")
+    t.wrt, t.mode, t.has_aux, t.multi = nums, mode, has_aux, multi
     t.check_args = _check_real(name, fun, nums)
     return t
 
@@ -370,10 +415,7 @@ jit.__strop_transform__ = True
 def vjp(fun, *primals, has_aux=False):
     """``(out, vjp_fn)``: ``vjp_fn(cotangent)`` gives the cotangents of all ``primals``."""
     n = len(primals)
-    t = Transformed(fun, lambda ir_fn, kinds: reverse(ir_fn, tuple(range(n)), "vjp", has_aux,
-                                                      True, kinds),
-                    f"vjp({getattr(_user_function(fun), '__name__', 'f')})")
-    t.check_args = _check_real("vjp", fun, tuple(range(n)))
+    t = _reverse_transform(fun, None, has_aux, "vjp", "vjp", tuple(range(n)), True)
     primals = [dtypes.canonicalize_tree(p) for p in primals]
     out = jit(fun, backend="python").call_positional(list(primals))   # as transformed code runs
 

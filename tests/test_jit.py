@@ -283,3 +283,37 @@ def test_no_in_place_update_when_another_name_sees_the_array():
     np.testing.assert_allclose(z, [0.0, 0.0, 0.0])
     np.testing.assert_allclose(y, [5.0, 0.0, 0.0])
     assert "inplace" not in strop.source(jit(keeps_old))
+
+
+def mlp_loss(params, x, y):
+    hidden = np.tanh(x @ params["w1"] + params["b1"])
+    pred = hidden @ params["w2"]
+    return np.mean((pred - y) ** 2)
+
+
+def test_pytrees_are_flattened_at_the_boundary():
+    rng = np.random.default_rng(0)
+    params = {"w1": rng.normal(size=(3, 5)), "b1": np.zeros(5), "w2": rng.normal(size=(5, 2))}
+    x, y = rng.normal(size=(4, 3)), rng.normal(size=(4, 2))
+    g = grad(mlp_loss)
+    jg = jit(g)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JitFallbackWarning)
+        got = jg(params, x, y)
+    want = g(params, x, y)
+    assert jg.last_backend == "cpu" and set(got) == {"w1", "b1", "w2"}
+    for k in params:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-10)
+    assert "def mlp_loss_grad(params_b1, params_w1, params_w2, x, y):" in strop.source(g)
+
+
+def picks(d):
+    return d["a"] * 2.0 + d["b"][1]
+
+
+def test_jit_of_a_dict_argument_and_a_nested_list():
+    jf = jit(picks)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JitFallbackWarning)
+        assert jf({"a": 1.5, "b": [0.0, 4.0]}) == 7.0
+    np.testing.assert_allclose(grad(picks)({"a": 1.5, "b": [0.0, 4.0]})["b"], [0.0, 1.0])

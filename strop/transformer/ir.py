@@ -57,6 +57,7 @@ class Function:
     free: dict = field(default_factory=dict)   # generated name -> FreeVar
     nparams: int = 0                           # the user's parameters come first
     guards: tuple = ()                         # Guards of the bound globals
+    groups: tuple = None                       # per user parameter: its leaf parameters
 
     @property
     def name(self):

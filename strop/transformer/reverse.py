@@ -636,7 +636,9 @@ class Reverse:
     def run(self):
         node = self.node
         params = [a.id for a in node.args.args]
-        wrt = [params[i] for i in self.wrt]
+        groups = self.fn.groups or tuple((False, (p,)) for p in params)
+        wrt_groups = [groups[i] for i in self.wrt]
+        wrt = [p for _, names in wrt_groups for p in names]
         body = self.prepare(list(node.body))
         self.mark_defined(body, set(params) | set(self.fn.free))
         ret = body.pop()
@@ -659,8 +661,10 @@ class Reverse:
         annotate_live(reverse, set(returned))
         defined = set(params) | set(self.fn.free)
         self.save_block(top.stmts, top, set(defined), set(defined))
-        grads = [ir.name(self.adjoint[p]) if self.adjoint.get(p) in init else
-                 ir.call(self.helper("zeros_like"), [ir.name(p)]) for p in wrt]
+        grad_of = {p: ir.name(self.adjoint[p]) if self.adjoint.get(p) in init else
+                   ir.call(self.helper("zeros_like"), [ir.name(p)]) for p in wrt}
+        grads = [gast.Tuple(elts=[grad_of[p] for p in names], ctx=gast.Load()) if tree
+                 else grad_of[names[0]] for tree, names in wrt_groups]
         results = self.results(out, aux, grads)
         kept = {}
         returned_values = ([out] if self.mode != "grad" else []) + ([aux] if aux else [])
@@ -695,7 +699,7 @@ class Reverse:
                                 type_params=[])
         fdef.loc = node.loc
         return ir.Function(fdef, self.refs, dict(self.fn.free), self.fn.nparams,
-                           self.fn.guards)
+                           self.fn.guards, self.fn.groups)
 
     def outputs(self, ret, body):
         value = ret.value

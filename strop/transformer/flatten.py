@@ -1,0 +1,133 @@
+"""Pytree arguments flattened at the boundary: a parameter ``params`` that a call passes a dict,
+list or tuple for becomes one parameter per leaf (``params_w1``, ``params_b1``, ...), and
+``params["w1"]`` reads that leaf.  Compiled code then sees only arrays and numbers, and a
+gradient is one adjoint per leaf.  A tree the code uses otherwise (iterated, passed whole) is
+rebuilt from its leaves at the start instead.
+"""
+import copy
+import dataclasses
+import re
+
+import gast
+
+from . import ir
+
+STATIC_NODES = (dict, list, tuple)
+
+
+def leaf_paths(treedef):
+    """The key path of each leaf, in flattening order; None unless every node is a plain dict,
+    list or tuple."""
+    sample = treedef.unflatten(range(treedef.num_leaves))
+    paths = [None] * treedef.num_leaves
+
+    def walk(node, path):
+        if type(node) is dict:
+            return all(walk(v, path + (k,)) for k, v in node.items())
+        if type(node) in (list, tuple):
+            return all(walk(v, path + (i,)) for i, v in enumerate(node))
+        if isinstance(node, int) and not isinstance(node, bool):
+            paths[node] = path
+            return True
+        return False
+    return paths if walk(sample, ()) and all(p is not None for p in paths) else None
+
+
+def _leaf_name(param, path, taken):
+    parts = [re.sub(r"\W", "_", str(k)) or "_" for k in path]
+    base = "_".join([param] + parts)
+    name, n = base, 1
+    while name in taken:
+        name, n = f"{base}_{n}", n + 1
+    taken.add(name)
+    return name
+
+
+def _rebuild(sample, names):
+    """A literal that rebuilds the tree (dicts, lists, tuples) from leaf parameters."""
+    if type(sample) is dict:
+        return gast.Dict(keys=[ir.const(k) for k in sample],
+                         values=[_rebuild(v, names) for v in sample.values()])
+    if type(sample) in (list, tuple):
+        cls = gast.List if type(sample) is list else gast.Tuple
+        return cls(elts=[_rebuild(v, names) for v in sample], ctx=gast.Load())
+    return ir.name(names[sample])
+
+
+def flatten_params(fn, trees):
+    """``fn`` with the parameters at the indices of ``trees`` (index -> treedef) replaced by
+    their leaves; ``fn.groups`` records, per user parameter, (flattened?, its parameters)."""
+    node = copy.deepcopy(fn.node)
+    taken = ir.names_in(node) | set(fn.refs)
+    args, groups, prologue = [], [], []
+    for i, a in enumerate(node.args.args):
+        treedef = trees.get(i)
+        paths = leaf_paths(treedef) if treedef is not None else None
+        if paths is None:
+            args.append(a)
+            groups.append((False, (a.id,)))
+            continue
+        names = [_leaf_name(a.id, p, taken) for p in paths]
+        args.extend(gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None)
+                    for n in names)
+        groups.append((True, tuple(names)))
+        by_path = dict(zip(paths, names))
+        if not _rewrite(node.body, a.id, by_path, dry=True):
+            sample = treedef.unflatten(range(len(names)))
+            prologue.append(ir.assign(a.id, _rebuild(sample, names), getattr(node, "loc", None)))
+        else:
+            _rewrite(node.body, a.id, by_path, dry=False)
+    node.args.args = args
+    node.body = prologue + node.body
+    added = len(args) - len(fn.node.args.args)
+    return dataclasses.replace(fn, node=node, groups=tuple(groups[:fn.nparams]),
+                               nparams=fn.nparams + added)
+
+
+def _rewrite(stmts, param, by_path, dry):
+    """Read leaves directly: ``t = param[k]`` (a leaf) becomes ``t = param_k``; ``t =
+    param[k]`` (a subtree) makes ``t`` a name for it.  With ``dry``, only say whether every use
+    of the tree is such a read (else it is rebuilt, and nothing is rewritten)."""
+    alias = {param: ()}
+    prefixes = {p[:i] for p in by_path for i in range(len(p))}
+    stores = {}
+    for n in _walk(stmts):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    if stores.get(param):
+        return False
+    reads = set()
+    for s in _statements(stmts):
+        v = s.value if isinstance(s, gast.Assign) else None
+        if (isinstance(v, gast.Subscript) and isinstance(v.value, gast.Name)
+                and v.value.id in alias and isinstance(v.slice, gast.Constant)):
+            path = alias[v.value.id] + (v.slice.value,)
+            target = s.targets[0].id
+            if path in by_path:
+                reads.add(id(v.value))
+                if not dry:
+                    s.value = ir.name(by_path[path])
+                continue
+            if path in prefixes and stores.get(target) == 1:
+                alias[target] = path
+                reads.add(id(v.value))
+                if not dry:
+                    s.value = ir.const(None)    # the subtree's name is not used any more
+                continue
+    for n in _walk(stmts):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in alias \
+                and id(n) not in reads:
+            return False
+    return True
+
+
+def _statements(stmts):
+    for s in stmts:
+        yield s
+        for field in ("body", "orelse"):
+            yield from _statements(getattr(s, field, []) or [])
+
+
+def _walk(stmts):
+    for s in stmts:
+        yield from gast.walk(s)
