@@ -75,6 +75,12 @@ def lower(node, refs, replace=lambda obj: None):
 
         def visit_Call(self, call):
             self.generic_visit(call)
+            target = resolve(call.func)
+            if target in via_numpy() and len(call.args) == 1 and not call.keywords:
+                stub = via_numpy()[target]
+                call.func = gast.Name(id=bind(stub, stub.__name__), ctx=gast.Load(),
+                                      annotation=None, type_comment=None)
+                return call
             fn = helper(call)
             if fn is runtime.stack:
                 return gast.List(elts=[], ctx=gast.Load())
@@ -88,6 +94,11 @@ def lower(node, refs, replace=lambda obj: None):
             return call
 
     return Lower().visit(node)
+
+
+def via_numpy():
+    from .runtime_numba import VIA_NUMPY
+    return VIA_NUMPY
 
 
 def compile_function(function, cache=True):

@@ -324,3 +324,33 @@ for _name in rt.__all__:   # the rest: compiled from their own source, where Num
     if callable(_fn) and _fn not in _OVERLOADED and getattr(_fn, "__module__", "").startswith(
             "strop.codegen"):
         register_jitable(_fn)
+
+
+# Transcendental ufuncs on large arrays: NumPy's SIMD loops (Numba calls the scalar libm
+# function per element when SVML is absent); small arrays and numbers stay compiled.
+LARGE = 4096
+NUMPY_UFUNCS = (np.tanh, np.exp, np.log, np.sin, np.cos, np.log1p, np.expm1)
+
+
+def _through_numpy_when_large(ufunc):
+    def stub(x):
+        return ufunc(x)
+    stub.__name__ = stub.__qualname__ = f"{ufunc.__name__}_np"
+
+    @overload(stub)
+    def impl(x):
+        if isinstance(x, types.Array) and isinstance(x.dtype, types.Float):
+            out_type = types.Array(x.dtype, x.ndim, "C")
+
+            def large(x):
+                if x.size < LARGE:
+                    return ufunc(x)
+                with numba.objmode(out=out_type):
+                    out = np.ascontiguousarray(ufunc(x))
+                return out
+            return large
+        return lambda x: ufunc(x)
+    return stub
+
+
+VIA_NUMPY = {u: _through_numpy_when_large(u) for u in NUMPY_UFUNCS}
