@@ -542,10 +542,9 @@ class Normalizer:
             args = [self.static_value(a, scope) for a in e.args]
             kws = {k.arg: self.static_value(k.value, scope) for k in e.keywords}
             made = obj(*args, **kws)
-            return self.to_name(ir.name(self.bind_ref(getattr(made, "__name__", "f").split(
-                "(")[0] + "_" + obj.__name__, made)), into) if into else ir.name(
-                self.bind_ref(obj.__name__ + "_of_" + getattr(_first(args), "__name__", "f"),
-                              made))
+            base = f"{obj.__name__}_{getattr(args[0] if args else None, '__name__', 'f')}"
+            atom = ir.name(self.bind_ref(base, made))    # e.g. grad_g: called like g
+            return self.to_name(atom, into) if into else atom
         if hasattr(obj, "staged") and hasattr(obj, "call_positional"):
             # a strop transform called inside: inline its generated code, which takes the
             # free variables it reads as trailing arguments
@@ -747,10 +746,6 @@ def _is_helper_without_rule(obj):
     module = getattr(obj, "__module__", "") or ""
     return (inspect.isfunction(obj) and module.startswith("strop.codegen.runtime")
             and lookup(obj) is None)
-
-
-def _first(args):
-    return args[0] if args else None
 
 
 def _index_value(index):
