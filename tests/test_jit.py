@@ -317,3 +317,46 @@ def test_jit_of_a_dict_argument_and_a_nested_list():
         warnings.simplefilter("error", JitFallbackWarning)
         assert jf({"a": 1.5, "b": [0.0, 4.0]}) == 7.0
     np.testing.assert_allclose(grad(picks)({"a": 1.5, "b": [0.0, 4.0]})["b"], [0.0, 1.0])
+
+
+class Scaler:
+    """The FAQ's first way: a hashable object passed as a static self."""
+
+    def __init__(self, k):
+        self.k = k
+
+    def __hash__(self):
+        return hash(self.k)
+
+    def __eq__(self, other):
+        return isinstance(other, Scaler) and other.k == self.k
+
+    def apply(self, x):
+        return x * self.k
+
+
+@strop.tree_util.register_pytree_node_class
+class Affine:
+    """The FAQ's second way: a registered pytree class."""
+
+    def __init__(self, w, b):
+        self.w, self.b = w, b
+
+    def tree_flatten(self):
+        return (self.w, self.b), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+    def apply(self, x):
+        return self.w * x + self.b
+
+
+def test_the_faq_two_ways_of_jitting_a_method():
+    f = jit(Scaler.apply, static_argnums=0)
+    assert f(Scaler(3.0), 2.0) == 6.0 and f(Scaler(4.0), 2.0) == 8.0
+    g = jit(Affine.apply)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", JitFallbackWarning)   # objects run as Python for now
+        assert g(Affine(2.0, 1.0), 3.0) == 7.0

@@ -7,6 +7,7 @@ or truncated file is never imported (its content is checked against the hash), a
 """
 import hashlib
 import importlib.util
+import inspect
 import os
 import sys
 import tempfile
@@ -53,9 +54,26 @@ def _write_atomically(path, text):
         raise
 
 
+def _identity(obj):
+    """What distinguishes an object bound into a generated module: a function, class or module
+    by its qualified name (stable across processes); another value (a static argument) by type
+    and hash, else by id."""
+    if inspect.isfunction(obj) or inspect.isclass(obj) or inspect.ismodule(obj) or \
+            inspect.isbuiltin(obj):
+        return f"{getattr(obj, '__module__', '')}.{getattr(obj, '__qualname__', obj.__name__)}"
+    try:
+        return f"{type(obj).__module__}.{type(obj).__qualname__}#{hash(obj)}"
+    except TypeError:
+        return f"{type(obj).__qualname__}@{id(obj)}"
+
+
 def load(name, source, linemap, injected):
-    """Write ``source`` (if needed) and import it; ``injected`` objects are bound in the module."""
-    key = digest(source)
+    """Write ``source`` (if needed) and import it; ``injected`` objects are bound in the module.
+    Modules with the same source but other bound values (static arguments) are kept apart: the
+    values count in the module's name and file, so neither an imported module nor Numba's disk
+    cache serves code made for another value."""
+    bindings = "".join(f"\n{k}={_identity(v)}" for k, v in sorted(injected.items()))
+    key = digest(source + bindings)
     modname = f"strop_generated.{name}_{key}"
     if modname in sys.modules:
         module = sys.modules[modname]
