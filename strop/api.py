@@ -79,7 +79,9 @@ class Transformed:
             fn = self._build(inner, kind_of)
             donated = [start[i] - sum(1 for j in self.static_argnums if j < i)
                        for i in getattr(self, "donate_argnums", ())]
-            self._cache[key] = Staged(fn, _origin(self.fun), self.backend, reason, donated)
+            scalars = {n for n, k in kind_of.items() if k == SCALAR}
+            self._cache[key] = Staged(fn, _origin(self.fun), self.backend, reason, donated,
+                                      scalars)
         return self._cache[key]
 
     def default_kinds(self):

@@ -18,6 +18,8 @@ import numpy as np
 from .codegen import emit as emitter
 from .codegen.cpu import compile_function, lower
 from .codegen.inplace import make_inplace
+from .codegen.tapes import arrays_for_tapes
+from .transformer.analysis import scalar_names
 from .codegen.load import load
 from .config import config
 from .errors import JitFallbackWarning, StropError
@@ -29,11 +31,16 @@ log = logging.getLogger("strop")
 class Staged:
     """One generated function: its IR, its module, and what runs it."""
 
-    def __init__(self, fn, origin, backend, reason="first call", donated=()):
+    def __init__(self, fn, origin, backend, reason="first call", donated=(), scalars=()):
         self.fn, self.backend, self.origin = fn, backend, origin
         refs = dict(fn.refs)
         node = lower(fn.node, refs, _compiled_variant) if backend == "cpu" else fn.node
         self.inplace = make_inplace(node, refs, donated) if backend == "cpu" else set()
+        self.array_tapes = set()
+        if backend == "cpu":
+            params = [a.id for a in fn.node.args.args]     # found before lowering renames
+            numbers = scalar_names(fn.node.body, params, set(scalars) & set(params), fn.callee)
+            self.array_tapes = arrays_for_tapes(node, refs, numbers)
         shown = dataclasses.replace(fn, node=node, refs=refs)
         text, linemap, injected = emitter.emit(shown, origin)
 

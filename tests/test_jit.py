@@ -360,3 +360,12 @@ def test_the_faq_two_ways_of_jitting_a_method():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", JitFallbackWarning)   # objects run as Python for now
         assert g(Affine(2.0, 1.0), 3.0) == 7.0
+
+
+def test_tapes_of_numbers_in_a_range_loop_are_arrays():
+    g = grad(pendulum, argnums=(0, 2))
+    jg = jit(g)
+    got = jg(0.3, 0.2, 0.1, 50)
+    np.testing.assert_allclose(got, g(0.3, 0.2, 0.1, 50), rtol=1e-12)
+    assert jg.staged().array_tapes == {"_tape_omega", "_tape_theta"}
+    assert "_tape_theta[i] = theta" in strop.source(jg)

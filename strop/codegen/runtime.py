@@ -11,7 +11,7 @@ __all__ = [
     "at_get", "at_set", "at_add", "at_multiply", "at_min", "at_max", "at_set_inplace",
     "at_add_inplace", "at_multiply_inplace", "at_min_inplace", "at_max_inplace",
     "setitem_inplace", "index_arg", "items_of",
-    "balanced_eq", "sort_vjp", "matmul", "matmul_vjp_x", "matmul_vjp_y", "insert", "pop_item", "seed_grad", "item_of", "sort_like",
+    "balanced_eq", "sort_vjp", "tape_array", "matmul", "matmul_vjp_x", "matmul_vjp_y", "insert", "pop_item", "seed_grad", "item_of", "sort_like",
 ]
 
 _CONTAINERS = (list, tuple, dict)
@@ -209,6 +209,11 @@ def items_of(d):
 # is only ever used linearly, so the generated code treats them as values.
 def stack():
     return []
+
+
+def tape_array(n, like):
+    """A tape of n numbers of ``like``'s type, indexed by iteration (compiled code's tapes)."""
+    return np.empty(n, np.result_type(like))
 
 
 def push(s, v):

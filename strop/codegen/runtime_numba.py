@@ -175,6 +175,13 @@ def _setitem_vjp(g, idx):
         return impl
 
 
+@overload(rt.tape_array)
+def _tape_array(n, like):
+    if isinstance(like, (types.Float, types.Integer, types.Boolean)):
+        dt = as_dtype(like)
+        return lambda n, like: np.empty(n, dt)
+
+
 @overload(rt.item_vjp)
 def _item_vjp(g, idx, v):
     if isinstance(g, types.Array):
@@ -314,7 +321,7 @@ def _matmul_vjp_y(g, x, y):
         return impl
 
 
-_OVERLOADED = {rt.seed_grad, rt.zeros_like, rt.add, rt.astype_like, rt.unbroadcast,
+_OVERLOADED = {rt.tape_array, rt.seed_grad, rt.zeros_like, rt.add, rt.astype_like, rt.unbroadcast,
                rt.broadcast_like, rt.expand_to, rt.getitem_vjp, rt.setitem, rt.setitem_vjp,
                rt.item_vjp, rt.mean_grad, rt.matmul, rt.matmul_vjp_x, rt.matmul_vjp_y, rt.at_set,
                rt.at_add, rt.at_multiply, rt.at_min, rt.at_max, rt.at_get,

@@ -28,7 +28,7 @@ BINOPS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
           gast.MatMult: np.matmul, gast.FloorDiv: np.floor_divide}
 UNARYOPS = {gast.USub: np.negative, gast.UAdd: np.positive}
 NUMPY_RESULT = (gast.BinOp, gast.UnaryOp)
-SCALAR_BUILTINS = (float, abs, int, len, pow, round, min, max)
+SCALAR_BUILTINS = analysis.SCALAR_CALLS
 EFFECT_ONLY = (print, runtime.push)
 # NumPy functions that return (or may take and return) lists and tuples: adjoints add with add()
 SEQUENCE_RESULTS = [np.array, np.asarray, np.split, np.array_split, np.hsplit, np.vsplit,
@@ -221,39 +221,12 @@ class Reverse:
                     active.add(tape.id)
                     changed = True
         self.containers = self.find_containers(assigns, params)
-        self.scalars = self.find_scalars(assigns, [a.id for a in self.node.args.args])
+        self.scalars = self.find_scalars(stmts, [a.id for a in self.node.args.args])
         return active
 
-    def find_scalars(self, assigns, params):
-        """Names surely holding a number (not an array) on every assignment, given the
-        parameters the call passed numbers for: there ``unbroadcast`` is the identity."""
-        out = {s.targets[0].id for s in assigns} | (self.scalar_params & set(params))
-        out -= set(params) - self.scalar_params
-        atom = lambda n: isinstance(n, gast.Constant) and isinstance(  # noqa: E731
-            n.value, (int, float, bool)) or isinstance(n, gast.Name) and n.id in out
-        changed = True
-        while changed:
-            changed = False
-            for s in assigns:
-                t, v = s.targets[0].id, s.value
-                if t not in out:
-                    continue
-                if isinstance(v, gast.BinOp):
-                    ok = atom(v.left) and atom(v.right)
-                elif isinstance(v, gast.UnaryOp):
-                    ok = atom(v.operand)
-                elif isinstance(v, gast.Compare):
-                    ok = atom(v.left) and all(atom(c) for c in v.comparators)
-                elif isinstance(v, gast.Call):
-                    fn = self.fn.callee(v.func)
-                    ok = (isinstance(fn, np.ufunc) or fn in SCALAR_BUILTINS) and all(
-                        atom(a) for a in v.args) and not v.keywords
-                else:
-                    ok = atom(v)
-                if not ok:
-                    out.discard(t)
-                    changed = True
-        return out
+    def find_scalars(self, stmts, params):
+        return analysis.scalar_names(stmts, params, self.scalar_params & set(params),
+                                     self.fn.callee)
 
     def scalar_simplify(self, expr, y):
         """``unbroadcast(e, x)`` with the output ``y`` and the operand ``x`` both numbers is

@@ -89,5 +89,5 @@ defvjp(rt.matmul_vjp_y, "v, x, y", "unbroadcast(np.matmul(x, g), v)",
                         "unbroadcast(matmul_vjp_x(v, x, g), x)")
 defvjp(rt.sum_vjp,      "g_, iterable", "sum(g)")
 # tapes are differentiated by reverse.py itself (rev_tape)
-defnondiff([rt.zeros_like, rt.ones_like, rt.seed_grad, rt.stack, rt.push, rt.pop, rt.peek,
+defnondiff([rt.zeros_like, rt.ones_like, rt.seed_grad, rt.stack, rt.tape_array, rt.push, rt.pop, rt.peek,
             rt.balanced_eq, rt.index_arg])
