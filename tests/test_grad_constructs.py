@@ -1256,8 +1256,7 @@ MORE_CASES = [
     case(for_dict_values, randn(2)),
     case(list_insert_pop, randn(2)),
     case(list_extend, randn(2)),
-    xfail_case(list_concatenate, randn(2), reason="lst + [v] on a local list: TypeError 'Field "
-               "elements must be 2- or 3-tuples, got array(...)'"),
+    case(list_concatenate, randn(2)),
     case(list_slices, randn(2)),
     case(comprehension_data_filter, np.array([1.0, -2.0, 3.0])),
     case(array_of_list_in_loop, randn(2)),

@@ -387,8 +387,12 @@ class Normalizer:
                 return self.to_name(node, into) if into else node
             return self.to_name(node, into, force=True)
         if kind is gast.BinOp:
-            return self.to_name(gast.BinOp(left=self.expr(e.left, scope), op=e.op,
-                                           right=self.expr(e.right, scope)), into)
+            left, right = self.expr(e.left, scope), self.expr(e.right, scope)
+            if isinstance(e.op, gast.Add) and any(isinstance(x, (gast.List, gast.ListComp))
+                                                  for x in (e.left, e.right)):
+                # lst + [v]: list concatenation, with its own derivative (not np.add's)
+                return self.to_name(ir.call(self.helper("extend"), [left, right]), into)
+            return self.to_name(gast.BinOp(left=left, op=e.op, right=right), into)
         if kind is gast.UnaryOp:
             operand = self.expr(e.operand, scope)
             if isinstance(e.op, gast.USub) and isinstance(operand, gast.Constant) and \
