@@ -4,21 +4,16 @@ import copy
 import dataclasses
 import functools
 import inspect
-import os
-import re
 import sys
-import traceback
-import warnings
 
 import numpy as np
 
 from . import dtypes
 from .codegen import highlight
-from .codegen import emit as emitter
 from .codegen.cpu import compile_function
 from .config import config
 from .runner import Staged
-from .errors import Location, TransformError
+from .errors import Location
 from .transformer import ir
 from .transformer.check import check
 from .transformer.keyreuse import check_key_reuse

@@ -1,0 +1,130 @@
+"""Inlining: calls to user functions, nested defs, lambdas and strop transforms become the
+callee's own normalized statements, its locals renamed apart (part of the normalizer)."""
+import copy
+
+import gast
+
+from . import ir
+from .controlflow import canonicalize
+from .parse import local_names, parse
+
+
+class Scope:
+    """The names of one function body being normalized (the top function or an inlined one)."""
+
+    def __init__(self, parsed, node, names, parent=None):
+        self.parsed, self.node, self.names, self.parent = parsed, node, names, parent
+
+
+class Inliner:
+    """The inlining half of the Normalizer (normalize.py), which it mixes in."""
+
+    def local_function(self, user_name, scope):
+        s = scope
+        while s is not None:
+            if user_name in s.names:
+                return self.functions.get(s.names[user_name])
+            s = s.parent
+        return None
+
+    # --- inlining --------------------------------------------------------------------------
+    def inline_object(self, fn, e, scope, into, extra=()):
+        if fn in self.inlining:
+            raise self.error(f"recursive call to {fn.__name__}: strop inlines the functions a "
+                             "transformed function calls", e, scope,
+                             fix="write the recursion as a loop")
+        parsed = parse(fn)
+        if self.check is not None:
+            self.check(parsed)
+        names = {}
+        callee = Scope(parsed, parsed.node, names)
+        node = canonicalize(parsed.node, self.namer, parsed.location)
+        defaults = fn.__defaults__ or ()
+        default_atoms = [self.constant_atom(v, f"{fn.__name__}_default") for v in defaults]
+        return self.inline(node, callee, e, scope, into, default_atoms, fn,
+                           sorted(parsed.local_names), extra)
+
+    def inline_ast(self, node, closure, e, scope, into):
+        if node in self.inlining:
+            raise self.error("recursive call of a nested function is not supported", e, scope)
+        parsed = closure.parsed
+        if isinstance(node, gast.Lambda):
+            ret = gast.copy_location(gast.Return(value=node.body), node.body)
+            node = gast.copy_location(gast.FunctionDef(
+                name="lambda", args=node.args, body=[ret], decorator_list=[], returns=None,
+                type_comment=None, type_params=[]), node)
+        callee = Scope(parsed, node, {}, parent=closure)
+        canon = canonicalize(node, self.namer, parsed.location)
+        defaults = [self.expr(d, closure) for d in node.args.defaults]
+        return self.inline(canon, callee, e, scope, into, defaults, node,
+                           sorted(local_names(node)))
+
+    def inline(self, node, callee, e, scope, into, defaults, key, local_names, extra=()):
+        args = node.args
+        if args.kwonlyargs or args.kwarg:
+            raise self.error("calling a function with keyword-only or ** parameters is not "
+                             "supported yet", e, scope)
+        for n in local_names:
+            callee.names[n] = self.namer.fresh(n)
+        params = [a.id for a in args.posonlyargs + args.args]
+        values = [self.expr(a, scope) for a in e.args] + list(extra)
+        bound = dict(zip(params, values))
+        if args.vararg is not None:
+            bound[args.vararg.id] = gast.Tuple(elts=values[len(params):], ctx=gast.Load())
+        elif len(values) > len(params):
+            raise self.error(f"too many arguments: {len(values)} given, {len(params)} expected",
+                             e, scope)
+        for k in e.keywords:
+            if k.arg not in params or k.arg in bound:
+                raise self.error(f"unexpected keyword argument {k.arg!r}", e, scope)
+            bound[k.arg] = self.expr(k.value, scope)
+        for p, d in zip(params[len(params) - len(defaults):], defaults):
+            bound.setdefault(p, d)
+        missing = [p for p in params if p not in bound]
+        if missing:
+            raise self.error(f"missing argument(s) {', '.join(missing)}", e, scope)
+        for p in params + ([args.vararg.id] if args.vararg is not None else []):
+            value = bound[p]
+            if isinstance(value, gast.Attribute) and self.is_ref(value):   # np.tanh
+                obj = self.ref_object(value)
+                value = ir.name(self.bind_ref(getattr(obj, "__name__", p), obj))
+            if isinstance(value, gast.Name) and (value.id in self.refs
+                                                 or value.id in self.functions):
+                callee.names[p] = value.id   # a function passed in: call it directly
+            else:
+                self.emit(ir.assign(callee.names[p], value))
+        saved = getattr(self, "inline_result", None), self.loc
+        self.inlining.append(key)
+        self.inline_result = ir.const(None)
+        try:
+            for s in node.body:
+                self.loc = callee.parsed.location(s)
+                self.stmt(s, callee)
+            result = self.inline_result
+        finally:
+            self.inlining.pop()
+            self.inline_result, self.loc = saved
+        return self.to_name(result, into) if into else result
+
+    def constant_atom(self, value, base):
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return ir.const(value)
+        return ir.name(self.bind_ref(base, value))
+
+    def materialize(self, gen, e, scope):
+        """Define the local function ``gen`` in the generated code, for a call that is not
+        inlined (``functools.reduce(lambda a, b: ..., xs)``): it runs as written."""
+        node, closure = self.functions[gen]
+        if not isinstance(node, gast.Lambda):
+            raise self.error("a nested function passed to a function strop does not inline is "
+                             "not supported", e, scope,
+                             fix="pass a lambda, or define the function at module level")
+        lam = copy.deepcopy(node)
+        params = {a.id for a in lam.args.args}
+
+        class Rename(gast.NodeTransformer):
+            def visit_Name(inner, n):   # noqa: N805  (the normalizer is `self`)
+                if isinstance(n.ctx, gast.Load) and n.id not in params:
+                    return self.load(n.id, closure, n)
+                return n
+        self.emit(ir.assign(gen, Rename().visit(lam)))
