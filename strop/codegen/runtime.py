@@ -7,11 +7,12 @@ import numpy as np
 
 __all__ = [
     "unbroadcast", "zeros_like", "ones_like", "add", "scale", "getitem_vjp", "setitem",
-    "setitem_vjp", "expand_to", "astype_like", "stack", "push", "pop", "peek", "append",
+    "setitem_vjp", "expand_to", "astype_like", "stack", "push", "pop", "append", "insert",
+    "pop_item", "item_of", "sort_like", "seed_grad", "tape_array", "balanced_eq", "sort_vjp",
+    "matmul", "matmul_vjp_x", "matmul_vjp_y",
     "at_get", "at_set", "at_add", "at_multiply", "at_min", "at_max", "at_set_inplace",
     "at_add_inplace", "at_multiply_inplace", "at_min_inplace", "at_max_inplace",
-    "setitem_inplace", "index_arg", "items_of",
-    "balanced_eq", "sort_vjp", "tape_array", "matmul", "matmul_vjp_x", "matmul_vjp_y", "insert", "pop_item", "seed_grad", "item_of", "sort_like",
+    "setitem_inplace",
 ]
 
 _CONTAINERS = (list, tuple, dict)
@@ -200,11 +201,6 @@ def sort_like(x):
     return sorted(x) if isinstance(x, list) else np.sort(x)
 
 
-def items_of(d):
-    """``d.items()`` as an indexable list (for loops over dicts)."""
-    return list(d.items())
-
-
 # Tapes of the reverse sweep: per-variable stacks.  push/pop mutate the stack in place; a stack
 # is only ever used linearly, so the generated code treats them as values.
 def stack():
@@ -224,17 +220,9 @@ def pop(s):
     return s.pop()
 
 
-def peek(s):
-    return s[-1]
-
-
 # --- `.at[idx]` updates with JAX's out-of-bounds modes -----------------------------------------
 # get: "clip" (default) clamps, "fill" returns fill_value; updates: "drop" (default) skips,
 # "clip" clamps.  "promise_in_bounds" behaves as the default.
-
-def index_arg(idx):
-    return idx
-
 
 def _components(shape, idx):
     """Split ``idx`` into per-axis components, Ellipsis expanded, trailing axes filled with ``:``,

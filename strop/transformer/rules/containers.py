@@ -49,7 +49,6 @@ defvjp(rt.insert,       "lst, i, v", "pop_item(g, i)", None, "g[i]")
 defvjp(rt.pop_item,     "obj, key=-1", "pop_item_vjp(g, obj, key)")
 defvjp(rt.item_of,      "obj, key=-1", "getitem_vjp(g, obj, key)")
 defvjp(rt.sort_like,    "x", "sort_vjp(g, x)")
-defvjp(rt.items_of,     "d", "dict(g)")
 defvjp(rt.extend,       "lst, values", "g[:len(lst)]", "like(g[len(lst):], values)")
 defvjp(rt.update,       "d, other", "update_vjp(g, d, other, 0)", "update_vjp(g, d, other, 1)")
 defvjp(rt.put_along_axis, "arr, indices, values, axis",
@@ -89,5 +88,5 @@ defvjp(rt.matmul_vjp_y, "v, x, y", "unbroadcast(np.matmul(x, g), v)",
                         "unbroadcast(matmul_vjp_x(v, x, g), x)")
 defvjp(rt.sum_vjp,      "g_, iterable", "sum(g)")
 # tapes are differentiated by reverse.py itself (rev_tape)
-defnondiff([rt.zeros_like, rt.ones_like, rt.seed_grad, rt.stack, rt.tape_array, rt.push, rt.pop, rt.peek,
-            rt.balanced_eq, rt.index_arg])
+defnondiff([rt.zeros_like, rt.ones_like, rt.seed_grad, rt.stack, rt.tape_array, rt.push,
+            rt.pop, rt.balanced_eq])
