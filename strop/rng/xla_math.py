@@ -22,10 +22,17 @@ import math
 from fractions import Fraction
 
 import numpy as np
+from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic, overload
 
 _F32_MIN_NORMAL = 1.1754943508222875e-38
+_U23, _MANT, _HALF_EXP = np.uint32(23), np.uint32(0x007FFFFF), np.uint32(0x3F000000)
+
+#: Numba options of every function here: inlined by LLVM into the caller (so that a loop
+#: calling them can be vectorized) and the NumPy error model (x / 0 is inf, not an
+#: exception: no branch to raise, and XLA's result).
+JIT_OPTIONS = {"forceinline": True, "error_model": "numpy"}
 
 
 def _float_type(x):
@@ -42,7 +49,7 @@ def elementwise(factory):
         F = _float_type(x)
         return F(factory(F)(F(x)))
 
-    @overload(function)
+    @overload(function, jit_options=JIT_OPTIONS)
     def _specialize(x):
         if isinstance(x, types.Float):
             return factory(np.float32 if x.bitwidth == 32 else np.float64)
@@ -86,10 +93,50 @@ def fma(a, b, c):
     return _fma_exact(a, b, c)
 
 
-@overload(fma)
+@overload(fma, jit_options=JIT_OPTIONS)
 def _fma_numba(a, b, c):
     if isinstance(a, types.Float):
         return lambda a, b, c: _llvm_fma(a, b, c)
+
+
+# -- float32 bits ------------------------------------------------------------------------
+
+@intrinsic
+def _bitcast_to_u32(typingctx, x):
+    if x == types.float32:
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], ir.IntType(32))
+        return types.uint32(types.float32), codegen
+
+
+@intrinsic
+def _bitcast_to_f32(typingctx, u):
+    if u == types.uint32:
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], ir.FloatType())
+        return types.float32(types.uint32), codegen
+
+
+def f32_bits(x):
+    """The bits of a float32 as a uint32."""
+    return np.float32(x).view(np.uint32)
+
+
+def bits_f32(u):
+    """The float32 whose bits are the uint32 u."""
+    return np.uint32(u).view(np.float32)
+
+
+@overload(f32_bits, jit_options=JIT_OPTIONS)
+def _f32_bits(x):
+    if x == types.float32:
+        return lambda x: _bitcast_to_u32(x)
+
+
+@overload(bits_f32, jit_options=JIT_OPTIONS)
+def _bits_f32(u):
+    if isinstance(u, types.Integer):
+        return lambda u: _bitcast_to_f32(np.uint32(u))
 
 
 # -- log, log1p, exp ---------------------------------------------------------------------
@@ -103,22 +150,17 @@ def _log(F):
                         3.3333331174E-1)]
     p0, p1, p2, p3, p4, p5, p6, p7, p8 = p
     one, half, min_normal = F(1), F(0.5), F(_F32_MIN_NORMAL)
+    inf, nan = F(np.inf), F(np.nan)
 
     def log32(x):
-        if not x >= 0:
-            return F(np.nan)
-        if x == 0:
-            return F(-np.inf)
-        if x == np.inf:
-            return x
-        m, ex = math.frexp(max(x, min_normal))   # x = m * 2**ex, m in [0.5, 1)
-        t = F(m)
-        e = F(ex)
-        if t < sqrthf:                            # (t - 1) + t, in XLA's order
-            e = e - one
-            t = (t - one) + t
-        else:
-            t = t - one
+        # frexp by the bits: x = m * 2**ex with m in [0.5, 1); straight-line code (no call,
+        # no branch: the special cases are selected at the end), so loops vectorize
+        u = f32_bits(max(x, min_normal))
+        e = F(np.int32(u >> _U23) - np.int32(126))
+        t = bits_f32((u & _MANT) | _HALF_EXP)
+        small = t < sqrthf
+        e = e - one if small else e
+        t = (t - one) + t if small else t - one   # (t - 1) + t, in XLA's order
         x2 = t * t
         x3 = x2 * t
         y = fma(t, p0, p1)
@@ -132,7 +174,10 @@ def _log(F):
         y = fma(y, x3, q1 * e)
         t = fma(-half, x2, t)
         t = t + y
-        return fma(q2, e, t)
+        r = fma(q2, e, t)
+        r = x if x == inf else r
+        r = -inf if x == 0 else r
+        return r if x >= 0 else nan
     return log32
 
 
@@ -161,6 +206,18 @@ def _log1p(F):
         den = fma(fma(fma(fma(fma(fma(d0, x, d1), x, d2), x, d3), x, d4), x, d5), x, d6)
         small = (x * x2) * (num / den)
         return x + fma(-half, x2, small)
+
+    def log1p32(x):
+        # float32: both sides, then a select (straight-line code, so loops vectorize)
+        x2 = x * x
+        num = fma(fma(fma(fma(fma(fma(n0, x, n1), x, n2), x, n3), x, n4), x, n5), x, n6)
+        den = fma(fma(fma(fma(fma(fma(d0, x, d1), x, d2), x, d3), x, d4), x, d5), x, d6)
+        small = (x * x2) * (num / den)
+        near = x + fma(-half, x2, small)
+        far = log(x + one)
+        return near if abs(x) < hi else far
+    if F is np.float32:
+        return log1p32
     return log1p_
 
 
@@ -185,7 +242,8 @@ def _exp(F):
         r = fma(-c2, n, r)
         z = fma(fma(fma(fma(fma(r, p0, p1), r, p2), r, p3), r, p4), r, p5)
         z = one + fma(z, r * r, r)
-        pow2 = F(0) if n == -127 else F(math.ldexp(1.0, int(n)))   # XLA flushes 2**-127 to 0
+        # 2**n from its exponent bits; n = -127 gives the bits of 0 (XLA flushes 2**-127 to 0)
+        pow2 = bits_f32(np.uint32(np.int32(n) + np.int32(127)) << _U23)
         return z * pow2
     return exp32
 
@@ -209,12 +267,10 @@ def _erf(F):
     saturate = F(3.832506856900711)
 
     def erf32(x):
-        if abs(x) >= saturate:
-            return F(math.copysign(1.0, x))
         x2 = x * x
         p = x * fma(x2, fma(x2, fma(x2, fma(x2, a9, a7), a5), a3), a1)
         q = fma(x2, fma(x2, fma(x2, fma(x2, fma(x2, fma(x2, b12, b10), b8), b6), b4), b2), b0)
-        return p / q
+        return F(math.copysign(1.0, x)) if abs(x) >= saturate else p / q
     return erf32
 
 
@@ -251,31 +307,56 @@ _ERFINV64 = (
 )
 
 
-def _erf_inv(F):
-    one, inf = F(1), F(np.inf)
-    if F is np.float32:
-        limits, offsets, coefs = (F(5.0), F(np.inf)), (F(2.5), F(3.0)), _ERFINV32
-    else:
-        limits, offsets, coefs = (F(6.25), F(16.0), F(np.inf)), (F(3.125), F(3.25), F(5.0)), \
-            _ERFINV64
-    # one row per branch, padded with leading zeros: fma(0, v, c) == c skips the step exactly
-    width = max(map(len, coefs))
-    polys = np.array([(0.0,) * (width - len(c)) + c for c in coefs], F)
-    last = len(limits) - 1
+def _horner(coefs, var, prefix, consts):
+    """Source of the polynomial with these coefficients (highest degree first) at ``var``,
+    evaluated by fused Horner steps; the coefficients go into ``consts`` as prefix0, ..."""
+    names = []
+    for k, c in enumerate(coefs):
+        names.append(f"{prefix}{k}")
+        consts[names[-1]] = c
+    expr = names[0]
+    for name in names[1:]:
+        expr = f"fma({expr}, {var}, {name})"
+    return expr
 
-    def erf_inv_(x):
-        if abs(x) == one:
-            return x * inf
-        w = -log1p(x * -x)
-        b = 0
-        while b < last and not w < limits[b]:
-            b += 1
-        v = (F(math.sqrt(w)) if b >= 1 else w) - offsets[b]
-        p = polys[b, 0]
-        for k in range(1, width):
-            p = fma(p, v, polys[b, k])
-        return p * x
-    return erf_inv_
+
+def _erf_inv(F):
+    """Generated straight-line code: each branch's polynomial written out. In float32 both
+    branches are computed and one selected, as XLA does, so loops over it vectorize; float64
+    branches (its log is the C library's, which does not vectorize anyway)."""
+    if F is np.float32:
+        limits, offsets, coefs = (5.0,), (2.5, 3.0), _ERFINV32
+    else:
+        limits, offsets, coefs = (6.25, 16.0), (3.125, 3.25, 5.0), _ERFINV64
+    ns = {"fma": fma, "log1p": log1p, "math": math, "F": F, "one": F(1), "inf": F(np.inf)}
+    ns.update({f"limit{b}": F(v) for b, v in enumerate(limits)})
+    ns.update({f"offset{b}": F(v) for b, v in enumerate(offsets)})
+    consts = {}
+    polys = [_horner(c, f"v{b}", f"c{b}_", consts) for b, c in enumerate(coefs)]
+    ns.update({k: F(v) for k, v in consts.items()})
+    body = ["def erf_inv_(x):"]
+    if F is np.float32:
+        body += ["    w = -log1p(x * -x)",
+                 "    v0 = w - offset0",
+                 "    v1 = F(math.sqrt(w)) - offset1",
+                 f"    p0 = {polys[0]}",
+                 f"    p1 = {polys[1]}",
+                 "    r = (p0 if w < limit0 else p1) * x",
+                 "    return x * inf if abs(x) == one else r"]
+    else:
+        body += ["    if abs(x) == one:",
+                 "        return x * inf",
+                 "    w = -log1p(x * -x)",
+                 "    if w < limit0:",
+                 "        v0 = w - offset0",
+                 f"        return ({polys[0]}) * x",
+                 "    if w < limit1:",
+                 "        v1 = F(math.sqrt(w)) - offset1",
+                 f"        return ({polys[1]}) * x",
+                 "    v2 = F(math.sqrt(w)) - offset2",
+                 f"    return ({polys[2]}) * x"]
+    exec("\n".join(body), ns)
+    return ns["erf_inv_"]
 
 
 erf_inv = elementwise(_erf_inv)
