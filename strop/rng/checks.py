@@ -137,11 +137,18 @@ def as_param(x, dtype, name, what):
     return arr
 
 
+def kernel_array(x):
+    """x as a C-contiguous, writeable array: the one array type the kernels are compiled for
+    (a read-only view, e.g. from np.broadcast_to, would compile them once more)."""
+    arr = np.ascontiguousarray(x)
+    return arr if arr.flags.writeable else arr.copy()
+
+
 def flat_param(arr, dtype, shape):
     arr = np.asarray(arr, dtype)
     if arr.size == 1:
         return arr.reshape(1).copy()
-    return np.ascontiguousarray(np.broadcast_to(arr, shape)).reshape(-1)
+    return kernel_array(np.broadcast_to(arr, shape)).reshape(-1)
 
 
 def check_range(name, lo, hi, lo_name="minval", hi_name="maxval"):

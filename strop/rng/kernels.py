@@ -9,18 +9,37 @@ caller reshapes. ``KERNELS`` in ``strop.rng`` maps public names to these functio
 
 Algorithms are JAX's (jax/_src/random), re-expressed element by element so that each
 output depends only on its position, which lets the elementwise ones run in parallel.
+
+How the work is split, and why (compile time is most of the time of a cold test run):
+
+- a *fill* ``name_fill(..., out, start, stop)`` computes the outputs of a range of units
+  (strop.rng.streams) on one thread, releasing the GIL. The public functions run fills only:
+  on one thread for small outputs, split between threads by ``spread`` for large ones. So
+  they compile no parallel code, which takes Numba several times longer to compile.
+- ``name_parallel(..., out)`` runs the fill over chunks of CHUNK units in a prange, and
+  ``name_kernel(...)``, the entry of KERNELS for compiled code, allocates the output and
+  calls it with its flags as plain bools (a literal True or False from the caller would
+  otherwise compile the parallel code once more).
 """
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
 
-from strop.rng.floats import in_range, random_word_at, random_words, to_unit, uniform_at
-from strop.rng.streams import dword_at, fill_bits32, fill_bits64, fill_bits_narrow, \
-    split_at, split_keys, word_at
+from strop.rng.floats import in_range, map_word_pairs, map_words, random_word_at, \
+    random_words, to_unit, units
+from strop.rng.streams import CHUNK, TILE, bits32_fill, bits64_fill, fill_bits32, fill_bits64, \
+    fill_bits_narrow, split2, split3, split_at, split_keys, units32, word_at
 from strop.rng.xla_math import erf, erf_inv, exp, fma, lgamma, log, log1p
 
 _SQRT2 = math.sqrt(2.0)
+# constants passed to other compiled functions: np.int64, not literals (Numba would compile
+# the callee once more for each literal value)
+_0, _1, _MINUS1 = np.int64(0), np.int64(1), np.int64(-1)
+#: units per parallel task of the rejection samplers (their values take ~0.1-1 us each)
+SMALL_CHUNK = 256
 
 
 @numba.njit(forceinline=True, cache=True)
@@ -29,123 +48,339 @@ def _at(a, i):
     return a[0] if a.shape[0] == 1 else a[i]
 
 
+def unit_count(n, word_bits, partitionable):
+    """Units of an n-value request of words of word_bits (see strop.rng.streams)."""
+    return (n + 1) // 2 if word_bits == 32 and not partitionable else n
+
+
+_POOL = {}
+
+
+def _pool():
+    """The worker threads (made on first use; made again in a forked child, which has none)."""
+    pid = os.getpid()
+    if pid not in _POOL:
+        _POOL.clear()
+        _POOL[pid] = ThreadPoolExecutor(max(1, numba.config.NUMBA_NUM_THREADS - 1),
+                                        thread_name_prefix="strop-rng")
+    return _POOL[pid]
+
+
+def spread(fill, args, out, units, chunk=CHUNK):
+    """From Python: ``fill(*args, out, start, stop)`` over units 0 .. units-1, split between
+    NUMBA_NUM_THREADS threads (the fills release the GIL) when there are at least two chunks
+    of work; on this thread otherwise. No parallel code to compile: the public functions
+    run the same compiled fill for any size."""
+    threads = min(numba.config.NUMBA_NUM_THREADS, units // chunk)
+    if threads <= 1:
+        fill(*args, out, 0, units)
+        return
+    step = -(-units // threads)
+    step = -(-step // TILE) * TILE          # whole tiles per thread
+    jobs = [_pool().submit(fill, *args, out, start, start + step)
+            for start in range(step, units, step)]
+    fill(*args, out, 0, step)
+    for job in jobs:
+        job.result()
+
+
+def run(fill, n, dtype, units, *args, chunk=CHUNK):
+    """An output of n values of dtype (allocated by NumPy, which backs large arrays with huge
+    pages: far fewer page faults than Numba's allocator) filled by ``spread``."""
+    out = np.empty(n, dtype)
+    spread(fill, args, out, units, chunk)
+    return out
+
+
 # -- bits and keys -----------------------------------------------------------------------
 
-@numba.njit(cache=True)
+_PARALLEL = {"parallel": True, "cache": True, "error_model": "numpy"}
+_FILL = {"cache": True, "error_model": "numpy", "nogil": True}
+_VALUE = {"inline": "always", "error_model": "numpy"}   # inlined into the maps' loops
+
+
+@numba.njit(inline="always")
+def _chunks(units):
+    return (units + CHUNK - 1) // CHUNK
+
+
+@numba.njit(inline="always")
+def _chunks_small(units):
+    return (units + SMALL_CHUNK - 1) // SMALL_CHUNK
+
+
+@numba.njit(**_PARALLEL)
+def bits32_parallel(key, n, partitionable, out):
+    for c in numba.prange(_chunks(units32(n, partitionable))):
+        bits32_fill(key, n, partitionable, out, c * CHUNK, (c + 1) * CHUNK)
+
+
+@numba.njit(**_FILL)
 def bits_kernel(key, n, width, partitionable):
     """bits() of width 8, 16 or 32: n values in a uint32 array (the wrapper narrows the
     dtype). Width 64 is bits64_kernel."""
-    if width == 32:
-        return fill_bits32(key, n, partitionable)
-    return fill_bits_narrow(key, n, width, partitionable)
+    partitionable = np.bool_(partitionable)
+    if width != 32 and not partitionable:
+        return fill_bits_narrow(key, n, width, partitionable)
+    out = np.empty(n, np.uint32)
+    bits32_parallel(key, n, partitionable, out)
+    if width != 32:
+        out &= np.uint32((1 << width) - 1)
+    return out
 
 
-bits64_kernel = fill_bits64
+@numba.njit(**_PARALLEL)
+def bits64_parallel(key, n, partitionable, out):
+    for c in numba.prange(_chunks(n)):
+        bits64_fill(key, n, partitionable, out, c * CHUNK, (c + 1) * CHUNK)
+
+
+@numba.njit(**_FILL)
+def bits64_kernel(key, n, partitionable):
+    out = np.empty(n, np.uint64)
+    bits64_parallel(key, n, np.bool_(partitionable), out)
+    return out
 
 
 split_kernel = split_keys
 
 
 # -- continuous samplers built on uniform -------------------------------------------------
+#
+# Each has a value function (word, i, p, q) -> value of float type F, inlined into the loops
+# of map_words (see strop.rng.floats); p, q are parameters: scalars, or arrays of length n
+# or 1 read by _at. (uniform has a loop for scalar bounds of its own: reading a[0] or a[i]
+# per element keeps LLVM from vectorizing, 2x slower.)
 
-@numba.njit(parallel=True, cache=True)
+@numba.njit(**_VALUE)
+def _uniform_value(w, i, lo, hi):
+    return in_range(w, _at(lo, i), _at(hi, i))
+
+
+@numba.njit(**_VALUE)
+def _uniform_scalar_value(w, i, lo, hi):
+    return in_range(w, lo, hi)
+
+
+@numba.njit(**_FILL)
+def uniform_fill(key, n, lo, hi, partitionable, out, start, stop):
+    F = type(lo[0])
+    if lo.shape[0] == 1 and hi.shape[0] == 1:
+        map_words(_uniform_scalar_value, key, n, F, partitionable, out, start, stop, lo[0],
+                  hi[0])
+    else:
+        map_words(_uniform_value, key, n, F, partitionable, out, start, stop, lo, hi)
+
+
+@numba.njit(**_PARALLEL)
+def uniform_parallel(key, n, lo, hi, partitionable, out):
+    for c in numba.prange(_chunks(units(n, type(lo[0]), partitionable))):
+        uniform_fill(key, n, lo, hi, partitionable, out, c * CHUNK, (c + 1) * CHUNK)
+
+
+@numba.njit(**_FILL)
 def uniform_kernel(key, n, lo, hi, partitionable):
-    words = random_words(key, n, type(lo[0]), partitionable)
     out = np.empty(n, lo.dtype)
-    for i in numba.prange(n):
-        out[i] = in_range(words[i], _at(lo, i), _at(hi, i))
+    uniform_parallel(key, n, lo, hi, np.bool_(partitionable), out)
     return out
 
 
-@numba.njit(parallel=True, cache=True)
+@numba.njit(**_VALUE)
+def _normal_value(w, i, lo, hi):
+    return type(lo)(_SQRT2) * erf_inv(in_range(w, lo, hi))
+
+
+@numba.njit(**_FILL)
+def normal_fill(key, n, F, partitionable, out, start, stop):
+    map_words(_normal_value, key, n, F, partitionable, out, start, stop,
+              np.nextafter(F(-1), F(0)), F(1))
+
+
+@numba.njit(**_PARALLEL)
+def normal_parallel(key, n, F, partitionable, out):
+    for c in numba.prange(_chunks(units(n, F, partitionable))):
+        normal_fill(key, n, F, partitionable, out, c * CHUNK, (c + 1) * CHUNK)
+
+
+@numba.njit(**_FILL)
 def normal_kernel(key, n, F, partitionable):
-    words = random_words(key, n, F, partitionable)
-    lo, hi, sqrt2 = np.nextafter(F(-1), F(0)), F(1), F(_SQRT2)
     out = np.empty(n, F)
-    for i in numba.prange(n):
-        out[i] = sqrt2 * erf_inv(in_range(words[i], lo, hi))
+    normal_parallel(key, n, F, np.bool_(partitionable), out)
     return out
 
 
-@numba.njit(parallel=True, cache=True)
+@numba.njit(**_VALUE)
+def _exponential_value(w, i, p, q):
+    return -log1p(-to_unit(w))
+
+
+@numba.njit(**_FILL)
+def exponential_fill(key, n, F, partitionable, out, start, stop):
+    map_words(_exponential_value, key, n, F, partitionable, out, start, stop, F(0), F(0))
+
+
+@numba.njit(**_PARALLEL)
+def exponential_parallel(key, n, F, partitionable, out):
+    for c in numba.prange(_chunks(units(n, F, partitionable))):
+        exponential_fill(key, n, F, partitionable, out, c * CHUNK, (c + 1) * CHUNK)
+
+
+@numba.njit(**_FILL)
 def exponential_kernel(key, n, F, partitionable):
-    words = random_words(key, n, F, partitionable)
     out = np.empty(n, F)
-    for i in numba.prange(n):
-        out[i] = -log1p(-to_unit(words[i]))
+    exponential_parallel(key, n, F, np.bool_(partitionable), out)
     return out
 
 
-@numba.njit(parallel=True, cache=True)
+@numba.njit(**_VALUE)
+def _gumbel_value(w, i, tiny, one):
+    return -log(-log(in_range(w, tiny, one)))
+
+
+@numba.njit(**_VALUE)
+def _gumbel_high_value(w, w2, i, tiny, eps):
+    """mode='high': a second word (n + i of a 2n request) of low bits below the first."""
+    F = type(tiny)
+    hi_u, lo_u = to_unit(w), to_unit(w2)
+    x = hi_u if hi_u >= F(0.5) else fma(eps, lo_u, hi_u) + tiny
+    return -log(-log1p(-x))
+
+
+@numba.njit(**_FILL)
+def gumbel_fill(key, n, F, high, partitionable, out, start, stop):
+    """mode='low': -log(-log(u)), u in [tiny, 1). Units: n for mode='high'."""
+    tiny = F(np.finfo(F).tiny)
+    if high:
+        map_word_pairs(_gumbel_high_value, key, n, F, partitionable, out, start, stop, tiny,
+                       F(np.finfo(F).eps))
+    else:
+        map_words(_gumbel_value, key, n, F, partitionable, out, start, stop, tiny, F(1))
+
+
+@numba.njit(**_PARALLEL)
+def gumbel_parallel(key, n, F, high, partitionable, out):
+    for c in numba.prange(_chunks(n if high else units(n, F, partitionable))):
+        gumbel_fill(key, n, F, high, partitionable, out, c * CHUNK, (c + 1) * CHUNK)
+
+
+@numba.njit(**_FILL)
 def gumbel_kernel(key, n, F, high, partitionable):
-    """mode='low': -log(-log(u)), u in [tiny, 1). mode='high' adds a second word of low bits
-    below the first for the small values; both halves come from one (2, n) request."""
-    tiny, one, half = F(np.finfo(F).tiny), F(1), F(0.5)
     out = np.empty(n, F)
-    if not high:
-        words = random_words(key, n, F, partitionable)
-        for i in numba.prange(n):
-            out[i] = -log(-log(in_range(words[i], tiny, one)))
-        return out
-    eps = F(np.finfo(F).eps)
-    words = random_words(key, 2 * n, F, partitionable)
-    for i in numba.prange(n):
-        hi_u, lo_u = to_unit(words[i]), to_unit(words[n + i])
-        x = hi_u if hi_u >= half else fma(eps, lo_u, hi_u) + tiny
-        out[i] = -log(-log1p(-x))
+    gumbel_parallel(key, n, F, np.bool_(high), np.bool_(partitionable), out)
     return out
 
 
-@numba.njit(parallel=True, cache=True)
+@numba.njit(**_VALUE)
+def _laplace_value(w, i, lo, hi):
+    u = in_range(w, lo, hi)
+    return type(lo)(np.sign(u)) * log1p(-abs(u))
+
+
+@numba.njit(**_FILL)
+def laplace_fill(key, n, F, partitionable, out, start, stop):
+    map_words(_laplace_value, key, n, F, partitionable, out, start, stop,
+              F(-1) + F(np.finfo(F).epsneg), F(1))
+
+
+@numba.njit(**_PARALLEL)
+def laplace_parallel(key, n, F, partitionable, out):
+    for c in numba.prange(_chunks(units(n, F, partitionable))):
+        laplace_fill(key, n, F, partitionable, out, c * CHUNK, (c + 1) * CHUNK)
+
+
+@numba.njit(**_FILL)
 def laplace_kernel(key, n, F, partitionable):
-    words = random_words(key, n, F, partitionable)
-    lo, hi = F(-1) + F(np.finfo(F).epsneg), F(1)
     out = np.empty(n, F)
-    for i in numba.prange(n):
-        u = in_range(words[i], lo, hi)
-        out[i] = F(np.sign(u)) * log1p(-abs(u))
+    laplace_parallel(key, n, F, np.bool_(partitionable), out)
     return out
 
 
-@numba.njit(parallel=True, cache=True)
+@numba.njit(**_VALUE)
+def _logistic_value(w, i, tiny, one):
+    x = in_range(w, tiny, one)
+    return log(x) - log1p(-x)
+
+
+@numba.njit(**_FILL)
+def logistic_fill(key, n, F, partitionable, out, start, stop):
+    map_words(_logistic_value, key, n, F, partitionable, out, start, stop,
+              F(np.finfo(F).tiny), F(1))
+
+
+@numba.njit(**_PARALLEL)
+def logistic_parallel(key, n, F, partitionable, out):
+    for c in numba.prange(_chunks(units(n, F, partitionable))):
+        logistic_fill(key, n, F, partitionable, out, c * CHUNK, (c + 1) * CHUNK)
+
+
+@numba.njit(**_FILL)
 def logistic_kernel(key, n, F, partitionable):
-    words = random_words(key, n, F, partitionable)
-    tiny, one = F(np.finfo(F).tiny), F(1)
     out = np.empty(n, F)
-    for i in numba.prange(n):
-        x = in_range(words[i], tiny, one)
-        out[i] = log(x) - log1p(-x)
+    logistic_parallel(key, n, F, np.bool_(partitionable), out)
     return out
 
 
-@numba.njit(parallel=True, cache=True)
-def truncated_normal_kernel(key, n, lower, upper, partitionable):
+@numba.njit(**_VALUE)
+def _truncated_normal_value(w, i, lower, upper):
     F = type(lower[0])
     sqrt2, inf = F(_SQRT2), F(np.inf)
     inv_sqrt2 = F(1) / sqrt2
-    words = random_words(key, n, F, partitionable)
-    out = np.empty(n, F)
-    for i in numba.prange(n):
-        lo, hi = _at(lower, i), _at(upper, i)
-        # XLA rewrites x / sqrt2 as x * (1 / sqrt2), the reciprocal rounded to F
-        x = sqrt2 * erf_inv(in_range(words[i], erf(lo * inv_sqrt2), erf(hi * inv_sqrt2)))
-        out[i] = min(max(x, np.nextafter(lo, inf)), np.nextafter(hi, -inf))
+    lo, hi = _at(lower, i), _at(upper, i)
+    # XLA rewrites x / sqrt2 as x * (1 / sqrt2), the reciprocal rounded to F
+    x = sqrt2 * erf_inv(in_range(w, erf(lo * inv_sqrt2), erf(hi * inv_sqrt2)))
+    return min(max(x, np.nextafter(lo, inf)), np.nextafter(hi, -inf))
+
+
+@numba.njit(**_FILL)
+def truncated_normal_fill(key, n, lower, upper, partitionable, out, start, stop):
+    map_words(_truncated_normal_value, key, n, type(lower[0]), partitionable, out, start, stop,
+              lower, upper)
+
+
+@numba.njit(**_PARALLEL)
+def truncated_normal_parallel(key, n, lower, upper, partitionable, out):
+    for c in numba.prange(_chunks(units(n, type(lower[0]), partitionable))):
+        truncated_normal_fill(key, n, lower, upper, partitionable, out, c * CHUNK, (c + 1) * CHUNK)
+
+
+@numba.njit(**_FILL)
+def truncated_normal_kernel(key, n, lower, upper, partitionable):
+    out = np.empty(n, lower.dtype)
+    truncated_normal_parallel(key, n, lower, upper, np.bool_(partitionable), out)
     return out
 
 
-@numba.njit(parallel=True, cache=True)
-def bernoulli_kernel(key, n, p, high, partitionable):
+@numba.njit(**_VALUE)
+def _bernoulli_value(w, i, p, q):
+    return to_unit(w) < _at(p, i)
+
+
+@numba.njit(**_VALUE)
+def _bernoulli_high_value(w, w2, i, p, eps):
+    return to_unit(w2) * eps < _at(p, i) - to_unit(w)
+
+
+@numba.njit(**_FILL)
+def bernoulli_fill(key, n, p, high, partitionable, out, start, stop):
+    """Units: n for mode='high' (two words per value)."""
     F = type(p[0])
+    if high:
+        map_word_pairs(_bernoulli_high_value, key, n, F, partitionable, out, start, stop, p,
+                       F(np.finfo(F).eps))
+    else:
+        map_words(_bernoulli_value, key, n, F, partitionable, out, start, stop, p, p)
+
+
+@numba.njit(**_PARALLEL)
+def bernoulli_parallel(key, n, p, high, partitionable, out):
+    for c in numba.prange(_chunks(n if high else units(n, type(p[0]), partitionable))):
+        bernoulli_fill(key, n, p, high, partitionable, out, c * CHUNK, (c + 1) * CHUNK)
+
+
+@numba.njit(**_FILL)
+def bernoulli_kernel(key, n, p, high, partitionable):
     out = np.empty(n, np.bool_)
-    if not high:
-        words = random_words(key, n, F, partitionable)
-        for i in numba.prange(n):
-            out[i] = to_unit(words[i]) < _at(p, i)
-        return out
-    eps = F(np.finfo(F).eps)
-    words = random_words(key, 2 * n, F, partitionable)
-    for i in numba.prange(n):
-        out[i] = to_unit(words[n + i]) * eps < _at(p, i) - to_unit(words[i])
+    bernoulli_parallel(key, n, p, np.bool_(high), np.bool_(partitionable), out)
     return out
 
 
@@ -162,7 +397,7 @@ def randint_kernel(key, n, lo, hi, hi_out_of_range, nbits, partitionable):
     in wrapping nbits-bit unsigned arithmetic. lo/hi are int64 already clipped to the dtype;
     the result is the nbits-bit pattern of lo + offset, as uint64."""
     mask = np.uint64(0xFFFFFFFFFFFFFFFF) if nbits == 64 else np.uint64((1 << nbits) - 1)
-    keys = split_keys(key, 2, partitionable)
+    keys = split_keys(key, np.int64(2), partitionable)
     if nbits == 64:
         higher, lower = fill_bits64(keys[0], n, partitionable), fill_bits64(keys[1], n, partitionable)
     else:
@@ -187,6 +422,38 @@ def randint_kernel(key, n, lo, hi, hi_out_of_range, nbits, partitionable):
 
 # -- shuffles and choices -----------------------------------------------------------------
 
+@numba.njit(forceinline=True, cache=True)
+def _before(a, b):
+    """a sorts before b: a < b, NaN after everything (np.sort's order)."""
+    return a < b or (b != b and a == a)
+
+
+@numba.njit(cache=True)
+def stable_argsort(keys):
+    """np.argsort(keys, kind="mergesort"): indices that sort keys, equal keys in index order,
+    NaN last. A bottom-up merge sort of (key, index) pairs: a few lines to compile, where
+    NumPy's mergesort in Numba takes seconds per key type."""
+    n = keys.shape[0]
+    k, idx = keys.copy(), np.arange(n)
+    k2, idx2 = np.empty_like(k), np.empty_like(idx)
+    width = 1
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+            i, j = lo, mid
+            for t in range(lo, hi):
+                if j >= hi or (i < mid and not _before(k[j], k[i])):
+                    k2[t], idx2[t] = k[i], idx[i]
+                    i += 1
+                else:
+                    k2[t], idx2[t] = k[j], idx[j]
+                    j += 1
+        k, k2 = k2, k
+        idx, idx2 = idx2, idx
+        width *= 2
+    return idx
+
+
 @numba.njit(cache=True)
 def permutation_kernel(key, n, partitionable):
     """The permutation JAX's _shuffle applies to n items: rounds of stable sorts keyed by
@@ -195,9 +462,9 @@ def permutation_kernel(key, n, partitionable):
     rounds = int(math.ceil(3 * math.log(max(1, n)) / math.log(4294967295.0)))
     perm = np.arange(n)
     for _ in range(rounds):
-        key, sub = split_at(key, 0, 2, partitionable), split_at(key, 1, 2, partitionable)
+        key, sub = split2(key, partitionable)
         sort_keys = fill_bits32(sub, n, partitionable)
-        perm = perm[np.argsort(sort_keys, kind="mergesort")]
+        perm = perm[stable_argsort(sort_keys)]
     return perm
 
 
@@ -210,14 +477,17 @@ def shuffle_lanes_kernel(key, outer, n, inner, partitionable):
     perm = np.empty((outer, inner, n), np.int64)
     for o in range(outer):
         for q in range(inner):
-            perm[o, q] = np.arange(n)
+            for j in range(n):
+                perm[o, q, j] = j
     for _ in range(rounds):
-        key, sub = split_at(key, 0, 2, partitionable), split_at(key, 1, 2, partitionable)
+        key, sub = split2(key, partitionable)
         sort_keys = fill_bits32(sub, outer * n * inner, partitionable).reshape((outer, n, inner))
         for o in range(outer):
             for q in range(inner):
-                order = np.argsort(sort_keys[o, :, q], kind="mergesort")
-                perm[o, q] = perm[o, q][order]
+                order = stable_argsort(sort_keys[o, :, q].copy())
+                lane = perm[o, q].copy()
+                for j in range(n):
+                    perm[o, q, j] = lane[order[j]]
     return perm
 
 
@@ -234,16 +504,24 @@ def choice_p_kernel(key, n_draws, p, partitionable):
     return out
 
 
+@numba.njit(inline="always")
+def _gumbel(key, n, F, high, partitionable):
+    """gumbel noise on one thread (for kernels that use it, themselves serial)."""
+    out = np.empty(n, F)
+    gumbel_fill(key, n, F, high, partitionable, out, _0, n)
+    return out
+
+
 @numba.njit(cache=True)
 def top_k_desc(values, k):
     """Indices of the k largest values, ties in index order (XLA's top_k)."""
-    return np.argsort(-values, kind="mergesort")[:k]
+    return stable_argsort(-values)[:k]
 
 
 @numba.njit(cache=True)
 def choice_p_noreplace_kernel(key, n_draws, p, high, partitionable):
     """Gumbel top-k: the k largest of gumbel + log p."""
-    g = gumbel_kernel(key, p.shape[0], type(p[0]), high, partitionable)
+    g = _gumbel(key, p.shape[0], type(p[0]), high, partitionable)
     for i in range(p.shape[0]):
         g[i] = g[i] + log(p[i])
     return top_k_desc(g, n_draws)
@@ -254,8 +532,8 @@ def categorical_kernel(key, logits, prefix, high, partitionable):
     """Gumbel max: logits (outer, k, inner) with the categories in the middle; the noise has
     JAX's layout (prefix, outer, k, inner); returns argmax over k, (prefix, outer, inner)."""
     outer, k, inner = logits.shape
-    g = gumbel_kernel(key, prefix * outer * k * inner, type(logits[0, 0, 0]), high,
-                      partitionable).reshape((prefix, outer, k, inner))
+    g = _gumbel(key, prefix * outer * k * inner, type(logits[0, 0, 0]), high,
+                partitionable).reshape((prefix, outer, k, inner))
     out = np.empty((prefix, outer, inner), np.int64)
     for p in range(prefix):
         for o in range(outer):
@@ -273,24 +551,27 @@ def categorical_kernel(key, logits, prefix, high, partitionable):
 def categorical_noreplace_kernel(key, logits, n_draws, high, partitionable):
     """Gumbel top-k over the middle axis of (outer, k, inner) logits; (n_draws, outer, inner)."""
     outer, k, inner = logits.shape
-    g = gumbel_kernel(key, outer * k * inner, type(logits[0, 0, 0]), high,
-                      partitionable).reshape((outer, k, inner))
+    g = _gumbel(key, outer * k * inner, type(logits[0, 0, 0]), high,
+                partitionable).reshape((outer, k, inner))
     out = np.empty((n_draws, outer, inner), np.int64)
     for o in range(outer):
         for q in range(inner):
-            out[:, o, q] = top_k_desc(g[o, :, q] + logits[o, :, q], n_draws)
+            top = top_k_desc(g[o, :, q] + logits[o, :, q], n_draws)
+            for j in range(n_draws):
+                out[j, o, q] = top[j]
     return out
 
 
 # -- rejection samplers -------------------------------------------------------------------
 
-@numba.njit(cache=True)
+@numba.njit(**_FILL)
 def _normal_scalar(key, F, partitionable):
-    u = in_range(random_word_at(key, 0, 1, F, partitionable), np.nextafter(F(-1), F(0)), F(1))
+    u = in_range(random_word_at(key, _0, _1, F, partitionable), np.nextafter(F(-1), F(0)),
+                 F(1))
     return F(_SQRT2) * erf_inv(u)
 
 
-@numba.njit(cache=True)
+@numba.njit(**_FILL)
 def gamma_one(key, alpha, log_space, partitionable):
     """Marsaglia & Tsang, "A simple method for generating gamma variables" (2000), as JAX
     runs it for one element: alpha < 1 is boosted to alpha + 1 and scaled back by
@@ -305,21 +586,19 @@ def gamma_one(key, alpha, log_space, partitionable):
     # Newton step, whose last bit depends on the processor: the division is the closest
     # portable stand-in (float32 gamma then differs from JAX by a few ulp in ~1 in 8 values).
     c = third / F(math.sqrt(d)) if np.finfo(F).eps > 1e-10 else third * F(1.0 / math.sqrt(d))
-    k, sub = split_at(key, 0, 2, partitionable), split_at(key, 1, 2, partitionable)
+    k, sub = split2(key, partitionable)
     X, V, U = zero, one, F(2)
     while U >= fma(-squeeze, X * X, one) and log(U) >= X * F(0.5) + d * ((one - V) + log(V)):
-        x_key, u_key = split_at(k, 1, 3, partitionable), split_at(k, 2, 3, partitionable)
-        k = split_at(k, 0, 3, partitionable)
+        k, x_key, u_key = split3(k, partitionable)
         x, v = zero, -one
         while v <= zero:
-            nk = split_at(x_key, 1, 2, partitionable)
-            x_key = split_at(x_key, 0, 2, partitionable)
+            x_key, nk = split2(x_key, partitionable)
             x = _normal_scalar(nk, F, partitionable)
             v = fma(x, c, one)
         X = x * x
         V = (v * v) * v
-        U = to_unit(random_word_at(u_key, 0, 1, F, partitionable))
-    u = to_unit(random_word_at(sub, 0, 1, F, partitionable))
+        U = to_unit(random_word_at(u_key, _0, _1, F, partitionable))
+    u = to_unit(random_word_at(sub, _0, _1, F, partitionable))
     if log_space:
         log_u = log1p(-u)              # -exponential(sub)
         log_boost = zero if (boost or log_u == 0) else log_u * (one / alpha)
@@ -328,44 +607,69 @@ def gamma_one(key, alpha, log_space, partitionable):
     return (d * V) * scale
 
 
-@numba.njit(parallel=True, cache=True)
-def gamma_kernel(key, alpha, log_space, partitionable):
-    """gamma / loggamma: element i uses key i of split(key, n)."""
+@numba.njit(**_FILL)
+def gamma_fill(key, alpha, log_space, partitionable, out, start, stop):
+    """gamma / loggamma: element i uses key i of split(key, n); units are the n elements."""
     n = alpha.shape[0]
-    keys = split_keys(key, n, partitionable)
-    out = np.empty(n, alpha.dtype)
-    for i in numba.prange(n):
-        out[i] = gamma_one(keys[i], alpha[i], log_space, partitionable)
+    for i in range(start, min(stop, n)):
+        out[i] = gamma_one(split_at(key, i, n, partitionable), alpha[i], log_space,
+                           partitionable)
+
+
+@numba.njit(**_PARALLEL)
+def gamma_parallel(key, alpha, log_space, partitionable, out):
+    for c in numba.prange(_chunks_small(alpha.shape[0])):
+        gamma_fill(key, alpha, log_space, partitionable, out, c * SMALL_CHUNK,
+                   (c + 1) * SMALL_CHUNK)
+
+
+@numba.njit(**_FILL)
+def gamma_kernel(key, alpha, log_space, partitionable):
+    out = np.empty(alpha.shape[0], alpha.dtype)
+    gamma_parallel(key, alpha, np.bool_(log_space), np.bool_(partitionable), out)
     return out
 
 
-@numba.njit(cache=True)
-def beta_kernel(key, a, b, partitionable):
-    keys = split_keys(key, 2, partitionable)
-    la = gamma_kernel(keys[0], a, True, partitionable)
-    lb = gamma_kernel(keys[1], b, True, partitionable)
-    out = np.empty_like(la)
-    for i in range(la.shape[0]):
-        m = max(la[i], lb[i])
-        ga, gb = exp(la[i] - m), exp(lb[i] - m)
+@numba.njit(**_FILL)
+def beta_fill(key, a, b, partitionable, out, start, stop):
+    """Two log-gamma draws (keys split(key)[0] and [1]) and their ratio."""
+    n = a.shape[0]
+    ka, kb = split2(key, partitionable)
+    log_space = np.bool_(True)   # not a literal True: no second compile of gamma_one
+    for i in range(start, min(stop, n)):
+        la = gamma_one(split_at(ka, i, n, partitionable), a[i], log_space, partitionable)
+        lb = gamma_one(split_at(kb, i, n, partitionable), b[i], log_space, partitionable)
+        m = max(la, lb)
+        ga, gb = exp(la - m), exp(lb - m)
         out[i] = ga / (ga + gb)
+
+
+@numba.njit(**_PARALLEL)
+def beta_parallel(key, a, b, partitionable, out):
+    for c in numba.prange(_chunks_small(a.shape[0])):
+        beta_fill(key, a, b, partitionable, out, c * SMALL_CHUNK, (c + 1) * SMALL_CHUNK)
+
+
+@numba.njit(**_FILL)
+def beta_kernel(key, a, b, partitionable):
+    out = np.empty(a.shape[0], a.dtype)
+    beta_parallel(key, a, b, np.bool_(partitionable), out)
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(**_FILL)
 def _poisson_knuth(key, i, n, lam, partitionable):
     """Knuth's multiplication method: count uniforms until their product falls below
     exp(-lam), in log space. Iteration j draws element i of a fresh (n,) uniform array."""
     k, log_prod = 0, np.float32(0)
     while log_prod > -lam:
-        sub = split_at(key, 1, 2, partitionable)
-        key = split_at(key, 0, 2, partitionable)
+        key, sub = split2(key, partitionable)
         k += 1
         log_prod = log_prod + log(to_unit(word_at(sub, i, n, partitionable)))
     return k - 1
 
 
-@numba.njit(cache=True)
+@numba.njit(**_FILL)
 def _poisson_rejection(key, i, n, lam, rounds, partitionable):
     """Hoermann, "The transformed rejection method for generating Poisson random variables"
     (1993), PTRS, as JAX runs it (float32). JAX's loop runs for the whole array until every
@@ -382,8 +686,7 @@ def _poisson_rejection(key, i, n, lam, rounds, partitionable):
     value, r = F(-1), 0
     while rounds < 0 or r < rounds:
         r += 1
-        k0, k1 = split_at(key, 1, 3, partitionable), split_at(key, 2, 3, partitionable)
-        key = split_at(key, 0, 3, partitionable)
+        key, k0, k1 = split3(key, partitionable)
         u = to_unit(word_at(k0, i, n, partitionable)) - half
         v = to_unit(word_at(k1, i, n, partitionable))
         us = half - abs(u)
@@ -399,20 +702,23 @@ def _poisson_rejection(key, i, n, lam, rounds, partitionable):
     return value
 
 
-@numba.njit(parallel=True, cache=True)
-def poisson_kernel(key, lam, partitionable):
-    """Knuth below lam = 10, transformed rejection above; lam is float32, result int64.
-    Elements on the Knuth path still take part in the rejection loop's length with
-    lam = 1e5, as in JAX."""
+@numba.njit(**_FILL)
+def poisson_rounds_fill(key, lam, partitionable, out, start, stop):
+    """First pass of poisson: the round of each element's first acceptance in the rejection
+    loop (elements on the Knuth path take part with lam = 1e5, as in JAX)."""
     n = lam.shape[0]
-    first = np.zeros(n, np.int64)
-    for i in numba.prange(n):
+    for i in range(start, min(stop, n)):
         x = lam[i]
         r_lam = np.float32(1e5) if (x < 10 or x != x) else x
-        first[i] = np.int64(_poisson_rejection(key, i, n, r_lam, -1, partitionable))
-    rounds = first.max() if n else 0
-    out = np.empty(n, np.int64)
-    for i in numba.prange(n):
+        out[i] = np.int64(_poisson_rejection(key, i, n, r_lam, _MINUS1, partitionable))
+
+
+@numba.njit(**_FILL)
+def poisson_fill(key, lam, rounds, partitionable, out, start, stop):
+    """Second pass: Knuth below lam = 10, the value accepted last within ``rounds`` rounds
+    (the largest first-acceptance round of the whole array) above."""
+    n = lam.shape[0]
+    for i in range(start, min(stop, n)):
         x = lam[i]
         if x == 0:
             out[i] = 0
@@ -420,6 +726,24 @@ def poisson_kernel(key, lam, partitionable):
             out[i] = _poisson_knuth(key, i, n, x, partitionable)
         else:
             out[i] = np.int64(_poisson_rejection(key, i, n, x, rounds, partitionable))
+
+
+@numba.njit(**_PARALLEL)
+def poisson_parallel(key, lam, partitionable, out):
+    """Knuth below lam = 10, transformed rejection above; lam is float32, result int64."""
+    chunks = _chunks_small(lam.shape[0])
+    for c in numba.prange(chunks):
+        poisson_rounds_fill(key, lam, partitionable, out, c * SMALL_CHUNK, (c + 1) * SMALL_CHUNK)
+    rounds = out.max() if lam.shape[0] else np.int64(0)
+    for c in numba.prange(chunks):
+        poisson_fill(key, lam, rounds, partitionable, out, c * SMALL_CHUNK,
+                     (c + 1) * SMALL_CHUNK)
+
+
+@numba.njit(**_FILL)
+def poisson_kernel(key, lam, partitionable):
+    out = np.empty(lam.shape[0], np.int64)
+    poisson_parallel(key, lam, np.bool_(partitionable), out)
     return out
 
 
@@ -430,7 +754,8 @@ def multivariate_normal_kernel(key, mean, factor, partitionable):
     """mean + factor @ z over a batch: mean (m, d), factor (m, d, d) (already broadcast);
     z is normal(key, (m, d)). The matrix product sums in index order."""
     m, d = mean.shape
-    z = normal_kernel(key, m * d, type(mean[0, 0]), partitionable)
+    z = np.empty(m * d, mean.dtype)
+    normal_fill(key, m * d, type(mean[0, 0]), partitionable, z, _0, m * d)
     out = np.empty((m, d), mean.dtype)
     for b in range(m):
         for i in range(d):

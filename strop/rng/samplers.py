@@ -20,8 +20,14 @@ def bits(key, shape=(), dtype=None):
     dt = checks.canonical_dtype(dtype, "u", "bits")
     n = checks.size(shape)
     if dt.itemsize == 8:
-        return K.bits64_kernel(key, n, _part()).reshape(shape)
-    out = K.bits_kernel(key, n, dt.itemsize * 8, _part())
+        return K.run(K.bits64_fill, n, np.uint64, n, key, n, _part()).reshape(shape)
+    if dt.itemsize == 4:
+        out = K.run(K.bits32_fill, n, np.uint32, K.unit_count(n, 32, _part()), key, n,
+                    _part())
+    elif n > K.CHUNK:
+        out = K.bits_kernel(key, n, dt.itemsize * 8, _part())
+    else:
+        out = K.fill_bits_narrow(key, n, dt.itemsize * 8, _part())
     return (out if dt.itemsize == 4 else out.astype(dt)).reshape(shape)
 
 
@@ -34,26 +40,32 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
     checks.check_broadcast("uniform", shape, lo.shape, hi.shape)
     lo, hi = lo.astype(dt), hi.astype(dt)
     checks.check_range("uniform", lo, hi)
-    out = K.uniform_kernel(key, checks.size(shape), checks.flat_param(lo, dt, shape),
-                           checks.flat_param(hi, dt, shape), _part())
+    n = checks.size(shape)
+    out = K.run(K.uniform_fill, n, dt, _units(n, dt), key, n, checks.flat_param(lo, dt, shape),
+                checks.flat_param(hi, dt, shape), _part())
     return out.reshape(shape)
 
 
-def _unary(kernel, name):
+def _units(n, dt):
+    return K.unit_count(n, 8 * dt.itemsize, _part())
+
+
+def _unary(fill, name):
     def sampler(key, shape=(), dtype=None):
         key, shape, dt = _floats(name, key, shape, dtype)
-        return kernel(key, checks.size(shape), dt.type, _part()).reshape(shape)
+        n = checks.size(shape)
+        return K.run(fill, n, dt, _units(n, dt), key, n, dt.type, _part()).reshape(shape)
     sampler.__name__ = name
     return sampler
 
 
-normal = _unary(K.normal_kernel, "normal")
+normal = _unary(K.normal_fill, "normal")
 normal.__doc__ = "Standard normal floats: sqrt(2) * erf_inv(u), u uniform in (-1, 1)."
-exponential = _unary(K.exponential_kernel, "exponential")
+exponential = _unary(K.exponential_fill, "exponential")
 exponential.__doc__ = "Exponential(1) floats: -log1p(-u)."
-laplace = _unary(K.laplace_kernel, "laplace")
+laplace = _unary(K.laplace_fill, "laplace")
 laplace.__doc__ = "Laplace(0, 1) floats: sign(u) * log1p(-|u|), u uniform in (-1, 1)."
-logistic = _unary(K.logistic_kernel, "logistic")
+logistic = _unary(K.logistic_fill, "logistic")
 logistic.__doc__ = "Logistic(0, 1) floats: log(u) - log1p(-u)."
 
 
@@ -70,7 +82,9 @@ def gumbel(key, shape=(), dtype=None, mode=None):
     uniforms, extending the range of the largest values."""
     key, shape, dt = _floats("gumbel", key, shape, dtype)
     high = _mode(mode, "gumbel")
-    return K.gumbel_kernel(key, checks.size(shape), dt.type, high, _part()).reshape(shape)
+    n = checks.size(shape)
+    units = n if high else _units(n, dt)
+    return K.run(K.gumbel_fill, n, dt, units, key, n, dt.type, high, _part()).reshape(shape)
 
 
 def truncated_normal(key, lower, upper, shape=None, dtype=None):
@@ -85,8 +99,9 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
     checks.check_broadcast("truncated_normal", shape, lo.shape, hi.shape)
     lo, hi = lo.astype(dt), hi.astype(dt)
     checks.check_range("truncated_normal", lo, hi, "lower", "upper")
-    out = K.truncated_normal_kernel(key, checks.size(shape), checks.flat_param(lo, dt, shape),
-                                    checks.flat_param(hi, dt, shape), _part())
+    n = checks.size(shape)
+    out = K.run(K.truncated_normal_fill, n, dt, _units(n, dt), key, n,
+                checks.flat_param(lo, dt, shape), checks.flat_param(hi, dt, shape), _part())
     return out.reshape(shape)
 
 
@@ -101,8 +116,10 @@ def bernoulli(key, p=0.5, shape=None, mode="low"):
     dt = checks.default_float(p)
     shape = parr.shape if shape is None else checks.shape_tuple(shape, "bernoulli")
     checks.check_broadcast("bernoulli", shape, parr.shape)
-    out = K.bernoulli_kernel(key, checks.size(shape), checks.flat_param(parr, dt, shape), high,
-                             _part())
+    n = checks.size(shape)
+    units = n if high else _units(n, np.dtype(dt))
+    out = K.run(K.bernoulli_fill, n, np.bool_, units, key, n, checks.flat_param(parr, dt, shape),
+                high, _part())
     return out.reshape(shape)
 
 
@@ -215,8 +232,8 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
                              f"a.shape[axis]; p has shape {parr.shape} and a.shape[axis] is "
                              f"{n_inputs}")
         checks.check_bounds("choice", parr, "probabilities p", 0.0, None)
-        pf = np.ascontiguousarray(parr, checks.default_float(parr if parr.dtype.kind == "f"
-                                                                 else None))
+        pf = checks.kernel_array(parr.astype(checks.default_float(
+            parr if parr.dtype.kind == "f" else None)))
         if replace:
             ind = K.choice_p_kernel(key, n_draws, pf, _part())
         else:
@@ -248,7 +265,7 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
     checks.check_broadcast("categorical", shape, batch)
     high = _mode(mode, "categorical")
     prefix = shape[:len(shape) - len(batch)]
-    cube = np.ascontiguousarray(arr.reshape(checks.size(arr.shape[:ax]), arr.shape[ax], -1))
+    cube = checks.kernel_array(arr.reshape(checks.size(arr.shape[:ax]), arr.shape[ax], -1))
     int_dt = np.int64 if checks.x64() else np.int32
     if replace:
         out = K.categorical_kernel(key, cube, checks.size(prefix), high, _part())
@@ -272,8 +289,10 @@ def _gamma_like(name, key, a, shape, dtype, log_space):
     checks.check_bounds(name, arr, "a", 0.0, None, low_open=True)
     shape = arr.shape if shape is None else checks.shape_tuple(shape, name)
     checks.check_broadcast(name, shape, arr.shape)
-    alpha = np.ascontiguousarray(np.broadcast_to(arr.astype(dt), shape)).reshape(-1)
-    return K.gamma_kernel(key, alpha, log_space, _part()).reshape(shape)
+    alpha = checks.kernel_array(np.broadcast_to(arr.astype(dt), shape)).reshape(-1)
+    n = alpha.shape[0]
+    return K.run(K.gamma_fill, n, dt, n, key, alpha, log_space, _part(),
+                 chunk=K.SMALL_CHUNK).reshape(shape)
 
 
 def gamma(key, a, shape=None, dtype=None):
@@ -299,8 +318,11 @@ def beta(key, a, b, shape=None, dtype=None):
     checks.check_broadcast("beta", shape, aa.shape, bb.shape)
 
     def flat(x):
-        return np.ascontiguousarray(np.broadcast_to(x.astype(dt), shape)).reshape(-1)
-    return K.beta_kernel(key, flat(aa), flat(bb), _part()).reshape(shape)
+        return checks.kernel_array(np.broadcast_to(x.astype(dt), shape)).reshape(-1)
+    a_flat, b_flat = flat(aa), flat(bb)
+    n = a_flat.shape[0]
+    return K.run(K.beta_fill, n, dt, n, key, a_flat, b_flat, _part(),
+                 chunk=K.SMALL_CHUNK).reshape(shape)
 
 
 def poisson(key, lam, shape=None, dtype=None):
@@ -312,8 +334,14 @@ def poisson(key, lam, shape=None, dtype=None):
     checks.check_bounds("poisson", arr, "rate lam", 0.0, None)
     shape = arr.shape if shape is None else checks.shape_tuple(shape, "poisson")
     checks.check_broadcast("poisson", shape, arr.shape)
-    flat = np.ascontiguousarray(np.broadcast_to(arr.astype(np.float32), shape)).reshape(-1)
-    return K.poisson_kernel(key, flat, _part()).astype(dt).reshape(shape)
+    flat = checks.kernel_array(np.broadcast_to(arr.astype(np.float32), shape)).reshape(-1)
+    n = flat.shape[0]
+    out = np.empty(n, np.int64)
+    # two passes, as K.poisson_parallel: the rejection loop runs as long as its slowest element
+    K.spread(K.poisson_rounds_fill, (key, flat, _part()), out, n, K.SMALL_CHUNK)
+    rounds = np.int64(out.max()) if n else np.int64(0)
+    K.spread(K.poisson_fill, (key, flat, rounds, _part()), out, n, K.SMALL_CHUNK)
+    return out.astype(dt).reshape(shape)
 
 
 def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
@@ -341,8 +369,8 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     checks.check_broadcast("multivariate_normal", batch, m.shape[:-1], c.shape[:-2])
     factor = _factor(c.astype(dt), method)
     nb = checks.size(batch)
-    mean_b = np.ascontiguousarray(np.broadcast_to(m.astype(dt), batch + (n,))).reshape(nb, n)
-    fac_b = np.ascontiguousarray(np.broadcast_to(factor.astype(dt), batch + (n, n)))
+    mean_b = checks.kernel_array(np.broadcast_to(m.astype(dt), batch + (n,))).reshape(nb, n)
+    fac_b = checks.kernel_array(np.broadcast_to(factor.astype(dt), batch + (n, n)))
     out = K.multivariate_normal_kernel(key, mean_b, fac_b.reshape(nb, n, n), _part())
     return out.reshape(batch + (n,))
 

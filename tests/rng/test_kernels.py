@@ -2,6 +2,7 @@
 them: the same numbers as the public functions, and no hidden state."""
 import numba
 import numpy as np
+import pytest
 
 import strop.rng as rng
 from strop.config import config
@@ -46,3 +47,38 @@ def test_pure_in_the_key():
               lambda: rng.poisson(key, 20.0, (4,)), lambda: rng.permutation(key, 9)):
         np.testing.assert_array_equal(f(), f())
     np.testing.assert_array_equal(key, rng.PRNGKey(3))
+
+
+# -- one thread, several threads, parallel kernels: the same numbers ----------------------
+#
+# The reference vectors are small, so the public functions run them on one thread. These
+# check the other paths on outputs of several chunks (the last one partial, n odd): the
+# public functions split between threads, and the prange kernels of KERNELS.
+
+N_LARGE = 2 * rng.kernels.CHUNK + 2 * rng.streams.TILE + 3
+
+
+def _threads(monkeypatch, count):
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", count)
+
+
+@pytest.mark.parametrize("partitionable", [False, True])
+def test_threads_and_parallel_kernels_match_one_thread(monkeypatch, partitionable):
+    key = rng.PRNGKey(11)
+    with config.override(threefry_partitionable=partitionable, enable_x64=False):
+        _threads(monkeypatch, 1)
+        one = {"normal": rng.normal(key, (N_LARGE,)), "uniform": rng.uniform(key, (N_LARGE,)),
+               "gamma": rng.gamma(key, np.linspace(0.2, 5.0, 777, dtype=np.float32)),
+               "poisson": rng.poisson(key, np.array([0.0, 3.0, 25.0, 1000.0] * 200))}
+        _threads(monkeypatch, 3)
+        np.testing.assert_array_equal(rng.normal(key, (N_LARGE,)), one["normal"])
+        np.testing.assert_array_equal(rng.uniform(key, (N_LARGE,)), one["uniform"])
+        np.testing.assert_array_equal(
+            rng.gamma(key, np.linspace(0.2, 5.0, 777, dtype=np.float32)), one["gamma"])
+        np.testing.assert_array_equal(
+            rng.poisson(key, np.array([0.0, 3.0, 25.0, 1000.0] * 200)), one["poisson"])
+    np.testing.assert_array_equal(
+        KERNELS_NORMAL(key, N_LARGE, np.float32, partitionable), one["normal"])
+    np.testing.assert_array_equal(
+        KERNELS_UNIFORM(key, N_LARGE, np.zeros(1, np.float32), np.ones(1, np.float32),
+                        partitionable), one["uniform"])
