@@ -7,13 +7,16 @@ original stream (False, the default) or its current default stream (True);
 
 Modules: threefry (block function), streams (counter layouts), xla_math (elementary
 functions as JAX's CPU backend computes them), floats (bits to floats), kernels (one Numba
-kernel per public function), keys and samplers (checked public wrappers).
+kernel per public function, and the fills they run), keys and samplers (checked public
+wrappers), cache (Numba's disk cache, checked against the whole package's source).
 
 Routing to kernels (for generated code): ``KERNELS[name]`` is the Numba dispatcher that does
 the work of the public function ``name``, on already-checked arguments (see each kernel's
 docstring and strop.rng.kernels): flat outputs, keys as (2,) uint32 arrays, float types as
-np.float32/np.float64 classes, and a final ``partitionable`` bool.
+np.float32/np.float64 classes, and a final ``partitionable`` bool. The elementwise kernels
+run in parallel (prange); the public functions run the same fills, split between threads.
 """
+from strop.rng import cache as _cache  # noqa: F401  (first: the disk cache's check, see there)
 from strop.rng import kernels as _k
 from strop.rng.keys import PRNGKey, fold_in, key_data, split
 from strop.rng.samplers import bernoulli, beta, bits, categorical, choice, exponential, \
