@@ -77,8 +77,30 @@ def test_threads_and_parallel_kernels_match_one_thread(monkeypatch, partitionabl
             rng.gamma(key, np.linspace(0.2, 5.0, 777, dtype=np.float32)), one["gamma"])
         np.testing.assert_array_equal(
             rng.poisson(key, np.array([0.0, 3.0, 25.0, 1000.0] * 200)), one["poisson"])
+    with config.override(threefry_partitionable=partitionable, enable_x64=True):
+        _threads(monkeypatch, 1)
+        one64 = rng.normal(key, (N_LARGE,)), rng.gumbel(key, (N_LARGE,), mode="high")
+        _threads(monkeypatch, 3)
+        np.testing.assert_array_equal(rng.normal(key, (N_LARGE,)), one64[0])
+        np.testing.assert_array_equal(rng.gumbel(key, (N_LARGE,), mode="high"), one64[1])
     np.testing.assert_array_equal(
         KERNELS_NORMAL(key, N_LARGE, np.float32, partitionable), one["normal"])
     np.testing.assert_array_equal(
         KERNELS_UNIFORM(key, N_LARGE, np.zeros(1, np.float32), np.ones(1, np.float32),
                         partitionable), one["uniform"])
+
+
+@pytest.mark.parametrize("partitionable", [False, True])
+def test_large_outputs_match_values_computed_one_by_one(partitionable):
+    """Tiles, the original stream's two halves and the thread split against the definition:
+    value i alone, from its own block (floats.uniform_at), at the edges of tiles and halves."""
+    key = rng.PRNGKey(5)
+    n, tile = N_LARGE, rng.streams.TILE
+    h = (n + 1) // 2
+    picks = sorted({0, 1, tile - 1, tile, 3 * tile + 7, h - 1, h, h + 1, h + tile, n - 2, n - 1}
+                   | set(np.random.default_rng(0).integers(0, n, 40).tolist()))
+    for x64, F in ((False, np.float32), (True, np.float64)):
+        with config.override(threefry_partitionable=partitionable, enable_x64=x64):
+            got = rng.uniform(key, (n,), dtype=F, minval=-2.0, maxval=3.0)
+        want = [rng.floats.uniform_at(key, i, n, F(-2.0), F(3.0), partitionable) for i in picks]
+        np.testing.assert_array_equal(got[picks], np.array(want, F))
