@@ -3,8 +3,9 @@ bits, uniform and normal of 10_000_000 float32/uint32 values, in both Threefry s
 
     PYTHONPATH=. python benchmarks/rng.py [--size N] [--repeats R]
 
-Prints medians (ms) after a warm-up call and the ratios strop/JAX and strop/NumPy (lower is
-better for strop). JAX is optional: without it its column says "n/a".
+Prints medians (ms) after warm-up calls and a pause (see median_ms), and the ratios
+strop/JAX and strop/NumPy (lower is better for strop). JAX is optional: without it its
+column says "n/a".
 """
 import argparse
 import os
@@ -18,8 +19,12 @@ import strop.rng as random
 from strop.config import config
 
 
-def median_ms(fn, repeats):
-    fn()  # warm-up: compiles
+def median_ms(fn, repeats, settle_s=0.5, warmup=3):
+    for _ in range(warmup):   # compiles; starts threads; the first large allocations are slow
+        fn()
+    # XLA's worker threads keep spinning for a while after a call, taking the cores from
+    # whatever runs next (strop's rows ran 2-3x slower right after a JAX row): let them stop
+    time.sleep(settle_s)
     times = []
     for _ in range(repeats):
         t = time.perf_counter()
@@ -48,7 +53,7 @@ def jax_timers(size):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", type=int, default=10_000_000)
-    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--repeats", type=int, default=15)
     args = ap.parse_args()
     n, reps = args.size, args.repeats
     key = random.PRNGKey(0)
