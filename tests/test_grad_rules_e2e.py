@@ -596,8 +596,6 @@ def t_elementwise(t):
 # the runtime helper each first-order template calls has no rule of its own, so strop inlines
 # its source (codegen/runtime*.py) and differentiates that: how it fails
 NO_RULE = {
-    t_solve: "solve_vjp_a calls _unbroadcast, whose `from .runtime import unbroadcast` raises "
-             "TransformError 'import is not supported inside a transformed function'",
     t_eigvalsh: "eigh_vjp calls _off_diagonal_inverse, whose `with np.errstate(...)` raises "
                 "TransformError 'with is not supported inside a transformed function'",
     t_svdvals: "svd_vjp calls _off_diagonal_inverse, whose `with np.errstate(...)` raises "

@@ -9,6 +9,9 @@ import string
 
 import numpy as np
 
+# runtime imports this module at its end, when these names are already defined
+from .runtime import getitem_vjp, unbroadcast
+
 __all__ = [
     # shape
     "rollaxis_vjp", "atleast_vjp", "unbroadcast_all", "as_column", "concatenate_vjp", "dense",
@@ -24,7 +27,6 @@ __all__ = [
 
 
 def _unbroadcast(g, x):
-    from .runtime import unbroadcast  # runtime imports this module at its end
     return unbroadcast(g, x)
 
 
@@ -559,5 +561,4 @@ def field_vjp(g, result, index):
     """Cotangent of a result tuple of numpy.linalg (SlogdetResult, EighResult, SVDResult) from
     that of its field number ``index`` (``.logabsdet``, ``.eigenvectors``, ``.S``, ...): a plain
     tuple, zeros but for g there."""
-    from .runtime import getitem_vjp  # runtime imports this module at its end
     return getitem_vjp(g, tuple(result), index)
