@@ -6,6 +6,7 @@ rebuilt from its leaves at the start instead.
 """
 import copy
 import dataclasses
+import functools
 import re
 
 import gast
@@ -15,6 +16,7 @@ from . import ir
 STATIC_NODES = (dict, list, tuple)
 
 
+@functools.lru_cache(maxsize=None)
 def leaf_paths(treedef):
     """The key path of each leaf, in flattening order; None unless every node is a plain dict,
     list or tuple."""
