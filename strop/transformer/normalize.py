@@ -331,8 +331,7 @@ class Normalizer(Inliner):
         self.assign(_as_store(node.args[0]), new, scope)
         return True
 
-    MUTATORS = {"append": "append", "extend": None, "insert": None, "update": None,
-                "fill": None, "sort": None, "pop": None}
+    MUTATORS = {"append", "extend", "insert", "update", "fill", "sort", "pop"}
 
     def mutating_method(self, node, scope):
         """``lst.append(v)`` and friends on a local object (or an item of one, ``d["l"]``):

@@ -639,9 +639,7 @@ def _rename(node, mapping):
 
 
 def stmt_expr(call, loc):
-    s = gast.Expr(value=call)
-    s.loc = loc
-    return s
+    return ir.stmt(gast.Expr(value=call), loc)
 
 
 def _walk_stmts(stmts):
