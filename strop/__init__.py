@@ -3,10 +3,11 @@ __version__ = "0.1.0"
 
 from . import errors, tree_util  # noqa: E402
 from .api import grad, jit, source, show, value_and_grad, vjp  # noqa: E402
+from .vmap import vmap  # noqa: E402
 from .config import config  # noqa: E402
 from .ops import at  # noqa: E402
 
-__all__ = ["grad", "value_and_grad", "vjp", "jit", "source", "show", "config", "errors", "tree_util",
+__all__ = ["grad", "value_and_grad", "vjp", "jit", "vmap", "source", "show", "config", "errors", "tree_util",
            "at", "ops", "random"]
 
 

@@ -62,11 +62,12 @@ class Transformed:
                 reason = "new static value" if same_kinds else (
                     "new argument kinds" if self._cache else "first call")
             kinds, statics, _ = key
+            self._kinds_now = kinds
             inner = normalized(self.fun, kinds, self.differentiates)
             groups = inner.groups or tuple((False, (a.id,)) for a in
                                            inner.node.args.args[:inner.nparams])
             start = [sum(len(g[1]) for g in groups[:i]) for i in range(len(groups))]
-            kind_of = {n: (ARRAY if tree else k) for (tree, names), k in zip(groups, kinds)
+            kind_of = {n: (TREE_LEAF if tree else k) for (tree, names), k in zip(groups, kinds)
                        for n in names}
             if statics:
                 inner = bind_statics(inner, {start[i]: v for i, v in
@@ -153,6 +154,7 @@ class Transformed:
 
 
 SCALAR, ARRAY, TREE = "scalar", "array", "tree"
+TREE_LEAF = ARRAY   # a leaf of a flattened tree argument: an array of unknown rank
 
 
 def _kind(a):
@@ -162,7 +164,7 @@ def _kind(a):
     if isinstance(a, (float, int, np.floating, np.integer)):
         return SCALAR
     if isinstance(a, np.ndarray):
-        return ARRAY
+        return f"{ARRAY}{a.ndim}"   # the rank: vmap lines lanes up by it
     leaves = tree_leaves(a)
     if len(leaves) == 1 and leaves[0] is a:
         return ARRAY

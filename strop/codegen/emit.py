@@ -50,6 +50,8 @@ class Emitter:
     def stmt(self, s, depth):
         loc = getattr(s, "loc", None)
         self.comment(loc, depth)
+        if getattr(s, "note", None):   # why a transform generated this statement
+            self.line(f"# {s.note}", depth)
         if isinstance(s, gast.If):
             self.line(f"if {unparse(s.test)}:", depth, loc)
             self.block(s.body, depth + 1)

@@ -535,3 +535,9 @@ from .runtime_adjoint import *  # noqa: E402,F401,F403
 from .runtime_adjoint import __all__ as _adjoint_all  # noqa: E402
 
 __all__ += _adjoint_all
+
+# --- helpers for batched code (vmap) ---
+from .runtime_batch import *  # noqa: E402,F401,F403
+from .runtime_batch import __all__ as _batch_all  # noqa: E402
+
+__all__ += _batch_all

@@ -1,0 +1,268 @@
+"""Helpers that batched code (``vmap``) calls.
+
+A batched value carries the batch on its leading axis; its *lane* ``b`` is ``x[b]``, the
+value one call of the user's function would have seen.  Each helper here does, for every
+lane at once, what the per-example code did for one.
+"""
+import numpy as np
+
+__all__ = ["select", "broadcast_lanes", "align_lanes", "lane_axes", "lane_axis", "each",
+           "lanes_max", "lanes_min", "matmul_lanes", "take_lanes", "getitem_lanes",
+           "unbroadcast_lanes", "expand_to_lanes", "seed_grad_lanes", "transpose_lanes",
+           "squeeze_lanes", "lane_shape", "lane_index", "safe_index", "array_lanes",
+           "reshape_lanes", "at_lanes", "getitem_vjp_lanes", "moveaxis_lanes"]
+
+
+def select(mask, new, old):
+    """``new`` in the lanes where ``mask`` (one bool per lane) holds, else ``old``."""
+    new, old = np.asarray(new), np.asarray(old)
+    m = np.reshape(mask, np.shape(mask) + (1,) * (max(new.ndim, old.ndim) - 1))
+    return np.where(m, new, old)
+
+
+def broadcast_lanes(x, n):
+    """An unbatched value repeated in ``n`` lanes (a fresh array: code may update it)."""
+    x = np.asarray(x)
+    out = np.empty((n,) + x.shape, x.dtype)
+    out[...] = x
+    return out
+
+
+def align_lanes(x, rank):
+    """Batched ``x`` with axes inserted after the batch axis so that each lane has ``rank``
+    dimensions: it then broadcasts lane by lane against values of that rank."""
+    x = np.asarray(x)
+    extra = rank - (x.ndim - 1)
+    return x.reshape(x.shape[:1] + (1,) * extra + x.shape[1:]) if extra > 0 else x
+
+
+def lane_axes(x):
+    """The axes of one lane of batched ``x``: what ``axis=None`` reduces."""
+    return tuple(range(1, np.ndim(x)))
+
+
+def lane_axis(axis, x):
+    """A lane's ``axis`` argument (None, an int or a tuple) as an axis of batched ``x``."""
+    if axis is None:
+        return lane_axes(x)
+    if isinstance(axis, (tuple, list)):
+        return tuple(lane_axis(a, x) for a in axis)
+    return axis + 1 if axis >= 0 else axis
+
+
+def moveaxis_lanes(x, source):
+    """The batch axis of an argument (``in_axes``) moved to the front."""
+    return np.moveaxis(x, source, 0)
+
+
+def each(fn, batched, *args):
+    """``fn`` run lane by lane (what a function without a batching rule gets), stacked.
+    ``batched``: which arguments are batched."""
+    sizes = {np.shape(a)[0] for a, b in zip(args, batched) if b}
+    (n,) = sizes
+    outs = [fn(*[a[i] if b else a for a, b in zip(args, batched)]) for i in range(n)]
+    return _stack(outs)
+
+
+def _stack(outs):
+    first = outs[0] if outs else None
+    if isinstance(first, tuple):
+        return tuple(_stack([o[k] for o in outs]) for k in range(len(first)))
+    if isinstance(first, list):
+        return [_stack([o[k] for o in outs]) for k in range(len(first))]
+    if isinstance(first, dict):
+        return {k: _stack([o[k] for o in outs]) for k in first}
+    return np.stack([np.asarray(o) for o in outs])
+
+
+def lanes_max(n):
+    """The largest value over the lanes (the trip count every lane fits in)."""
+    return np.max(n) if np.size(n) else 0
+
+
+def lanes_min(n):
+    return np.min(n) if np.size(n) else 0
+
+
+def matmul_lanes(a, b, a_batched, b_batched):
+    """``a @ b`` in each lane, for 1-D or N-D lanes, either operand batched."""
+    a, b = np.asarray(a), np.asarray(b)
+    ra, rb = a.ndim - a_batched, b.ndim - b_batched
+    if ra == 1:
+        a = np.expand_dims(a, -2)
+    if rb == 1:
+        b = np.expand_dims(b, -1)
+    # lanes' stacking dims (all but the last two) must line up behind the batch axis
+    sa, sb = a.ndim - a_batched - 2, b.ndim - b_batched - 2
+    s = max(sa, sb)
+    if a_batched and sa < s:
+        a = a.reshape(a.shape[:1] + (1,) * (s - sa) + a.shape[1:])
+    if b_batched and sb < s:
+        b = b.reshape(b.shape[:1] + (1,) * (s - sb) + b.shape[1:])
+    if not a_batched and b_batched:
+        a = a.reshape((1,) * (b.ndim - a.ndim) + a.shape)
+    if not b_batched and a_batched:
+        b = b.reshape((1,) * (a.ndim - b.ndim) + b.shape)
+    out = np.matmul(a, b)
+    if rb == 1:
+        out = out[..., 0]
+    if ra == 1:
+        out = out[..., 0, :] if rb != 1 else out[..., 0]
+    return out
+
+
+def take_lanes(x, i):
+    """``x[i]`` in each lane, ``x`` and the integer index ``i`` both batched."""
+    i = np.asarray(i)
+    if i.dtype == np.bool_:
+        raise IndexError("vmap: a boolean mask index that differs between lanes selects a "
+                         "different number of elements in each lane, which cannot be batched")
+    n = x.shape[0]
+    lanes = np.arange(n).reshape((n,) + (1,) * (i.ndim - 1))
+    return x[lanes, i]
+
+
+def getitem_lanes(x, idx, x_batched, idx_batched):
+    """``x[idx]`` lane by lane, for indices the static rules do not cover."""
+    if not isinstance(idx, tuple):
+        idx, idx_batched = (idx,), (idx_batched,)
+    n = x.shape[0] if x_batched else next(
+        np.shape(c)[0] for c, b in zip(idx, idx_batched) if b)
+    return _stack([(x[k] if x_batched else x)[tuple(c[k] if b else c for c, b in zip(
+        idx, idx_batched))] for k in range(n)])
+
+
+def lane_index(idx):
+    """The index of a lane as an index of batched values (the batch axis kept whole)."""
+    return (slice(None),) + (idx if isinstance(idx, tuple) else (idx,))
+
+
+def safe_index(i, mask):
+    """A batched index in a masked region: lanes that do not run the code index 0 (any
+    in-range index does), so that they cannot fail where the user's code would not run."""
+    return np.where(mask.reshape(mask.shape + (1,) * (np.ndim(i) - 1)), i, 0)
+
+
+def array_lanes(items, dtype=None):
+    """``np.array([a, b, ...])`` of batched items: each lane's array, stacked."""
+    out = np.stack([np.asarray(it) for it in items], axis=1)
+    return out.astype(dtype) if dtype is not None else out
+
+
+def reshape_lanes(x, shape):
+    """``np.reshape(x, shape)`` in each lane."""
+    shape = (shape,) if np.ndim(shape) == 0 else tuple(shape)
+    return np.reshape(x, (np.shape(x)[0],) + shape)
+
+
+def lane_shape(shape, n):
+    shape = (shape,) if np.ndim(shape) == 0 else tuple(shape)
+    return (n,) + shape
+
+
+def transpose_lanes(x, axes=None):
+    """``np.transpose(x, axes)`` in each lane."""
+    r = np.ndim(x) - 1
+    axes = tuple(range(r))[::-1] if axes is None else tuple(a % r for a in axes)
+    return np.transpose(x, (0,) + tuple(a + 1 for a in axes))
+
+
+def squeeze_lanes(x, axis=None):
+    """``np.squeeze(x, axis)`` in each lane (the batch axis stays, even of size 1)."""
+    if axis is None:
+        axis = tuple(i for i in range(1, np.ndim(x)) if np.shape(x)[i] == 1)
+        return np.squeeze(x, axis) if axis else x
+    return np.squeeze(x, lane_axis(axis, x))
+
+
+def at_lanes(update, x, idx, v, v_batched, mode=None):
+    """``update(x, idx, v, mode)`` (an ``at_*`` helper) in each lane, ``x`` batched and the
+    index the same in every lane; a batched ``v`` is aligned to the updated elements."""
+    full = lane_index(idx)
+    if v_batched:
+        rank = np.ndim(x[full]) - 1
+        v = align_lanes(v, rank)
+    return update(x, full, v, mode)
+
+
+def unbroadcast_lanes(g, x, g_batched, x_batched):
+    """The cotangent ``g`` summed down to the shape of a lane of ``x`` (runtime.unbroadcast
+    in each lane); batched whenever ``g`` is."""
+    from .runtime import unbroadcast
+    if not g_batched:
+        return unbroadcast(g, x[0] if x_batched and np.shape(x)[0] else x)
+    g = np.asarray(g)
+    shape = np.shape(x)[1:] if x_batched else np.shape(x)
+    extra = g.ndim - 1 - len(shape)
+    if extra > 0:
+        g = g.sum(axis=tuple(range(1, 1 + extra)))
+    axes = tuple(i + 1 for i, s in enumerate(shape) if s == 1 and g.shape[i + 1] != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    g = np.broadcast_to(g, g.shape[:1] + tuple(shape))
+    dtype = np.result_type(x) if np.issubdtype(np.result_type(x), np.inexact) else g.dtype
+    return g.astype(dtype)
+
+
+def expand_to_lanes(g, x, axis=None, keepdims=False):
+    """runtime.expand_to in each lane, ``g`` and ``x`` batched."""
+    g = np.asarray(g)
+    shape = np.shape(x)
+    if axis is not None and not keepdims:
+        axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+        g = np.expand_dims(g, tuple(a % (len(shape) - 1) + 1 for a in axes))
+    else:
+        g = g.reshape(g.shape[:1] + (1,) * (len(shape) - g.ndim) + g.shape[1:])
+    return np.broadcast_to(g, shape)
+
+
+def seed_grad_lanes(out):
+    """The seed of a gradient in each lane: 1.0 per lane (each lane's output must be a
+    number)."""
+    out = np.asarray(out)
+    if out.ndim != 1 or not np.issubdtype(out.dtype, np.inexact):
+        from .runtime import seed_grad
+        seed_grad(out[0] if out.ndim else out)    # raises grad's error for one lane
+    return np.ones_like(out)
+
+
+def getitem_vjp_lanes(g, x, idx):
+    """runtime.getitem_vjp in each lane: ``g`` and ``x`` batched, the index shared."""
+    out = np.zeros(np.shape(x), np.result_type(g, np.float32) if not np.issubdtype(
+        np.result_type(x), np.inexact) else np.result_type(x))
+    np.add.at(out, lane_index(idx), g)
+    return out
+
+
+def matmul_vjp_x_lanes(g, x, y, x_batched, y_batched):
+    """runtime.matmul_vjp_x in each lane (``g`` batched)."""
+    rx, ry = np.ndim(x) - x_batched, np.ndim(y) - y_batched
+    g = np.asarray(g)
+    if rx == 1 and ry == 1:
+        return align_lanes(g, 1) * y
+    if ry == 1:
+        return np.expand_dims(g, -1) * (align_lanes(y, g.ndim) if y_batched else y)
+    if rx == 1:
+        return matmul_lanes(y, np.expand_dims(g, -1), y_batched, True)[..., 0]
+    return matmul_lanes(g, np.swapaxes(y, -1, -2), True, y_batched)
+
+
+def matmul_vjp_y_lanes(g, x, y, x_batched, y_batched):
+    """runtime.matmul_vjp_y in each lane (``g`` batched)."""
+    rx, ry = np.ndim(x) - x_batched, np.ndim(y) - y_batched
+    g = np.asarray(g)
+    if rx == 1 and ry == 1:
+        return align_lanes(g, 1) * x
+    if rx == 1:
+        xe = np.expand_dims(x, -1)
+        ge = np.expand_dims(g, -2)
+        if x_batched:
+            xe = align_lanes(xe, ge.ndim - 1)
+        return xe * ge
+    if ry == 1:
+        return matmul_lanes(np.swapaxes(x, -1, -2), np.expand_dims(g, -1), x_batched, True)[
+            ..., 0]
+    return matmul_lanes(np.swapaxes(x, -1, -2), g, x_batched, True)
+
+
+__all__ += ["matmul_vjp_x_lanes", "matmul_vjp_y_lanes"]

@@ -1,0 +1,840 @@
+"""vmap: a normalized function rewritten to run a whole batch at once.
+
+Every value is *batched* (its leading axis runs over the batch; lane ``b`` is what one call of
+the user's function saw) or not.  A name is batched when any assignment to it is — found by
+running the rewrite to a fixpoint — and each statement is rewritten by the batching rule of
+its operation (rules/batching.py); unbatched values stay as they are.  The rank of each lane
+is tracked where it is known, so that lanes line up by plain indexing (``x[:, None]``).
+
+Control flow on a batched condition runs every lane under a mask:
+- ``if c:`` runs both branches; an assignment to a name read after the ``if`` becomes
+  ``x = np.where(c, new, x)`` (``select`` for lanes of rank > 0), so each lane keeps the
+  branch it took; values a lane did not take are computed and dropped (NaN or inf there
+  never reaches the result), and a batched index in such code reads index 0 on those lanes.
+- ``while c:`` loops while any lane runs; a lane whose condition fails keeps its values.
+- ``for i in range(n)`` with a batched ``n`` runs to the largest ``n``, lane ``b`` while
+  ``i < n[b]``.
+
+What the rewrite cannot batch (a loop that defines a value it needs on every lane, tapes in
+a batched loop) raises NotBatchable: the caller then runs the function lane by lane.
+"""
+import copy
+
+import gast
+import numpy as np
+
+from ..codegen import runtime
+from . import analysis, ir
+from .rules import RULES, lookup as rule_lookup
+from .rules import batching as table
+from .reverse import BINOPS, UNARYOPS
+
+COMPARES = {gast.Lt: np.less, gast.LtE: np.less_equal, gast.Gt: np.greater,
+            gast.GtE: np.greater_equal, gast.Eq: np.equal, gast.NotEq: np.not_equal}
+
+
+class NotBatchable(Exception):
+    def __init__(self, reason, loc=None):
+        super().__init__(reason)
+        self.reason, self.loc = reason, loc
+
+
+class Vectorize:
+    def __init__(self, fn, batched, ranks, size_expr, prologue=()):
+        """``batched``: the parameters that are batched; ``ranks``: parameter -> rank of a lane
+        (None: unknown); ``size_expr``: the batch size as an expression."""
+        self.fn = fn
+        self.params = set(batched)
+        self.param_ranks = dict(ranks)
+        self.size_expr = size_expr
+        self.prologue = list(prologue)
+        self.batched, self.rank, self.containers = set(batched), dict(ranks), set()
+
+    # --- driver ----------------------------------------------------------------------------
+    def run(self):
+        node = self.fn.node
+        _annotate_live(node.body, set())
+        for _ in range(20):   # the batched names, to a fixpoint
+            before = (set(self.batched), dict(self.rank), set(self.containers))
+            self.start()
+            self.block(node.body, None, None)
+            if (self.batched, self.rank, self.containers) == before:
+                break
+        self.start()
+        size = [ir.assign(self.size, self.size_expr, getattr(node, "loc", None))]
+        body = self.prologue + size + self.block(node.body, None, None)
+        new = copy.copy(node)
+        new.body = body
+        new.name = node.name + "_vmap"
+        out = ir.Function(new, self.refs, dict(self.fn.free), self.fn.nparams,
+                          self.fn.guards, self.fn.groups)
+        return out
+
+    def start(self):
+        self.refs = dict(self.fn.refs)
+        self.namer = ir.Namer(ir.names_in(self.fn.node) | set(self.refs))
+        self.size = self.namer.fresh("batch_size")
+        self.defined = {a.id for a in self.fn.node.args.args}
+
+    def ref(self, obj, base):
+        for k, v in self.refs.items():
+            if v is obj:
+                return k
+        n = self.namer.fresh(base)
+        self.refs[n] = obj
+        return n
+
+    def helper(self, name):
+        return ir.name(self.ref(getattr(runtime, name), name))
+
+    def np_(self, attr):
+        return ir.attr(ir.name(self.ref(np, "np")), attr)
+
+    def is_b(self, node):
+        if isinstance(node, (gast.Tuple, gast.List)):
+            return any(self.is_b(e) for e in node.elts)
+        return isinstance(node, gast.Name) and node.id in self.batched
+
+    def rank_of(self, node):
+        if isinstance(node, gast.Constant):
+            return 0
+        if isinstance(node, gast.Name):
+            return self.rank.get(node.id)
+        return None
+
+    def set_name(self, name, batched, rank):
+        if batched:
+            self.batched.add(name)
+        if name in self.rank and self.rank[name] != rank:
+            self.rank[name] = None
+        elif name not in self.rank:
+            self.rank[name] = rank
+
+    # --- statements ------------------------------------------------------------------------
+    def block(self, stmts, mask, region):
+        """``mask``: the name of the lanes running this code (None: all); ``region``: the
+        names read after the masked region (assignments to them keep other lanes' values)."""
+        out = []
+        for s in stmts:
+            out.extend(self.stmt(s, mask, region))
+        return out
+
+    def stmt(self, s, mask, region):
+        loc = getattr(s, "loc", None)
+        self.loc = loc
+        if isinstance(s, gast.Assign):
+            return self.assign(s, mask, region)
+        if isinstance(s, gast.If):
+            return self.if_(s, mask, region)
+        if isinstance(s, gast.While):
+            return self.while_(s, mask, region)
+        if isinstance(s, gast.For):
+            return self.for_(s, mask, region)
+        if isinstance(s, gast.Return):
+            return [ir.stmt(gast.Return(value=self.returned(s.value)), loc)]
+        if isinstance(s, gast.Expr):
+            return self.effect(s, mask)
+        if isinstance(s, gast.Pass):
+            return [s]
+        raise NotBatchable(f"vmap cannot batch a {type(s).__name__} statement", loc)
+
+    def assign(self, s, mask, region):
+        loc = s.loc
+        target = s.targets[0]
+        if not isinstance(target, gast.Name):
+            raise NotBatchable("vmap cannot batch an assignment to " + type(target).__name__,
+                               loc)
+        t = target.id
+        pre = []
+        value, batched, rank = self.expr(s.value, mask, pre)
+        masked = mask is not None and region is not None and t in region and t in self.defined
+        if masked:
+            batched = True
+            if t not in self.batched:
+                self.set_name(t, True, rank)
+                old = ir.call(self.helper("broadcast_lanes"), [ir.name(t), ir.name(self.size)])
+            else:
+                old = ir.name(t)
+            value = self.bcast(value, batched=self.is_b(value) or batched)
+            if rank == 0 and self.rank.get(t) == 0:
+                value = ir.call(self.np_("where"), [ir.name(mask), value, old])
+            else:
+                value = ir.call(self.helper("select"), [ir.name(mask), value, old])
+        elif t in self.batched and not batched:
+            value = self.bcast(value, batched=False)   # unbatched here, batched elsewhere
+            batched = True
+        self.set_name(t, batched, rank)
+        self.defined.add(t)
+        return pre + [ir.assign(t, value, loc)]
+
+    def effect(self, s, mask):
+        v = s.value
+        fn = self.fn.callee(v.func) if isinstance(v, gast.Call) else None
+        if fn is runtime.push:
+            tape, val = v.args
+            if mask is not None:
+                raise NotBatchable("vmap cannot batch a derivative's tape inside control flow "
+                                   "on a batched value", self.loc)
+            if self.is_b(val) or tape.id in self.batched:
+                self.batched.add(tape.id)
+                val = self.bcast(val, self.is_b(val))
+            self.containers.add(tape.id)
+            return [ir.stmt(gast.Expr(value=ir.call(v.func, [tape, val])), s.loc)]
+        if fn is print or fn is None:
+            return [s]
+        pre = []
+        new, _, _ = self.expr(v, mask, pre)
+        return pre + [ir.stmt(gast.Expr(value=new), s.loc)]
+
+    def if_(self, s, mask, region):
+        test = s.test
+        if not self.is_b(test):
+            defined = set(self.defined)
+            body = self.block(s.body, mask, region)
+            after_body, self.defined = self.defined, defined
+            orelse = self.block(s.orelse, mask, region)
+            self.defined |= after_body
+            return [ir.if_(test, body or [gast.Pass()], orelse, s.loc)]
+        live = s.live_out
+        fresh = mask is not None or test.id in analysis.block_writes(s.body)
+        m_then = self.namer.fresh("_m", numbered=True) if fresh else test.id
+        m_else = self.namer.fresh("_m", numbered=True)
+        then = test if mask is None else gast.BinOp(left=ir.name(mask), op=gast.BitAnd(),
+                                                   right=test)
+        neg = gast.UnaryOp(op=gast.Invert(), operand=test)
+        other = neg if mask is None else gast.BinOp(left=ir.name(mask), op=gast.BitAnd(),
+                                                   right=neg)
+        self.batched |= {m_then, m_else}
+        self.rank[m_then] = self.rank[m_else] = 0
+        out = [ir.assign(m_then, then, s.loc)] if fresh else []
+        out += self.block(s.body, m_then, live)
+        if s.orelse:
+            out.append(ir.assign(m_else, other, s.loc))
+            out += self.block(s.orelse, m_else, live)
+        return out
+
+    def while_(self, s, mask, region):
+        if not self.is_b(s.test):
+            return [ir.stmt(gast.While(test=s.test, body=self.block(s.body, mask, region),
+                                       orelse=[]), s.loc)]
+        live = s.live_in
+        before = set(self.defined)
+        self.require_defined(s, live, before)
+        m = self.namer.fresh("_m", numbered=True)
+        self.batched.add(m)
+        self.rank[m] = 0
+        running = s.test if mask is None else gast.BinOp(left=ir.name(mask), op=gast.BitAnd(),
+                                                        right=s.test)
+        body = self.block(s.body, m, live)
+        body.append(ir.assign(m, gast.BinOp(left=ir.name(m), op=gast.BitAnd(), right=s.test),
+                              s.loc))
+        loop = gast.While(test=ir.call(self.np_("any"), [ir.name(m)]), body=body, orelse=[])
+        return [ir.assign(m, running, s.loc), ir.stmt(loop, s.loc)]
+
+    def for_(self, s, mask, region):
+        it = s.iter
+        args = it.args
+        self.rank[s.target.id] = 0
+        if not any(self.is_b(a) for a in args):
+            body = self.block(s.body, mask, region)
+            return [ir.stmt(gast.For(target=s.target, iter=it, body=body, orelse=[],
+                                     type_comment=None), s.loc)]
+        if len(args) > 2:
+            raise NotBatchable("vmap batches range(n) and range(a, b) with batched bounds; "
+                               "not a step", s.loc)
+        if s.target.id in s.live_out:
+            raise NotBatchable("vmap cannot batch a loop variable read after a loop with a "
+                               "batched trip count", s.loc)
+        live = s.live_in
+        self.require_defined(s, live, set(self.defined))
+        lo, hi = (ir.const(0), args[0]) if len(args) == 1 else args
+        m = self.namer.fresh("_m", numbered=True)
+        self.batched.add(m)
+        self.rank[m] = 0
+        i = ir.name(s.target.id)
+        test = gast.Compare(left=i, ops=[gast.Lt()], comparators=[hi])
+        if len(args) == 2:
+            test = gast.BinOp(left=gast.Compare(left=lo, ops=[gast.LtE()], comparators=[i]),
+                              op=gast.BitAnd(), right=test)
+        if mask is not None:
+            test = gast.BinOp(left=ir.name(mask), op=gast.BitAnd(), right=test)
+        bounds = [ir.call(self.helper("lanes_min"), [lo]) if self.is_b(lo) else lo,
+                  ir.call(self.helper("lanes_max"), [hi]) if self.is_b(hi) else hi]
+        self.defined.add(s.target.id)
+        body = [ir.assign(m, test, s.loc)] + self.block(s.body, m, live)
+        rng = ir.call(it.func, bounds if len(args) == 2 else bounds[1:])
+        return [ir.stmt(gast.For(target=s.target, iter=rng, body=body, orelse=[],
+                                 type_comment=None), s.loc)]
+
+    def require_defined(self, loop, live, defined):
+        missing = sorted((analysis.block_writes(loop.body) & live) - defined
+                         - {loop.target.id if isinstance(loop, gast.For) else None})
+        if missing:
+            raise NotBatchable(f"a loop on a batched condition assigns {', '.join(missing)}, "
+                               f"which is read after an iteration but has no value before the "
+                               f"loop", loop.loc)
+
+    # --- expressions -----------------------------------------------------------------------
+    def bcast(self, node, batched):
+        """``node`` as a batched value (an unbatched one repeated in every lane)."""
+        if batched:
+            return node
+        return ir.call(self.helper("broadcast_lanes"), [node, ir.name(self.size)])
+
+    def expr(self, v, mask, pre):
+        """(new expression, batched?, rank of a lane or None) of an assigned value."""
+        if isinstance(v, gast.Constant):
+            return v, False, 0
+        if isinstance(v, gast.Name):
+            if v.id in self.containers:
+                pass
+            return v, self.is_b(v), self.rank.get(v.id, self.param_ranks.get(v.id))
+        if isinstance(v, (gast.Tuple, gast.List)):
+            return self.display(v)
+        if isinstance(v, gast.Dict):
+            return self.display_dict(v)
+        if isinstance(v, gast.BinOp):
+            fn = BINOPS.get(type(v.op))
+            if fn is np.matmul:
+                return self.matmul(v.left, v.right, v)
+            return self.elementwise(v, [v.left, v.right], lambda a: gast.BinOp(
+                left=a[0], op=v.op, right=a[1]))
+        if isinstance(v, gast.UnaryOp):
+            if isinstance(v.op, gast.Not) and self.is_b(v.operand):
+                return self.elementwise(v, [v.operand], lambda a: ir.call(
+                    self.np_("logical_not"), a))
+            return self.elementwise(v, [v.operand], lambda a: gast.UnaryOp(op=v.op,
+                                                                            operand=a[0]))
+        if isinstance(v, gast.Compare):
+            if len(v.ops) == 1 and type(v.ops[0]) in COMPARES:
+                return self.elementwise(v, [v.left] + v.comparators, lambda a: gast.Compare(
+                    left=a[0], ops=v.ops, comparators=a[1:]))
+            if not any(self.is_b(p) for p in [v.left] + v.comparators):
+                return v, False, 0
+            raise NotBatchable("vmap cannot batch this comparison of a batched value", self.loc)
+        if isinstance(v, gast.Attribute):
+            return self.attribute(v)
+        if isinstance(v, gast.Subscript):
+            return self.subscript(v, mask)
+        if isinstance(v, gast.Call):
+            return self.call(v, mask, pre)
+        if not any(self.is_b(n) for n in gast.walk(v) if isinstance(n, gast.Name)):
+            return v, False, None
+        raise NotBatchable(f"vmap cannot batch a {type(v).__name__} expression", self.loc)
+
+    def display(self, v):
+        elts = v.elts
+        if not any(self.is_b(e) for e in elts):
+            return v, False, None
+        new = type(v)(elts=[self.bcast(e, self.is_b(e)) for e in elts], ctx=gast.Load())
+        return new, True, None
+
+    def display_dict(self, v):
+        if not any(self.is_b(e) for e in v.values):
+            return v, False, None
+        return gast.Dict(keys=v.keys, values=[self.bcast(e, self.is_b(e)) for e in v.values]
+                         ), True, None
+
+    def aligned(self, parts):
+        """Operands of an elementwise operation with batched lanes lined up: (nodes, batched,
+        rank)."""
+        flags = [self.is_b(p) for p in parts]
+        if not any(flags):
+            return parts, False, _max_rank([self.rank_of(p) for p in parts])
+        ranks = [self.rank_of(p) for p in parts]
+        top = _max_rank(ranks)
+        out = []
+        for p, b, r in zip(parts, flags, ranks):
+            if not b or len(parts) == 1 or isinstance(p, gast.Constant):
+                out.append(p)
+            elif top is not None:
+                out.append(_expand(p, top - r))
+            else:
+                others = [ir.call(self.np_("ndim"), [q]) if not qb else gast.BinOp(
+                    left=ir.call(self.np_("ndim"), [q]), op=gast.Sub(), right=ir.const(1))
+                    for q, qb in zip(parts, flags) if q is not p
+                    and not isinstance(q, gast.Constant)]
+                if not others:
+                    out.append(p)
+                    continue
+                want = others[0] if len(others) == 1 else ir.call("max", others)
+                out.append(ir.call(self.helper("align_lanes"), [p, want]))
+        return out, True, top
+
+    def elementwise(self, v, parts, build):
+        parts, batched, rank = self.aligned(parts)
+        if not batched:
+            return v, False, rank
+        return build(parts), True, rank
+
+    def matmul(self, a, b, v):
+        ab, bb = self.is_b(a), self.is_b(b)
+        ra, rb = self.rank_of(a), self.rank_of(b)
+        rank = None if ra is None or rb is None else max(ra, rb) - (ra == 1) - (rb == 1) if \
+            ra >= 1 and rb >= 1 else None
+        if not (ab or bb):
+            return v, False, rank
+        if ab and not bb and ra is not None and ra >= 1 and rb == 2 or (
+                ra is not None and ra == rb and ra >= 2) or (not ab and ra == 2 and rb
+                                                             is not None and rb >= 2):
+            return v, True, rank    # NumPy's matmul broadcasts over the batch axis
+        return ir.call(self.helper("matmul_lanes"), [a, b, ir.const(ab), ir.const(bb)]), True, rank
+
+    def attribute(self, v):
+        x = v.value
+        if not self.is_b(x):
+            return v, False, None
+        if v.attr in table.LANE_ATTRS:
+            src = table.LANE_ATTRS[v.attr].format(x="__x")
+            node = gast.parse(src, mode="eval").body
+            for n in gast.walk(node):
+                if isinstance(n, gast.Name) and n.id == "__x":
+                    n.id = x.id
+            return node, False, None
+        if v.attr == "T":
+            r = self.rank_of(x)
+            if r is not None:
+                axes = gast.Tuple(elts=[ir.const(0)] + [ir.const(i) for i in range(r, 0, -1)],
+                                  ctx=gast.Load())
+                return ir.call(self.np_("transpose"), [x, axes]), True, r
+            return ir.call(self.helper("transpose_lanes"), [x]), True, None
+        if v.attr in ("real", "imag", "dtype"):
+            return v, v.attr != "dtype", self.rank_of(x)
+        raise NotBatchable(f"vmap cannot batch the attribute .{v.attr} of a batched value",
+                           self.loc)
+
+    def subscript(self, v, mask):
+        x, idx = v.value, v.slice
+        parts = list(idx.elts) if isinstance(idx, gast.Tuple) else [idx]
+        xb = self.is_b(x)
+        ib = [self.is_b(p) for p in parts]
+        if x.id in self.containers if isinstance(x, gast.Name) else False:
+            return v, xb, None   # an element of a list or tuple: batched like the container
+        if not xb and not any(ib):
+            return v, False, self.index_rank(x, parts)
+        if mask is not None and any(ib):
+            parts = [ir.call(self.helper("safe_index"), [p, ir.name(mask)]) if b else p
+                     for p, b in zip(parts, ib)]
+        if xb and not any(ib):
+            if self.simple_index(parts):
+                new = gast.Tuple(elts=[gast.Slice(lower=None, upper=None, step=None)] + parts,
+                                 ctx=gast.Load())
+                return ir.subscript(x, new), True, self.index_rank(x, parts)
+        elif not xb and len(parts) == 1:
+            r = self.rank_of(parts[0])
+            return ir.subscript(x, parts[0]), True, None if r is None or \
+                self.rank_of(x) is None else r + self.rank_of(x) - 1
+        elif xb and len(parts) == 1 and self.rank_of(parts[0]) == 0:
+            return ir.call(self.helper("take_lanes"), [x, parts[0]]), True, \
+                None if self.rank_of(x) is None else self.rank_of(x) - 1
+        tup = gast.Tuple(elts=parts, ctx=gast.Load()) if len(parts) > 1 else parts[0]
+        flags = gast.Tuple(elts=[ir.const(b) for b in ib], ctx=gast.Load()) if len(parts) > 1 \
+            else ir.const(ib[0])
+        return ir.call(self.helper("getitem_lanes"), [x, tup, ir.const(xb), flags]), True, None
+
+    def simple_index(self, parts):
+        """True when prefixing ``:`` keeps every axis where it was: at most one group of
+        array-valued (or unknown) indices, with no slice inside it."""
+        kinds = []
+        for p in parts:
+            if isinstance(p, gast.Slice) or isinstance(p, gast.Constant) and p.value is None \
+                    or isinstance(p, gast.Constant) and p.value is Ellipsis:
+                kinds.append("s")
+            elif isinstance(p, gast.Constant):
+                kinds.append("i")
+            else:
+                kinds.append("a")
+        if "a" not in kinds:
+            return True
+        first, last = kinds.index("a"), len(kinds) - 1 - kinds[::-1].index("a")
+        return all(k != "s" for k in kinds[first:last + 1]) and (
+            "i" not in kinds or all(k != "s" for k in kinds[min(
+                kinds.index("i"), first):max(last, len(kinds) - 1 - kinds[::-1].index("i")) + 1]))
+
+    def index_rank(self, x, parts):
+        r = self.rank_of(x)
+        if r is None:
+            return None
+        for p in parts:
+            if isinstance(p, gast.Slice):
+                continue
+            if isinstance(p, gast.Constant):
+                if p.value is None:
+                    r += 1
+                elif p.value is Ellipsis:
+                    continue
+                else:
+                    r -= 1
+            elif self.rank_of(p) == 0:
+                r -= 1
+            else:
+                return None
+        return r
+
+    def call(self, v, mask, pre):
+        fn = self.fn.callee(v.func)
+        args = [self.display(a)[0] if isinstance(a, (gast.Tuple, gast.List)) else a
+                for a in v.args]
+        kws = {k.arg: k.value for k in v.keywords}
+        flags = [self.is_b(a) for a in args] + [self.is_b(x) for x in kws.values()]
+        if isinstance(v.func, gast.Attribute) and isinstance(fn, tuple) and \
+                self.is_b(v.func.value):
+            flags.append(True)   # a method of a batched value
+        if fn is runtime.pop or fn is runtime.stack:
+            if mask is not None and fn is runtime.pop:
+                raise NotBatchable("vmap cannot batch a derivative's tape inside control flow "
+                                   "on a batched value", self.loc)
+            tape = args[0] if args else None
+            return v, tape is not None and self.is_b(tape), None
+        if not any(flags):
+            return v, False, self.call_rank(fn, args, kws)
+        if fn in (float, int, bool):
+            return ir.call(ir.attr(args[0], "astype"), [ir.name(fn.__name__)]), True, 0
+        if fn is len:
+            return ir.subscript(ir.attr(args[0], "shape"), ir.const(1)), False, 0
+        if table.is_elementwise(fn):
+            if isinstance(v.func, gast.Attribute) and isinstance(fn, tuple):
+                parts, batched, rank = self.aligned([v.func.value] + args)
+                return ir.call(ir.attr(parts[0], v.func.attr), parts[1:], kws.items()), \
+                    True, rank
+            if fn is np.where and len(args) == 1:
+                raise NotBatchable("np.where with one argument gives a different number of "
+                                   "elements in each lane", self.loc)
+            parts, batched, rank = self.aligned(args + list(kws.values()))
+            if fn in (np.array, np.asarray) and isinstance(args[0], gast.Name) and \
+                    args[0].id in self.containers:
+                return ir.call(self.helper("array_lanes"), [args[0]] + (
+                    [kws["dtype"]] if "dtype" in kws else [])), True, None
+            return ir.call(v.func, parts[:len(args)], zip(kws, parts[len(args):])), True, rank
+        if table.is_member(fn, table.MATMUL):
+            return self.matmul(args[0], args[1], v)
+        if table.is_member(fn, table.LIKE):
+            return self.like(v, fn, args, kws)
+        if table.lookup(table.REDUCTIONS, fn) is not None:
+            out = self.reduction(v, fn, args, kws)
+            if out is not None:
+                return out
+        if table.is_member(fn, table.CONSTRUCTORS):
+            raise NotBatchable(f"{getattr(fn, '__name__', fn)} with an argument that differs "
+                               f"between lanes makes arrays of a different shape in each lane",
+                               self.loc)
+        special = getattr(self, "call_" + getattr(fn, "__name__", ""), None) if \
+            fn in SPECIAL else None
+        if special is not None:
+            out = special(v, args, kws)
+            if out is not None:
+                return out
+        return self.each(v, fn, args, kws)
+
+    def call_rank(self, fn, args, kws):
+        if isinstance(fn, np.ufunc) or table.is_elementwise(fn):
+            return _max_rank([self.rank_of(a) for a in args])
+        return None
+
+    def like(self, v, fn, args, kws):
+        if not self.is_b(args[0]):   # e.g. full_like(x, batched value)
+            return self.each(v, fn, args, kws)
+        rest = [self.is_b(a) for a in args[1:]] + [self.is_b(a) for a in kws.values()]
+        if any(rest):
+            return self.each(v, fn, args, kws)
+        return v, True, self.rank_of(args[0])
+
+    def reduction(self, v, fn, args, kws):
+        rule = rule_lookup(fn)
+        if rule is None:
+            return None
+        bound = rule.bind(args, kws)
+        names = [n for n, _ in rule.params]
+        if bound is None or "axis" not in names:
+            return None
+        a = bound.get(table.REDUCTIONS[fn])
+        others = [x for k, x in bound.items() if k != table.REDUCTIONS[fn] and
+                  isinstance(x, gast.AST) and self.is_b(x)]
+        if not self.is_b(a) or others:
+            return None
+        axis = bound["axis"] if isinstance(bound["axis"], gast.AST) else ir.const(bound["axis"])
+        r = self.rank_of(a)
+        keep = bound.get("keepdims")
+        keepdims = keep.value if isinstance(keep, gast.Constant) else (
+            keep if isinstance(keep, bool) else None)
+        flatten = table.is_member(fn, table.FLATTENING)
+        kw = {k.arg: k.value for k in v.keywords}
+        pos = list(v.args)
+        if isinstance(axis, gast.Constant) and axis.value is None:
+            if flatten:
+                flat = ir.call(self.np_("reshape"), [a, gast.Tuple(
+                    elts=[ir.name(self.size), ir.const(-1)], ctx=gast.Load())])
+                new_axis = ir.const(1)
+                a_new = flat
+                rank = 1 if table.is_member(fn, table.KEEPS_RANK) else 0
+            else:
+                a_new = a
+                new_axis = _tuple_const(range(1, r + 1)) if r is not None else ir.call(
+                    self.helper("lane_axes"), [a])
+                rank = r if keepdims else 0
+        elif isinstance(axis, gast.Constant) and isinstance(axis.value, int):
+            a_new = a
+            new_axis = ir.const(axis.value + 1 if axis.value >= 0 else axis.value)
+            rank = None if r is None else (r if keepdims or table.is_member(
+                fn, table.KEEPS_RANK) else r - 1)
+        elif isinstance(axis, gast.Tuple) and all(isinstance(e, gast.Constant) for e in
+                                                  axis.elts):
+            a_new = a
+            new_axis = _tuple_const(e.value + 1 if e.value >= 0 else e.value
+                                    for e in axis.elts)
+            rank = None if r is None else (r if keepdims else r - len(axis.elts))
+        else:
+            if flatten:
+                return None
+            a_new = a
+            new_axis = ir.call(self.helper("lane_axis"), [axis, a])
+            rank = None
+        # the same call with the array and axis replaced (by keyword where they were)
+        a_name = table.REDUCTIONS[fn]
+        pos_names = names[:rule.npositional]
+        new_pos = []
+        for i, p in enumerate(pos):
+            n = pos_names[i] if i < len(pos_names) else None
+            new_pos.append(a_new if n == a_name else new_axis if n == "axis" else p)
+        if "axis" not in pos_names[:len(pos)]:
+            kw["axis"] = new_axis
+        if a_name in kw:
+            kw[a_name] = a_new
+        return ir.call(v.func, new_pos, kw.items()), True, rank
+
+    def each(self, v, fn, args, kws):
+        """A call without a batching rule: run lane by lane."""
+        if kws:
+            raise NotBatchable(f"vmap has no batching rule for "
+                               f"{getattr(fn, '__name__', 'this call')} with keyword arguments",
+                               self.loc)
+        if isinstance(fn, tuple) or fn is None:
+            raise NotBatchable(f"vmap cannot batch this call ({_describe(v)})", self.loc)
+        flags = gast.Tuple(elts=[ir.const(self.is_b(a)) for a in args], ctx=gast.Load())
+        return ir.call(self.helper("each"), [v.func, flags] + args), True, None
+
+    # --- derivative helpers ----------------------------------------------------------------
+    def call_unbroadcast(self, v, args, kws):
+        g, x = args
+        return ir.call(self.helper("unbroadcast_lanes"), [g, x, ir.const(self.is_b(g)),
+                                                         ir.const(self.is_b(x))]), \
+            self.is_b(g), self.rank_of(x)
+
+    def call_seed_grad(self, v, args, kws):
+        return ir.call(self.helper("seed_grad_lanes"), args), True, 0
+
+    def call_expand_to(self, v, args, kws):
+        g, x = args[0], args[1]
+        new = [self.bcast(g, self.is_b(g)), self.bcast(x, self.is_b(x))] + args[2:]
+        return ir.call(self.helper("expand_to_lanes"), new), True, self.rank_of(x)
+
+    def call_matmul_vjp_x(self, v, args, kws):
+        return self.matmul_vjp(args, "matmul_vjp_x_lanes", args[1])
+
+    def call_matmul_vjp_y(self, v, args, kws):
+        return self.matmul_vjp(args, "matmul_vjp_y_lanes", args[2])
+
+    def matmul_vjp(self, args, helper, like):
+        g, x, y = args
+        return ir.call(self.helper(helper), [self.bcast(g, self.is_b(g)), x, y,
+                                             ir.const(self.is_b(x)), ir.const(self.is_b(y))]
+                       ), True, self.rank_of(like)
+
+    def call_getitem_vjp(self, v, args, kws):
+        g, x, idx = args
+        if self.is_b(idx):
+            return None
+        return ir.call(self.helper("getitem_vjp_lanes"), [
+            self.bcast(g, self.is_b(g)), self.bcast(x, self.is_b(x)), idx]), True, \
+            self.rank_of(x)
+
+    def call_reshape(self, v, args, kws):
+        if len(args) != 2 or kws or not self.is_b(args[0]) or self.is_b(args[1]):
+            return None
+        shape = args[1]
+        if isinstance(shape, gast.Tuple):
+            new = gast.Tuple(elts=[ir.name(self.size)] + list(shape.elts), ctx=gast.Load())
+            return ir.call(v.func, [args[0], new]), True, len(shape.elts)
+        if isinstance(shape, gast.Constant):
+            new = gast.Tuple(elts=[ir.name(self.size), shape], ctx=gast.Load())
+            return ir.call(v.func, [args[0], new]), True, 1
+        return ir.call(self.helper("reshape_lanes"), [args[0], shape]), True, None
+
+    def call_ravel(self, v, args, kws):
+        if len(args) != 1 or kws:
+            return None
+        new = gast.Tuple(elts=[ir.name(self.size), ir.const(-1)], ctx=gast.Load())
+        return ir.call(self.np_("reshape"), [args[0], new]), True, 1
+
+    def call_transpose(self, v, args, kws):
+        if kws or not self.is_b(args[0]) or len(args) > 1 and self.is_b(args[1]):
+            return None
+        return ir.call(self.helper("transpose_lanes"), args), True, self.rank_of(args[0])
+
+    def call_squeeze(self, v, args, kws):
+        if kws or len(args) > 1 and self.is_b(args[1]):
+            return None
+        return ir.call(self.helper("squeeze_lanes"), args), True, None
+
+    def call_expand_dims(self, v, args, kws):
+        return self.axis_call(v, args, kws, 1, lambda r: None if r is None else r + 1)
+
+    def call_swapaxes(self, v, args, kws):
+        return self.axis_call(v, args, kws, 2, lambda r: r)
+
+    def call_moveaxis(self, v, args, kws):
+        return self.axis_call(v, args, kws, 2, lambda r: r)
+
+    def call_concatenate(self, v, args, kws):
+        return self.axis_call(v, args, kws, 1, lambda r: None, container=True)
+
+    def call_stack(self, v, args, kws):
+        return self.axis_call(v, args, kws, 1, lambda r: None, container=True)
+
+    def axis_call(self, v, args, kws, naxes, rank, container=False):
+        """A call whose arguments after the first are axes of a lane (ints)."""
+        if kws:
+            return None
+        axes = args[1:1 + naxes]
+        if len(axes) < naxes and not container or any(self.is_b(a) for a in axes):
+            return None
+        if container:
+            axes = axes or [ir.const(0)]
+        new = []
+        for a in axes:
+            if isinstance(a, gast.Constant) and isinstance(a.value, int):
+                new.append(ir.const(a.value + 1 if a.value >= 0 else a.value))
+            else:
+                new.append(ir.call(self.helper("lane_axis"), [a, args[0]]))
+        return ir.call(v.func, [args[0]] + new + args[1 + naxes:]), True, rank(
+            self.rank_of(args[0]))
+
+    def call_einsum(self, v, args, kws):
+        spec = args[0]
+        if kws or not isinstance(spec, gast.Constant) or not isinstance(spec.value, str) or \
+                "." in spec.value:
+            return None
+        operands = args[1:]
+        ins, _, out = spec.value.replace(" ", "").partition("->")
+        terms = ins.split(",")
+        if not _ or len(terms) != len(operands):
+            if _:
+                return None
+            letters = "".join(terms)
+            out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+        free = next(c for c in "zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA"
+                    if c not in ins and c not in out)
+        terms = [free + t if self.is_b(o) else t for t, o in zip(terms, operands)]
+        new = ",".join(terms) + "->" + free + out
+        return ir.call(v.func, [ir.const(new)] + operands), True, len(out)
+
+    # --- outputs ---------------------------------------------------------------------------
+    def returned(self, value):
+        """The return value with each output's lanes as ``out_axes`` asks (set by the caller
+        in ``self.out_axes``: an int, None, or a tuple for a returned tuple)."""
+        spec = self.out_axes
+        if isinstance(value, gast.Tuple) and isinstance(spec, tuple):
+            if len(spec) != len(value.elts):
+                raise NotBatchable(f"out_axes {spec!r} has {len(spec)} entries but the function "
+                                   f"returns {len(value.elts)} values", self.loc,)
+            return gast.Tuple(elts=[self.out(e, a) for e, a in zip(value.elts, spec)],
+                              ctx=gast.Load())
+        return self.out(value, spec)
+
+    def out(self, node, axis):
+        b = self.is_b(node) if isinstance(node, gast.Name) else any(
+            self.is_b(n) for n in gast.walk(node) if isinstance(n, gast.Name))
+        if axis is None:
+            if b:
+                raise OutAxesError(self.loc)
+            return node
+        if isinstance(node, gast.Name) and node.id in self.containers or isinstance(
+                node, (gast.Tuple, gast.List, gast.Dict)):
+            if axis != 0:
+                raise NotBatchable("out_axes other than 0 for an output that is a container",
+                                   self.loc)
+            if not b:
+                return self.bcast(node, False)
+            if isinstance(node, (gast.Tuple, gast.List)):
+                return type(node)(elts=[self.bcast(e, self.is_b(e)) for e in node.elts],
+                                  ctx=gast.Load())
+            return node
+        node = self.bcast(node, b)
+        if axis != 0:
+            node = ir.call(self.np_("moveaxis"), [node, ir.const(0), ir.const(axis)])
+        return node
+
+
+class OutAxesError(Exception):
+    def __init__(self, loc):
+        super().__init__("out_axes is None for an output that differs between lanes")
+        self.loc = loc
+
+
+SPECIAL = {runtime.unbroadcast, runtime.seed_grad, runtime.expand_to, runtime.matmul_vjp_x,
+           runtime.matmul_vjp_y, runtime.getitem_vjp, np.reshape, np.ravel, np.transpose,
+           np.squeeze, np.expand_dims, np.swapaxes, np.moveaxis, np.concatenate, np.stack,
+           np.einsum}
+
+
+def _describe(v):
+    from ..codegen.emit import unparse
+    return unparse(v)
+
+
+def _max_rank(ranks):
+    if any(r is None for r in ranks):
+        return None
+    return max(ranks) if ranks else 0
+
+
+def _expand(node, k):
+    """``x[:, None, ...]``: ``k`` axes after the batch axis."""
+    if not k:
+        return node
+    elts = [gast.Slice(lower=None, upper=None, step=None)] + [ir.const(None)] * k
+    return ir.subscript(node, gast.Tuple(elts=elts, ctx=gast.Load()))
+
+
+def _tuple_const(values):
+    values = list(values)
+    if len(values) == 1:
+        return ir.const(values[0])
+    return gast.Tuple(elts=[ir.const(v) for v in values], ctx=gast.Load())
+
+
+def _annotate_live(stmts, live):
+    """Set ``live_out`` on each statement (and ``live_in`` on loops: live at the loop head,
+    which covers values carried between iterations); returns the names live before."""
+    for s in reversed(stmts):
+        s.live_out = set(live)
+        if isinstance(s, gast.If):
+            live = _annotate_live(s.body, set(live)) | _annotate_live(s.orelse, set(live)) | \
+                analysis.reads(s)
+        elif isinstance(s, (gast.While, gast.For)):
+            head = set(live) | (analysis.reads(s) if isinstance(s, gast.While) else set())
+            while True:
+                body_in = _annotate_live(s.body, set(head))
+                if isinstance(s, gast.For):
+                    body_in.discard(s.target.id)
+                new = head | body_in
+                if new == head:
+                    break
+                head = new
+            s.live_in = head
+            live = head | analysis.reads(s)
+        elif isinstance(s, gast.Assign):
+            live = (live - {t.id for t in s.targets if isinstance(t, gast.Name)}) | \
+                analysis.reads(s)
+        elif isinstance(s, gast.Return):
+            live = analysis.reads(s)
+        else:
+            live = live | analysis.reads(s)
+    return live
+
+
+def vectorize(fn, batched, ranks, size_expr, out_axes, prologue=()):
+    """``fn`` batched: see the module's docstring and Vectorize.__init__."""
+    v = Vectorize(fn, batched, ranks, size_expr, prologue)
+    v.out_axes = out_axes
+    return v.run()

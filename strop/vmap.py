@@ -1,0 +1,190 @@
+"""``vmap``: the public wrapper of the vectorizing transform (transformer/vectorize.py).
+
+It checks ``in_axes``/``out_axes``/``axis_size`` against the arguments (messages name the
+argument and the sizes, as JAX's do), resolves pytree prefixes of ``in_axes`` to one axis per
+leaf parameter, and moves each batched argument's axis to the front in the generated code.
+A function the rewrite cannot batch runs lane by lane (``each``): the generated source says
+why, at the user line.
+"""
+import copy
+
+import gast
+import numpy as np
+
+from . import api
+from .codegen import runtime
+from .errors import Location
+from .runner import Staged
+from .transformer import ir
+from .transformer.vectorize import NotBatchable, OutAxesError, vectorize
+from .tree_util import tree_leaves, tree_structure
+
+
+def _is_axis(a):
+    return a is None or isinstance(a, (int, np.integer)) and not isinstance(a, bool)
+
+
+def _check_axes_spec(spec, what):
+    for leaf in tree_leaves(spec, is_leaf=lambda x: x is None):
+        if not _is_axis(leaf):
+            raise TypeError(f"vmap {what} must be an int, None, or a (nested) tuple, list or "
+                            f"dict of them, got {spec!r} (with {leaf!r})")
+
+
+def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
+    """``fun`` mapped over a leading (or ``in_axes``) axis of its arguments: the result equals
+    stacking ``fun`` applied to each slice, computed on the whole batch at once."""
+    if not callable(fun):
+        raise TypeError(f"vmap expects a function, got {type(fun).__name__}: {fun!r}")
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+    _check_axes_spec(in_axes, "in_axes")
+    _check_axes_spec(out_axes, "out_axes")
+    if axis_size is not None and (not isinstance(axis_size, (int, np.integer)) or axis_size < 0):
+        raise TypeError(f"vmap axis_size must be a non-negative int, got {axis_size!r}")
+    name = getattr(api._user_function(fun), "__name__", "f")
+    t = Vectorized(fun, None, f"vmap({name})")
+    t._build = t.build
+    t.in_axes, t.out_axes, t.axis_size = in_axes, out_axes, axis_size
+    return t
+
+
+vmap.__strop_transform__ = True
+
+
+class Vectorized(api.Transformed):
+    differentiates = False
+
+    def call_positional(self, args):
+        self.check_args_axes(args)
+        return super().call_positional(args)
+
+    # --- the arguments' axes ---------------------------------------------------------------
+    def arg_axes(self, n):
+        """``in_axes`` as one entry per positional argument."""
+        if isinstance(self.in_axes, tuple):
+            if len(self.in_axes) != n:
+                raise ValueError(
+                    f"vmap in_axes must be an int, None, or a tuple of entries corresponding "
+                    f"to the positional arguments passed to the function, but got "
+                    f"len(in_axes)={len(self.in_axes)}, len(args)={n}")
+            return list(self.in_axes)
+        return [self.in_axes] * n
+
+    def check_args_axes(self, args):
+        names = list(self.signature.parameters)
+        sizes = []
+        for i, (a, spec) in enumerate(zip(args, self.arg_axes(len(args)))):
+            for leaf, axis in _leaf_axes(a, spec, names[i] if i < len(names) else str(i)):
+                if axis is None:
+                    continue
+                nd = np.ndim(leaf)
+                if not -nd <= axis < max(nd, 1) or nd == 0:
+                    raise ValueError(
+                        f"vmap was requested to map its argument along axis {axis}, which "
+                        f"implies that its rank should be at least {axis + 1 if axis >= 0 else -axis}"
+                        f", but argument {names[i] if i < len(names) else i!r} has rank {nd} "
+                        f"(shape {np.shape(leaf)})")
+                sizes.append((names[i] if i < len(names) else str(i), axis, np.shape(leaf)[axis]))
+        if not sizes and self.axis_size is None:
+            raise ValueError("vmap must have at least one non-None value in in_axes, or be "
+                             "given axis_size= (every argument is unbatched, so the batch "
+                             "size is unknown)")
+        found = {s for _, _, s in sizes} | ({self.axis_size} if self.axis_size is not None
+                                           else set())
+        if len(found) > 1:
+            lines = "\n".join(f"  argument {n!r} has size {s} along axis {ax}"
+                              for n, ax, s in sizes)
+            extra = f"\n  axis_size={self.axis_size}" if self.axis_size is not None else ""
+            raise ValueError(f"vmap got inconsistent sizes for the mapped axis:\n{lines}{extra}"
+                             f"\nFix: give every batched argument the same size along its "
+                             f"in_axes axis")
+
+    # --- building the batched code ---------------------------------------------------------
+    def build(self, inner, kind_of):
+        kinds = self._kinds_now
+        groups = inner.groups or tuple((False, (a.id,)) for a in
+                                       inner.node.args.args[:inner.nparams])
+        names = list(self.signature.parameters)
+        axes = {}
+        for i, ((tree, leaves), spec) in enumerate(zip(groups, self.arg_axes(len(groups)))):
+            kind = kinds[i] if i < len(kinds) else api.ARRAY
+            if type(kind) is tuple:
+                treedef = kind[1]
+                sample = treedef.unflatten(range(treedef.num_leaves))
+                for idx, axis in _leaf_axes(sample, spec, names[i], leaf_ids=True):
+                    axes[leaves[idx]] = axis
+            else:
+                for leaf in leaves:
+                    axes[leaf] = spec
+        batched = {n: a for n, a in axes.items() if a is not None}
+        ranks = {n: _rank(kind_of.get(n)) for n in axes}
+        ranks = {n: (r - 1 if n in batched and r is not None else r) for n, r in ranks.items()}
+        loc = getattr(inner.node, "loc", None)
+        prologue = [ir.assign(n, ir.call(ir.name("moveaxis_lanes"), [ir.name(n), ir.const(a)]),
+                              loc) for n, a in batched.items() if a != 0]
+        if batched:
+            first = next(iter(batched))
+            size = ir.subscript(ir.call(ir.attr("np", "shape"), [ir.name(first)]), ir.const(0))
+        else:
+            size = ir.const(int(self.axis_size))
+        refs_extra = {"np": np, "moveaxis_lanes": runtime.moveaxis_lanes}
+        fn = ir.Function(inner.node, {**inner.refs, **refs_extra}, inner.free, inner.nparams,
+                         inner.guards, inner.groups)
+        try:
+            return vectorize(fn, batched, ranks, size, self.out_axes, prologue)
+        except OutAxesError as e:
+            raise ValueError(f"vmap has an output that differs between lanes, but out_axes "
+                             f"is None for it.\n{e.loc.show() if e.loc else ''}\nFix: give "
+                             f"that output an int out_axes, or make it not depend on the "
+                             f"batched arguments") from None
+        except NotBatchable as e:
+            return self.lane_by_lane(fn, batched, prologue, size, e)
+
+    def lane_by_lane(self, fn, batched, prologue, size, why):
+        """The function run on each lane in turn: for code the rewrite cannot batch."""
+        lane = Staged(fn, api._origin(self.fun), "python").generated.function
+        node = fn.node
+        loc = why.loc or getattr(node, "loc", None)
+        params = [a.id for a in node.args.args]
+        refs = {"np": np, "moveaxis_lanes": runtime.moveaxis_lanes, "each": runtime.each,
+                fn.name + "_lane": lane}
+        flags = gast.Tuple(elts=[ir.const(p in batched) for p in params], ctx=gast.Load())
+        call = ir.call("each", [ir.name(fn.name + "_lane"), flags] + [ir.name(p) for p in params])
+        note = ir.assign("_lanes", call, loc)
+        note.note = f"run lane by lane: {why.reason}"
+        out = ir.name("_lanes")
+        spec = self.out_axes
+        if spec not in (0, None) and not isinstance(spec, tuple):
+            out = ir.call(ir.attr("np", "moveaxis"), [out, ir.const(0), ir.const(spec)])
+        elif isinstance(spec, tuple):
+            out = gast.Tuple(elts=[ir.subscript("_lanes", ir.const(i)) if a == 0 else ir.call(
+                ir.attr("np", "moveaxis"), [ir.subscript("_lanes", ir.const(i)), ir.const(0),
+                                            ir.const(a)]) for i, a in enumerate(spec)],
+                ctx=gast.Load())
+        ret = ir.stmt(gast.Return(value=out), loc)
+        new = copy.copy(node)
+        new.name, new.body = node.name + "_vmap", prologue + [note, ret]
+        return ir.Function(new, refs, fn.free, fn.nparams, fn.guards, fn.groups)
+
+
+def _rank(kind):
+    if kind == api.SCALAR:
+        return 0
+    if isinstance(kind, str) and kind.startswith("array") and kind[5:].isdigit():
+        return int(kind[5:])
+    return None
+
+
+def _leaf_axes(value, spec, name, leaf_ids=False):
+    """(leaf, axis) for each leaf of an argument, ``spec`` a prefix of its structure."""
+    if _is_axis(spec):
+        return [(leaf, spec) for leaf in tree_leaves(value)]
+    try:
+        parts = tree_structure(spec, is_leaf=lambda x: x is None).flatten_up_to(value)
+    except ValueError:
+        raise ValueError(f"vmap in_axes {spec!r} for argument {name!r} does not match its "
+                         f"structure {tree_structure(value)}: in_axes must be an int or None, "
+                         f"or a tree prefix of the argument") from None
+    specs = tree_leaves(spec, is_leaf=lambda x: x is None)
+    return [(leaf, axis) for part, axis in zip(parts, specs) for leaf in tree_leaves(part)]

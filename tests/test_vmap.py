@@ -1,0 +1,270 @@
+"""vmap against its oracle: a Python loop over the batch, stacked."""
+import numpy as np
+import pytest
+
+import strop
+from strop import grad, jit, vmap
+
+RNG = np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True)
+def x64():
+    with strop.config.override(enable_x64=True):
+        yield
+
+
+def loop(f, in_axes, *args, out_axes=0):
+    """The oracle: f on each lane, stacked along out_axes."""
+    axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+    n = next(np.shape(a)[ax] for a, ax in zip(args, axes) if ax is not None)
+    outs = [f(*[a if ax is None else np.take(a, i, axis=ax) for a, ax in zip(args, axes)])
+            for i in range(n)]
+    if isinstance(outs[0], tuple):
+        oa = out_axes if isinstance(out_axes, tuple) else (out_axes,) * len(outs[0])
+        return tuple(np.stack([o[k] for o in outs], axis=a) if a is not None else outs[0][k]
+                     for k, a in enumerate(oa))
+    return np.stack(outs, axis=out_axes)
+
+
+def check(f, *args, in_axes=0, out_axes=0, **tol):
+    got = vmap(f, in_axes=in_axes, out_axes=out_axes)(*args)
+    want = loop(f, in_axes, *args, out_axes=out_axes)
+    if isinstance(want, tuple):
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, **tol)
+    else:
+        np.testing.assert_allclose(got, want, **tol)
+    return got
+
+
+# --- statement rules ----------------------------------------------------------------------
+
+def elementwise(x, w):
+    return np.tanh(x) * w + np.exp(-x ** 2) / 2
+
+
+def reductions(x):
+    return x.sum(), x.mean(axis=0), np.max(x, axis=-1), np.cumsum(x), np.argmax(x)
+
+
+def shapes(x):
+    y = x.reshape(6)
+    z = x.T @ x
+    return y[::2], z, np.concatenate([x[0], x[1]]), np.expand_dims(x, 0).sum(axis=1), x.shape[1]
+
+
+def indexing(x, i):
+    return x[i] * 2.0 + x[0]
+
+
+def updates(x):
+    y = x.at[1].set(0.0)
+    y = y.at[0].add(x[2])
+    return y
+
+
+def rank_mix(s, v):
+    return s * v + s     # a number per lane against a vector per lane
+
+
+@pytest.mark.parametrize("f,shape", [(elementwise, (5, 3)), (reductions, (4, 2, 3)),
+                                     (shapes, (4, 2, 3)), (updates, (3, 4))])
+def test_rules_against_loop(f, shape):
+    args = (RNG.normal(size=shape),) + ((0.5,) if f is elementwise else ())
+    axes = (0, None) if f is elementwise else 0
+    check(f, *args, in_axes=axes, rtol=1e-12)
+
+
+def test_lanes_of_different_rank_line_up():
+    check(rank_mix, RNG.normal(size=4), RNG.normal(size=(4, 3)), rtol=1e-12)
+    check(rank_mix, RNG.normal(size=4), RNG.normal(size=3), in_axes=(0, None), rtol=1e-12)
+
+
+def test_batched_index():
+    x = RNG.normal(size=(5, 6))
+    check(indexing, x, np.array([0, 3, 5, 1, 2]), in_axes=(0, 0))
+    check(indexing, x[0], np.array([0, 3, 5, 1, 2]), in_axes=(None, 0))
+
+
+def test_in_axes_out_axes_negative_and_none():
+    x = RNG.normal(size=(3, 4))
+    check(elementwise, x, 2.0, in_axes=(1, None), out_axes=1)
+    check(elementwise, x, 2.0, in_axes=(-1, None), out_axes=-1)
+    f = lambda x, y: (x + y, y * 2.0)   # noqa: E731
+    got = vmap(f, in_axes=(0, None), out_axes=(0, None))(x, np.ones(4))
+    np.testing.assert_allclose(got[0], x + 1)
+    np.testing.assert_allclose(got[1], 2 * np.ones(4))
+
+
+def test_pytree_in_axes_prefix():
+    def f(p, x):
+        return p["w"] * x + p["b"]
+    p = {"w": RNG.normal(size=(5, 3)), "b": RNG.normal(size=3)}
+    x = RNG.normal(size=(5, 3))
+    got = vmap(f, in_axes=({"w": 0, "b": None}, 0))(p, x)
+    np.testing.assert_allclose(got, p["w"] * x + p["b"])
+
+
+def test_axis_size_with_nothing_batched():
+    got = vmap(lambda x: x * 2.0, in_axes=None, axis_size=3)(np.ones(2))
+    np.testing.assert_allclose(got, 2 * np.ones((3, 2)))
+
+
+def test_nested_vmap():
+    x = RNG.normal(size=(3, 4, 5))
+    got = vmap(vmap(reductions_simple))(x)
+    want = np.array([[reductions_simple(r) for r in m] for m in x])
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def reductions_simple(v):
+    return np.sum(v ** 2) - v.max()
+
+
+# --- per-example control flow --------------------------------------------------------------
+
+def branchy(x):
+    if x > 0:
+        y = np.sqrt(x)          # NaN on the lanes that do not take it
+    elif x > -1:
+        y = x ** 2
+    else:
+        y = -np.log(-x)
+    return y * 2.0
+
+
+def newton_sqrt(a):
+    x = a
+    n = 0
+    while abs(x * x - a) > 1e-12 * a:
+        x = 0.5 * (x + a / x)
+        n = n + 1
+    return x, n
+
+
+def trips(n, v):
+    s = 0.0
+    for i in range(n):
+        s = s + v[i]
+    return s
+
+
+def early(x):
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            return float(i)
+    return -1.0
+
+
+def guarded_index(x, i):
+    if i < x.shape[0]:
+        return x[i]
+    return 0.0
+
+
+def test_if_elif_with_nan_branch():
+    with np.errstate(invalid="ignore", divide="ignore"):
+        check(branchy, np.array([4.0, -0.5, -3.0, 0.25, -1.0]))
+
+
+def test_while_each_lane_stops_on_its_own():
+    a = np.array([2.0, 9.0, 1e6, 0.01])
+    x, n = vmap(newton_sqrt)(a)
+    np.testing.assert_allclose(x, np.sqrt(a), rtol=1e-12)
+    np.testing.assert_array_equal(n, [newton_sqrt(v)[1] for v in a])
+    assert len(set(n.tolist())) > 1      # the lanes really ran different trip counts
+
+
+def test_for_with_batched_trip_count():
+    check(trips, np.array([0, 3, 5, 1]), RNG.normal(size=(4, 6)), in_axes=(0, 0))
+
+
+def test_early_return():
+    x = np.array([[1.0, -2.0, 3.0], [1.0, 2.0, 3.0], [-1.0, 0.0, 0.0]])
+    check(early, x)
+
+
+def test_out_of_bounds_in_a_branch_not_taken():
+    x = RNG.normal(size=(4, 3))
+    check(guarded_index, x, np.array([0, 7, 2, 3]), in_axes=(0, 0))
+
+
+# --- composition --------------------------------------------------------------------------
+
+def loss(w, x, y):
+    h = np.tanh(x @ w["w1"] + w["b1"])
+    out = h @ w["w2"]
+    return np.sum((out - y) ** 2)
+
+
+def test_per_example_gradients():
+    w = {"w1": RNG.normal(size=(3, 4)), "b1": RNG.normal(size=4), "w2": RNG.normal(size=(4, 2))}
+    xs, ys = RNG.normal(size=(6, 3)), RNG.normal(size=(6, 2))
+    got = vmap(grad(loss), in_axes=(None, 0, 0))(w, xs, ys)
+    for k in w:
+        want = np.stack([grad(loss)(w, x, y)[k] for x, y in zip(xs, ys)])
+        np.testing.assert_allclose(got[k], want, rtol=1e-10)
+
+
+def test_grad_of_vmap():
+    def total(w, xs):
+        return np.sum(vmap(lambda x: np.sin(w * x).sum())(xs))
+    w, xs = 0.7, RNG.normal(size=(5, 3))
+    g = grad(total)(w, xs)
+    eps = 1e-6
+    fd = (total(w + eps, xs) - total(w - eps, xs)) / (2 * eps)
+    np.testing.assert_allclose(g, fd, rtol=1e-6)
+
+
+def test_grad_with_branches_under_vmap():
+    xs = np.array([2.0, -0.5, 0.3, -3.0])
+    got = vmap(grad(branchy))(xs)
+    np.testing.assert_allclose(got, [grad(branchy)(x) for x in xs], rtol=1e-12)
+
+
+def test_vmap_of_random_with_a_batch_of_keys():
+    from strop import random
+    keys = random.split(random.PRNGKey(0), 4)
+    got = vmap(lambda k: random.normal(k, (3,)))(keys)
+    want = np.stack([random.normal(k, (3,)) for k in keys])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_jit_of_vmap():
+    a = np.array([2.0, 9.0, 1e6, 0.01])
+    x, n = jit(vmap(newton_sqrt))(a)
+    np.testing.assert_allclose(x, np.sqrt(a), rtol=1e-12)
+    np.testing.assert_array_equal(n, [newton_sqrt(v)[1] for v in a])
+
+
+# --- errors -------------------------------------------------------------------------------
+
+def test_inconsistent_sizes():
+    with pytest.raises(ValueError, match="inconsistent sizes.*'x' has size 3.*'y' has size 4"):
+        vmap(lambda x, y: x + y)(np.ones(3), np.ones(4))
+
+
+def test_in_axes_out_of_range():
+    with pytest.raises(ValueError, match="axis 2.*argument 'x' has rank 1"):
+        vmap(lambda x: x, in_axes=2)(np.ones(3))
+
+
+def test_prefix_mismatch():
+    with pytest.raises(ValueError, match="does not match its structure"):
+        vmap(lambda p: p["a"], in_axes=({"b": 0},))({"a": np.ones(3)})
+
+
+def test_axis_size_missing():
+    with pytest.raises(ValueError, match="axis_size"):
+        vmap(lambda x: x, in_axes=None)(np.ones(3))
+
+
+def test_in_axes_length():
+    with pytest.raises(ValueError, match="len\\(in_axes\\)=1, len\\(args\\)=2"):
+        vmap(lambda x, y: x, in_axes=(0,))(np.ones(3), np.ones(3))
+
+
+def test_out_axes_none_for_batched_output():
+    with pytest.raises(ValueError, match="out_axes is None"):
+        vmap(lambda x: x * 2.0, out_axes=None)(np.ones(3))
