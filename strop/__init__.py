@@ -16,3 +16,6 @@ def __getattr__(name):   # strop.random and strop.ops load on first use
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'strop' has no attribute {name!r}")
+from .jacobians import hessian, jacfwd, jacrev, jvp  # noqa: E402
+from .custom import custom_jvp, custom_vjp  # noqa: E402
+__all__ += ["jvp", "jacfwd", "jacrev", "hessian", "custom_jvp", "custom_vjp"]

@@ -258,7 +258,8 @@ def normalized(fun, kinds=None, differentiate=True):
     if isinstance(fun, Transformed):
         st = fun.staged((kinds, (), _settings()) if kinds is not None else None)
         inner, gen = st.fn, st.generated
-        out = normalize(parse(gen.function), inline_helpers=differentiate)
+        out = normalize(parse(gen.function), inline_helpers=differentiate,
+                        keep_custom=differentiate)
         # its free variables stay trailing parameters; its guards still hold
         out.free, out.nparams, out.guards = inner.free, inner.nparams, inner.guards + out.guards
         return out
@@ -267,7 +268,7 @@ def normalized(fun, kinds=None, differentiate=True):
     fun, bound = _unwrap(fun)
     parsed = parse(fun)
     check(parsed)
-    out = normalize(parsed, check=check)
+    out = normalize(parsed, check=check, keep_custom=differentiate)
     check_key_reuse(out)
     out = bind_statics(out, bound) if bound else out
     trees = {i: k[1] for i, k in enumerate(kinds or ()) if type(k) is tuple}

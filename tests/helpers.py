@@ -1,7 +1,7 @@
 """Oracles shared by the tests: central finite differences in float64."""
 import numpy as np
 
-from strop.transformer.rules import RULES, evaluate_vjp
+from strop.transformer.rules import RULES, evaluate_jvp, evaluate_vjp
 
 
 def numeric_vjp(f, args, argnum, g, eps=1e-6):
@@ -42,6 +42,7 @@ def check_rule(fn, *args, key=None, argnums=None, rtol=1e-5, atol=1e-6, seed=0, 
         assert np.shape(got) == np.shape(args[i]), (fn, i, np.shape(got), np.shape(args[i]))
         np.testing.assert_allclose(got, want, rtol=rtol, atol=atol,
                                    err_msg=f"vjp of {fn} in argument {i}")
+    check_jvp(key, args, kwargs, {names[i]: args[i] for i in argnums}, g, ans, seed)
 
 
 def check_grad(f, *args, argnums=0, rtol=1e-5, atol=1e-6, eps=1e-6, oracle=None):
@@ -188,8 +189,49 @@ def check_vjp(fn, args, where, key=None, rtol=1e-5, atol=1e-6, seed=0, **kwargs)
             a[where] = type(whole)(new) if isinstance(whole, (list, tuple)) else x
         return _inner(g, fn(*a, **kwargs))
 
+    check_jvp(key, args, kwargs, {name: whole}, g, ans, seed)
     for i, leaf in enumerate(leaves):
         want = numeric_vjp(lambda x: perturbed(i, x), [leaf], 0, 1.0)
         assert np.shape(got[i]) == np.shape(leaf), (fn, i, np.shape(got[i]), np.shape(leaf))
         np.testing.assert_allclose(got[i], want, rtol=rtol, atol=atol,
                                    err_msg=f"vjp of {fn} in part {i} of argument {where}")
+
+
+# --- jvp checks: each jvp template against its rule's vjp (checked above against finite
+# differences) through <g, J t> = <J^T g, t>, and its output shaped like the output ---
+
+def _random_tangent(rng, x):
+    if isinstance(x, (list, tuple)):
+        return type(x)(_random_tangent(rng, e) for e in x)
+    return rng.standard_normal(np.shape(x)) if np.ndim(x) else float(rng.standard_normal())
+
+
+def _assert_shaped_like(t, ans, what):
+    if isinstance(ans, (list, tuple)):
+        assert len(t) == len(ans), (what, len(t), len(ans))
+        for ti, ai in zip(t, ans):
+            _assert_shaped_like(ti, ai, what)
+    elif np.issubdtype(np.result_type(ans), np.floating):
+        assert np.shape(t) == np.shape(ans), (what, np.shape(t), np.shape(ans))
+
+
+def check_jvp(key, args, kwargs, params, g, ans, seed=0, rtol=1e-6, atol=1e-8):
+    """For each differentiated parameter (name -> its argument) alone, and for all of them at
+    once: the jvp template's tangent has the output's shapes, and <g, jvp(t)> equals
+    <vjp(g), t> (the rule's own vjp)."""
+    rng = np.random.default_rng(seed + 1)
+    tangents = {n: _random_tangent(rng, x) for n, x in params.items()}
+    total_lhs = total_rhs = 0.0
+    for n, t in tangents.items():
+        jv = evaluate_jvp(key, {n: t}, ans, *args, **kwargs)
+        _assert_shaped_like(jv, ans, f"jvp of {key} in {n}")
+        lhs = _inner(g, jv)
+        rhs = _inner(evaluate_vjp(key, n, g, ans, *args, **kwargs), t)
+        np.testing.assert_allclose(lhs, rhs, rtol=rtol, atol=atol,
+                                   err_msg=f"<g, jvp> != <vjp, t> for {key} in {n}")
+        total_lhs, total_rhs = total_lhs + lhs, total_rhs + rhs
+    if len(tangents) > 1:
+        jv = evaluate_jvp(key, tangents, ans, *args, **kwargs)
+        _assert_shaped_like(jv, ans, f"jvp of {key} in {sorted(tangents)}")
+        np.testing.assert_allclose(_inner(g, jv), total_rhs, rtol=rtol, atol=atol,
+                                   err_msg=f"joint jvp of {key}")

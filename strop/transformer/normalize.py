@@ -72,6 +72,7 @@ class Normalizer(Inliner):
         self.functions = {}      # generated name -> (FunctionDef or Lambda node, its Scope)
         self.guards = []         # (owner, name, object) of the functions and modules bound
         self.inline_helpers = True
+        self.keep_custom = True  # custom_jvp/custom_vjp calls stay calls (for their rules)
         self.out = None          # the statement list being filled
         self.loc = None          # the user location of the statement being normalized
 
@@ -433,7 +434,7 @@ class Normalizer(Inliner):
             if _is_at(e.value):
                 raise self.error("x.at[...] must be followed by .set/.add/.multiply/.min/.max/"
                                  ".get(...)", e, scope)
-            base = self.expr(e.value, scope)
+            base = self.to_name(self.expr(e.value, scope))   # f(x)[1], f inlined: a display
             return self.to_name(gast.Subscript(value=base, slice=self.index(e.slice, scope),
                                                ctx=gast.Load()), into)
         if kind is gast.Call:
@@ -548,6 +549,9 @@ class Normalizer(Inliner):
             st = obj.staged()
             extra = [self.free_atom(v) for v in st.fn.free.values()]
             return self.inline_object(st.generated.function, e, scope, into, extra)
+        if getattr(obj, "__strop_custom__", False) and not self.keep_custom:
+            # a custom_jvp/custom_vjp function where nothing differentiates: its primal
+            return self.inline_object(obj.fun, e, scope, into)
         if _is_user_function(obj) or self.inline_helpers and _is_helper_without_rule(obj):
             return self.inline_object(obj, e, scope, into)
         args = [self.expr(a, scope) for a in e.args]
@@ -678,9 +682,12 @@ def _as_store(node):
     return node
 
 
-def normalize(parsed, check=None, inline_helpers=True):
+def normalize(parsed, check=None, inline_helpers=True, keep_custom=True):
     """``inline_helpers``: inline runtime helpers that have no derivative rule (for a
-    transform that differentiates the code; compiled code calls them instead)."""
+    transform that differentiates the code; compiled code calls them instead).
+    ``keep_custom``: keep calls of custom_jvp/custom_vjp functions (whose rules a derivative
+    uses) rather than inline their primal function."""
     n = Normalizer(parsed, check)
     n.inline_helpers = inline_helpers
+    n.keep_custom = keep_custom
     return n.function()

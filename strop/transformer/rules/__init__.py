@@ -1,6 +1,7 @@
 """Derivative rules, one module per family of NumPy functions; importing this fills the table."""
 from . import arithmetic  # noqa: F401  (each family registers its rules on import)
-from .table import RULES, TEMPLATE_NAMESPACE, Rule, evaluate_vjp, lookup, rule_name, template_ast
+from .table import (RULES, TEMPLATE_NAMESPACE, Rule, evaluate_jvp, evaluate_vjp, lookup,  # noqa: F401
+                    rule_name, template_ast)
 
 for _family in ("ufuncs", "reductions", "shape", "products", "linalg", "indexing", "containers"):
     try:
@@ -9,5 +10,5 @@ for _family in ("ufuncs", "reductions", "shape", "products", "linalg", "indexing
         if _e.name != f"{__name__}.{_family}":
             raise
 
-__all__ = ["RULES", "TEMPLATE_NAMESPACE", "Rule", "evaluate_vjp", "lookup", "rule_name",
-           "template_ast"]
+__all__ = ["RULES", "TEMPLATE_NAMESPACE", "Rule", "evaluate_jvp", "evaluate_vjp", "lookup",
+           "rule_name", "template_ast"]

@@ -5,7 +5,8 @@ import builtins as py
 import numpy as np
 
 from ...codegen import runtime as rt
-from .table import defnondiff, defvjp
+from ...codegen import runtime_forward as rf
+from .table import defjvp, defnondiff, defvjp
 
 # builtins
 defvjp(float,   "x=0.0, /", "g")
@@ -90,3 +91,84 @@ defvjp(rt.sum_vjp,      "g_, iterable", "sum(g)")
 # tapes are differentiated by reverse.py itself (rev_tape)
 defnondiff([rt.zeros_like, rt.ones_like, rt.seed_grad, rt.stack, rt.tape_array, rt.push,
             rt.pop, rt.balanced_eq])
+
+# --- jvps (forward mode): ``dx`` is the tangent of ``x``; a functional update's ``joint``
+# template updates the tangent of the container with that of the value. ---
+defjvp(float,   "float(dx)")
+defjvp(py.sum,  "sum(diterable)", "tangent_like(dstart, ans)")
+defjvp(py.max,  "minmax_jvp(dargs, args, ans)")
+defjvp(py.min,  "minmax_jvp(dargs, args, ans)")
+defjvp(pow,     "dx * y * x ** np.where(y, y - 1, 1.0)", "dy * np.log(np.where(x, x, 1.0)) * ans")
+defjvp(list,    "list(dx)")
+defjvp(tuple,   "tuple(dx)")
+defjvp(("method", "copy"),   "dself.copy()")
+defjvp(("method", "astype"), "astype_tangent(dself, ans)")
+defjvp(("method", "item"),   "item_tangent(dself, args)")
+defjvp(("attr", "T"),        "np.transpose(dself)")
+defjvp(("attr", "real"),     "dself")
+defjvp(("attr", "mT"),       "np.swapaxes(dself, -1, -2)")
+defjvp(("method", "get"),    "dself[key] if key in self else zeros_like(ans)", None,
+                             "zeros_like(ans) if key in self else ddefault")
+defjvp(("method", "values"), "dself.values()")
+defjvp(("method", "items"),  "dself.items()")
+for _np_float in (np.float64, np.float32, np.float16, np.double, np.single):
+    defjvp(_np_float,        f"np.{_np_float.__name__}(dx)")
+
+defjvp(rt.setitem,      "setitem_vjp(dx, idx)", None, "setitem(zeros_like(x), idx, dv)",
+       joint="setitem(dx, idx, dv)")
+defjvp(rt.append,       "append(dlst, zeros_like(v))", "append(zeros_like(lst), dv)",
+       joint="append(dlst, dv)")
+defjvp(rt.insert,       "insert(dlst, i, zeros_like(v))", None, "insert(zeros_like(lst), i, dv)",
+       joint="insert(dlst, i, dv)")
+defjvp(rt.pop_item,     "pop_item(dobj, key)")
+defjvp(rt.item_of,      "item_of(dobj, key)")
+defjvp(rt.sort_like,    "sort_like_jvp(dx, x)")
+defjvp(rt.extend,       "extend(dlst, zeros_like(values))", "extend(zeros_like(lst), dvalues)",
+       joint="extend(dlst, dvalues)")
+defjvp(rt.update,       "update(dd, zeros_like(other))", "update(zeros_like(d), dother)",
+       joint="update(dd, dother)")
+defjvp(rt.put_along_axis, "put_along_axis(darr, indices, 0.0, axis)", None,
+                        "put_along_axis(zeros_like(arr), indices, dvalues, axis)",
+       joint="put_along_axis(darr, indices, dvalues, axis)")
+defjvp(rt.copyto,       "0.0 * ddst", "tangent_like(dsrc, ans)")
+defjvp(rt.array_vjp,    "array_vjp(dv, object)")
+defjvp(rt.iterable,     "iterable(dx)")
+defjvp(rt.iterable_vjp, "iterable_vjp(dv, x)")
+defjvp(rt.at_set,       "at_set(dx, idx, 0.0, mode=mode)", None,
+                        "at_set(zeros_like(x), idx, dv, mode=mode)",
+       joint="at_set(dx, idx, dv, mode=mode)")
+defjvp(rt.at_add,       "dx", None, "at_add(zeros_like(x), idx, dv, mode=mode)",
+       joint="at_add(dx, idx, dv, mode=mode)")
+defjvp(rt.at_multiply,  "at_multiply(dx, idx, v, mode=mode)", None,
+                        "at_multiply_value_jvp(dv, x, idx, v, mode)")
+defjvp(rt.at_min,       "dx * (x == ans)", None,
+                        "at_add(zeros_like(x), idx, dv, mode=mode) * (x != ans)")
+defjvp(rt.at_max,       "dx * (x == ans)", None,
+                        "at_add(zeros_like(x), idx, dv, mode=mode) * (x != ans)")
+defjvp(rt.at_get,       "at_get(dx, idx, mode=mode, fill_value=0.0)")
+defjvp(rt.add,          "da", "db", joint="add(da, db)")
+defjvp(rt.scale,        "scale(da, s)")
+defjvp(rt.unbroadcast,  "unbroadcast(dv, x)")
+defjvp(rt.broadcast_like, "broadcast_like(dv, x)")
+defjvp(rt.expand_to,    "expand_to(dv, x, axis=axis, keepdims=keepdims)")
+defjvp(rt.astype_like,  "astype_like(dv, x)")
+defjvp(rt.getitem_vjp,  "getitem_vjp(dv, x, idx)")
+defjvp(rt.setitem_vjp,  "setitem_vjp(dv, idx)")
+defjvp(rt.item_vjp,     "item_vjp(dv, idx, x)")
+defjvp(rt.sort_vjp,     "sort_vjp(dv, x, axis)")
+defjvp(rt.matmul,       "matmul(dx, y)", "matmul(x, dy)")
+defjvp(rt.matmul_vjp_x, "matmul_vjp_x(dv, x, y)", None, "matmul_vjp_x(v, x, dy)")
+defjvp(rt.matmul_vjp_y, "matmul_vjp_y(dv, x, y)", "matmul_vjp_y(v, dx, y)")
+defjvp(rt.sum_vjp,      "sum_vjp(dg_, iterable)")
+
+# forward mode's and the Jacobians' own helpers (so that their code differentiates again)
+defvjp(rf.tangent_like, "t, ans", "unbroadcast(g, t)")
+defjvp(rf.tangent_like, "tangent_like(dt, ans)")
+defvjp(rf.jac_fwd,      "cols, out, xs, spec", "unsupported_vjp('reverse mode of jacfwd')")
+defjvp(rf.jac_fwd,      "jac_fwd(dcols, out, xs, spec)")
+defvjp(rf.jac_rev,      "rows, out, xs, spec", "unsupported_vjp('reverse mode of jacrev')")
+defjvp(rf.jac_rev,      "jac_rev(drows, out, xs, spec)")
+defvjp(rf.custom_cotangents, "cts, args, nondiff, name",
+       "tuple(c for i, c in enumerate(g) if i not in nondiff)")
+defjvp(rf.custom_cotangents, "custom_cotangents(dcts, args, nondiff, name)")
+defnondiff([rf.basis, rf.jac_size, rf.out_size, rf.out_basis])

@@ -26,8 +26,8 @@ matrix.  Not covered: eig, eigvals (complex), qr, tensorsolve, tensorinv, cond.
 """
 import numpy as np
 
-from .products import VECDOT
-from .table import defnondiff, defvjp
+from .products import VECDOT, VECDOT_JVP
+from .table import defjvp, defnondiff, defvjp
 
 INV_T = "np.linalg.inv(np.swapaxes(a, -1, -2))"
 
@@ -78,3 +78,43 @@ for _index, _fields in enumerate([("eigenvalues", "U", "sign"), ("eigenvectors",
             defvjp(("attr", _field), "self", f"field_vjp(g, self, {_index})")
 
 defnondiff([np.linalg.matrix_rank, ("attr", "sign")])
+
+# --- jvps (forward mode): ``da`` is the tangent of ``a``; the norms, each output element a
+# function of its own slice, sum the tangent times the gradient over the reduced axes. ---
+TRACE = "np.trace({}, axis1=-2, axis2=-1)"
+defjvp(np.linalg.inv,      "-ans @ da @ ans")
+defjvp(np.linalg.solve,    "solve_jvp_a(da, a, b, ans)", "np.linalg.solve(a, db)")
+defjvp(np.linalg.det,      "ans * " + TRACE.format("np.linalg.solve(a, da)"))
+defjvp(np.linalg.slogdet,  "slogdet_jvp(da, a, ans)")
+defjvp(np.linalg.cholesky, "cholesky_jvp(da, ans, upper)")
+defjvp(np.linalg.eigh,     "eigh_jvp(da, ans)")
+defjvp(np.linalg.eigvalsh, "eigvalsh_jvp(da, a, UPLO)")
+defjvp(np.linalg.svd,      "svd_jvp(da, a, ans, full_matrices, compute_uv, hermitian)")
+defjvp(np.linalg.pinv,     "pinv_jvp(da, a, ans, hermitian)")
+defjvp(np.linalg.lstsq,    "lstsq_jvp_a(da, a, b, ans)", "lstsq_jvp_b(db, a, b, ans)")
+defjvp(np.linalg.matrix_power, "matrix_power_jvp(da, a, n)")
+defjvp(np.linalg.multi_dot, "multi_dot_jvp(darrays, arrays)")
+NORM_GRAD = "norm_vjp(np.ones_like(ans), x, ans, ord, axis, keepdims{})"
+defjvp(np.linalg.norm,
+       f"np.sum({NORM_GRAD.format('')} * dx, axis=axis, keepdims=keepdims)")
+if hasattr(np.linalg, "vector_norm"):
+    defjvp(np.linalg.svdvals,     "svd_jvp(dx, x, ans, False, False)")
+    defjvp(np.linalg.vector_norm,
+           f"np.sum({NORM_GRAD.format(', vector=True')} * dx, axis=axis, keepdims=keepdims)")
+    defjvp(np.linalg.matrix_norm,
+           "np.sum(norm_vjp(np.ones_like(ans), x, ans, ord, (-2, -1), keepdims) * dx, "
+           "axis=(-2, -1), keepdims=keepdims)")
+    defjvp(np.linalg.matmul,      "np.matmul(dx1, x2)", "np.matmul(x1, dx2)")
+    defjvp(np.linalg.tensordot,   "np.linalg.tensordot(dx1, x2, axes=axes)",
+                                  "np.linalg.tensordot(x1, dx2, axes=axes)")
+    defjvp(np.linalg.outer,       "np.linalg.outer(dx1, x2)", "np.linalg.outer(x1, dx2)")
+    defjvp(np.linalg.vecdot,      *VECDOT_JVP)
+    defjvp(np.linalg.cross,       "np.linalg.cross(dx1, x2, axis=axis)",
+                                  "np.linalg.cross(x1, dx2, axis=axis)")
+    defjvp(np.linalg.trace,       "np.linalg.trace(dx, offset=offset)")
+    defjvp(np.linalg.diagonal,    "np.linalg.diagonal(dx, offset=offset)")
+    defjvp(np.linalg.matrix_transpose, "np.linalg.matrix_transpose(dx)")
+for _index, _fields in enumerate([("eigenvalues", "U"), ("eigenvectors", "S", "logabsdet"),
+                                  ("Vh",)]):
+    for _field in _fields:
+        defjvp(("attr", _field), f"field_jvp(dself, {_index})")

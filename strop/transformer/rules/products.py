@@ -8,7 +8,7 @@ Real inputs only.
 """
 import numpy as np
 
-from .table import defvjp
+from .table import defjvp, defvjp
 
 TDOT_A = "tensordot_vjp_a(g, a, b, {})"
 TDOT_B = "tensordot_vjp_b(g, a, b, {})"
@@ -48,3 +48,26 @@ defvjp(np.diag,      "v, k=0", "np.diag(g, k) if np.ndim(v) == 1 else diagonal_v
 defvjp(np.diagflat,  "v, k=0", "np.reshape(np.diagonal(g, k), np.shape(v))")
 defvjp(np.triu,      "m, k=0", "unbroadcast(np.triu(g, k), m)")
 defvjp(np.tril,      "m, k=0", "unbroadcast(np.tril(g, k), m)")
+
+# --- jvps (forward mode): a product is linear in each factor: the product with that factor's
+# tangent (``da``) in its place. ---
+defjvp(np.dot,       "np.dot(da, b)",            "np.dot(a, db)")
+defjvp(np.inner,     "np.inner(da, b)",          "np.inner(a, db)")
+defjvp(np.tensordot, "np.tensordot(da, b, axes)", "np.tensordot(a, db, axes)")
+defjvp(np.vdot,      "np.vdot(da, b)",           "np.vdot(a, db)")
+defjvp(np.outer,     "np.outer(da, b)",          "np.outer(a, db)")
+defjvp(np.kron,      "np.kron(da, b)",           "np.kron(a, db)")
+defjvp(np.cross,     "np.cross(da, b, axisa, axisb, axisc, axis)",
+                     "np.cross(a, db, axisa, axisb, axisc, axis)")
+defjvp(np.einsum,    None, "einsum_jvp(subscripts, operands, doperands)")
+VECDOT_JVP = ("np.vecdot(dx1, x2, axis=axis)", "np.vecdot(x1, dx2, axis=axis)")
+if hasattr(np, "vecdot"):
+    defjvp(np.vecdot, *VECDOT_JVP)
+if hasattr(np, "matvec"):
+    defjvp(np.matvec, "np.matvec(dx1, x2)", "np.matvec(x1, dx2)")
+    defjvp(np.vecmat, "np.vecmat(dx1, x2)", "np.vecmat(x1, dx2)")
+defjvp(np.trace,     "np.trace(da, offset, axis1, axis2)")
+defjvp(np.diag,      "np.diag(dv, k)")
+defjvp(np.diagflat,  "np.diagflat(dv, k)")
+defjvp(np.triu,      "np.triu(dm, k)")
+defjvp(np.tril,      "np.tril(dm, k)")

@@ -8,7 +8,7 @@ that calls bind; ``dtype=`` does not change the derivative.
 """
 import numpy as np
 
-from .table import defnondiff, defvjp
+from .table import defjvp, defnondiff, defvjp
 
 SUM = "a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True"
 MEAN = "a, axis=None, dtype=None, out=None, keepdims=False, *, where=True"
@@ -61,3 +61,35 @@ defvjp(np.nancumprod, CUM,
 defnondiff([np.all, np.any, np.argmax, np.argmin, np.nanargmax, np.nanargmin, np.argsort,
             np.argpartition, np.searchsorted, np.count_nonzero, np.nonzero, np.flatnonzero,
             np.argwhere])
+
+# --- jvps (forward mode): ``da`` is the tangent of ``a``.  Linear reductions reduce the
+# tangent; the others sum the tangent times each element's derivative (the ``*_grad``
+# helpers above) over the reduced axes. ---
+KEEP = "axis=axis, keepdims=keepdims"
+NAN_ZERO = "np.where(np.isnan(a), 0.0, da)"
+
+
+def _weighted(grad):
+    return f"np.sum({grad} * da, {KEEP})"
+
+
+defjvp(np.sum,     f"np.sum(da, {KEEP}, where=where)")
+defjvp(np.nansum,  f"np.sum({NAN_ZERO}, {KEEP}, where=where)")
+defjvp(np.mean,    f"np.mean(da, {KEEP}, where=where)")
+defjvp(np.nanmean, f"np.nanmean(np.where(np.isnan(a), np.nan, da), {KEEP}, where=where)")
+defjvp(np.prod,    _weighted("prod_grad(a, axis, where, initial)"))
+defjvp(np.nanprod, _weighted(f"prod_grad(a, axis, {NOT_NAN}, initial)"))
+defjvp(np.var,     _weighted("var_grad(a, axis, ddof, where, mean, correction)"))
+defjvp(np.nanvar,  _weighted(f"var_grad(a, axis, ddof, {NOT_NAN}, mean, correction)"))
+defjvp(np.std,     _weighted("var_grad(a, axis, ddof, where, mean, correction)") + " / (2 * ans)")
+defjvp(np.nanstd,  _weighted(f"var_grad(a, axis, ddof, {NOT_NAN}, mean, correction)")
+       + " / (2 * ans)")
+for _fn in (np.max, np.amax, np.min, np.amin, np.nanmax, np.nanmin):
+    defjvp(_fn,    _weighted("extremum_grad(a, ans, axis, keepdims, where)"))
+defjvp(np.ptp,     _weighted("ptp_grad(a, axis)"))
+defjvp(np.average, _weighted("average_grad(a, axis, weights)"), None,
+       "average_weights_jvp(dweights, a, ans, axis, keepdims, weights)")
+defjvp(np.cumsum,     "np.cumsum(da, axis=axis)")
+defjvp(np.nancumsum,  f"np.cumsum({NAN_ZERO}, axis=axis)")
+defjvp(np.cumprod,    "cumprod_jvp(da, a, axis)")
+defjvp(np.nancumprod, f"cumprod_jvp({NAN_ZERO}, np.where(np.isnan(a), 1.0, a), axis)")

@@ -12,7 +12,7 @@ C-contiguous ("K" raises); np.pad only in the modes pad_vjp lists.
 """
 import numpy as np
 
-from .table import defnondiff, defvjp
+from .table import defjvp, defnondiff, defvjp
 
 LIKE = "np.reshape(g, np.shape(a))"
 JOIN = "arrays, /, axis=0, out=None, *, dtype=None, casting='same_kind'"
@@ -102,3 +102,59 @@ defvjp(np.full_like,    "a, fill_value, dtype=None, order='K', subok=True, shape
 
 defnondiff([np.zeros_like, np.ones_like, np.empty_like, np.shape, np.ndim, np.size,
             np.argpartition])
+
+# --- jvps (forward mode): each op is linear, so its jvp is the op applied to the tangent
+# (``da`` for ``a``; a sequence argument's tangent is the sequence of its elements'). ---
+RESHAPED = "np.reshape(da, np.shape(ans))"
+defjvp(np.reshape,      "np.reshape(da, np.shape(ans), order=order)")
+defjvp(np.ravel,        "np.ravel(da, order=order)")
+defjvp(np.squeeze,      RESHAPED)
+defjvp(np.expand_dims,  RESHAPED)
+defjvp(np.transpose,    "np.transpose(da, axes)")
+defjvp(np.swapaxes,     "np.swapaxes(da, axis1, axis2)")
+defjvp(np.moveaxis,     "np.moveaxis(da, source, destination)")
+defjvp(np.rollaxis,     "np.rollaxis(da, axis, start)")
+if hasattr(np, "matrix_transpose"):
+    defjvp(np.matrix_transpose, "np.matrix_transpose(dx)")
+for _fn in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
+    defjvp(_fn,         "atleast_jvp(darys, ans)")
+defjvp(np.broadcast_to, "tangent_like(darray, ans)")
+defjvp(np.broadcast_arrays, "broadcast_arrays_jvp(dargs, ans)")
+defjvp(np.concatenate,  "np.concatenate(darrays, axis)")
+defjvp(np.stack,        "np.stack(darrays, axis)")
+defjvp(np.hstack,       "np.hstack(dtup)")
+defjvp(np.vstack,       "np.vstack(dtup)")
+defjvp(np.dstack,       "np.dstack(dtup)")
+defjvp(np.column_stack, "np.column_stack(dtup)")
+defjvp(np.append,       "np.append(darr, zeros_like(values), axis)",
+                        "np.append(zeros_like(arr), dvalues, axis)",
+       joint="np.append(darr, dvalues, axis)")
+defjvp(np.split,        "np.split(dary, indices_or_sections, axis)")
+defjvp(np.array_split,  "np.array_split(dary, indices_or_sections, axis)")
+defjvp(np.hsplit,       "np.hsplit(dary, indices_or_sections)")
+defjvp(np.vsplit,       "np.vsplit(dary, indices_or_sections)")
+defjvp(np.dsplit,       "np.dsplit(dary, indices_or_sections)")
+if hasattr(np, "unstack"):
+    defjvp(np.unstack,  "np.unstack(dx, axis=axis)")
+defjvp(np.tile,         "np.tile(dA, reps)")
+defjvp(np.repeat,       "np.repeat(da, repeats, axis)")
+defjvp(np.pad,          "pad_jvp(darray, pad_width, mode, reflect_type)")
+defjvp(np.roll,         "np.roll(da, shift, axis)")
+defjvp(np.flip,         "np.flip(dm, axis)")
+defjvp(np.fliplr,       "np.fliplr(dm)")
+defjvp(np.flipud,       "np.flipud(dm)")
+defjvp(np.rot90,        "np.rot90(dm, k, axes)")
+defjvp(np.sort,         "sort_jvp(da, a, axis)")
+defjvp(np.partition,    "np.take_along_axis(da, np.argpartition(a, kth, axis), axis)")
+defjvp(np.diagonal,     "np.diagonal(da, offset, axis1, axis2)")
+defjvp(np.take,         "np.take(da, indices, axis, mode=mode)")
+defjvp(np.take_along_axis, "np.take_along_axis(darr, indices, axis)")
+defjvp(np.array,        "np.array(dobject, dtype=dtype, ndmin=ndmin)")
+defjvp(np.asarray,      "np.asarray(da, dtype=dtype)")
+defjvp(np.asanyarray,   "np.asanyarray(da, dtype=dtype)")
+defjvp(np.ascontiguousarray, "np.ascontiguousarray(da, dtype=dtype)")
+defjvp(np.asfortranarray, "np.asfortranarray(da, dtype=dtype)")
+defjvp(np.copy,         "np.copy(da)")
+defjvp(np.real_if_close, "da")
+defjvp(np.full,         None, "tangent_like(dfill_value, ans)")
+defjvp(np.full_like,    None, "tangent_like(dfill_value, ans)")

@@ -1,7 +1,9 @@
 """The rule table: for each NumPy function, its signature and one derivative template per argument.
 
-A template is a Python expression over the argument names, ``g`` (the cotangent of the output)
-and ``ans`` (the output).  It is parsed once and inlined into generated code with the names
+A vjp template is a Python expression over the argument names, ``g`` (the cotangent of the
+output) and ``ans`` (the output).  A jvp template (``defjvp``) is one over the argument names,
+``d<name>`` (the tangent of that argument) and ``ans``: the output's tangent is the sum of the
+templates of the arguments that carry a tangent.  It is parsed once and inlined into generated code with the names
 replaced by the generated code's own names, so what a user reads in ``strop.source(grad(f))``
 is the template's text.  Names other than those resolve in ``TEMPLATE_NAMESPACE`` (numpy as
 ``np`` and the runtime helpers).
@@ -16,9 +18,10 @@ from dataclasses import dataclass, field
 import gast
 import numpy as np
 
-from ...codegen import runtime
+from ...codegen import runtime, runtime_forward
 
-TEMPLATE_NAMESPACE = {"np": np, **{n: getattr(runtime, n) for n in runtime.__all__}}
+TEMPLATE_NAMESPACE = {"np": np, **{n: getattr(runtime, n) for n in runtime.__all__},
+                      **{n: getattr(runtime_forward, n) for n in runtime_forward.__all__}}
 _NO_DEFAULT = object()
 
 
@@ -30,6 +33,8 @@ class Rule:
     varargs: str = None           # name of a *args parameter, if any
     differentiable: bool = True   # False: the output carries no derivative
     npositional: int = None       # parameters that can be given by position
+    jvps: dict = field(default_factory=dict)   # param name -> jvp template (over d<param>)
+    jvp_joint: str = None         # used instead when two or more arguments carry tangents
 
     def bind(self, args, kwargs):
         """Map call arguments (any objects) to parameter names; fill defaults; None on mismatch."""
@@ -79,6 +84,26 @@ def defvjp(key, signature, *templates):
                       varargs, npositional=npositional)
 
 
+def defjvp(key, *templates, joint=None):
+    """Give ``key``'s rule one jvp template per positional parameter (``None``: no tangent
+    flows from it), in the order of its signature (a ``*args`` parameter last).  A template
+    reads the argument names, ``d<name>`` (that argument's tangent) and ``ans``.  ``joint``: a
+    template over all the tangents at once (missing ones are zeros), used when two or more
+    arguments carry one (``setitem(dx, idx, dv)`` rather than the sum of two updates)."""
+    rule = RULES[key]
+    names = [n for n, _ in rule.params] + ([rule.varargs] if rule.varargs else [])
+    for t in templates + (joint,):
+        if t is not None:
+            compile(t, f"<jvp rule for {_name(key)}>", "eval")
+    jvps = {n: t for n, t in zip(names, templates) if t is not None}
+    missing = set(rule.vjps) - set(jvps)
+    if missing:
+        raise ValueError(f"the jvp rule of {_name(key)} leaves out {sorted(missing)}, which "
+                         f"its vjp rule differentiates")
+    RULES[key] = Rule(rule.key, rule.params, rule.vjps, rule.varargs, rule.differentiable,
+                      rule.npositional, jvps, joint)
+
+
 def defnondiff(signature_by_key):
     """Functions whose outputs carry no derivative (comparisons, floor, argmax, shape, ...)."""
     for key in signature_by_key:
@@ -125,3 +150,24 @@ def evaluate_vjp(key, argname, g, ans, *args, **kwargs):
         raise TypeError(f"arguments do not match the signature of {_name(key)}")
     env = {**TEMPLATE_NAMESPACE, **bound, "g": g, "ans": ans}
     return eval(rule.vjps[argname], {"__builtins__": builtins}, env)
+
+
+def evaluate_jvp(key, tangents, ans, *args, **kwargs):
+    """Evaluate a rule's jvp templates directly on values: ``tangents`` maps parameter names to
+    their tangents (the others carry none); the output's tangent (the joint template when two
+    or more are given and the rule has one)."""
+    rule = RULES[key]
+    bound = rule.bind(args, kwargs)
+    if bound is None:
+        raise TypeError(f"arguments do not match the signature of {_name(key)}")
+    env = {**TEMPLATE_NAMESPACE, **bound, "ans": ans}
+    env.update({"d" + n: t for n, t in tangents.items()})
+    if len(tangents) > 1 and rule.jvp_joint:
+        for n in rule.jvps:
+            env.setdefault("d" + n, runtime.zeros_like(bound[n]))
+        return eval(rule.jvp_joint, {"__builtins__": builtins}, env)
+    out = None
+    for n in tangents:
+        part = eval(rule.jvps[n], {"__builtins__": builtins}, env)
+        out = part if out is None else runtime.add(out, part)
+    return out

@@ -11,7 +11,7 @@ so they are registered as not differentiable.
 import numpy as np
 
 from .arithmetic import B, U
-from .table import RULES, defnondiff, defvjp
+from .table import RULES, defjvp, defnondiff, defvjp
 
 # --- exponentials and logarithms ---
 defvjp(np.exp,        U, "g * ans")
@@ -97,3 +97,58 @@ defvjp(np.conjugate,  U, "np.conj(g)")  # np.conj is np.conjugate
 defnondiff([np.heaviside, np.imag, np.angle, np.isneginf, np.isposinf, np.isreal, np.iscomplex,
             np.isrealobj, np.iscomplexobj, np.isclose, np.allclose, np.array_equal,
             np.array_equiv, np.gcd, np.lcm, np.left_shift, np.right_shift, np.bitwise_count])
+
+# --- jvps (forward mode): ``dx`` is the tangent of ``x``.  An elementwise function's jvp is its
+# vjp with the tangent for the cotangent; binary ones broadcast against the other operand. ---
+defjvp(np.exp,        "dx * ans")
+defjvp(np.exp2,       "astype_like(dx * ans * np.log(2), ans)")
+defjvp(np.expm1,      "dx * (ans + 1)")
+defjvp(np.log,        "dx / x")
+defjvp(np.log2,       "astype_like(dx / (x * np.log(2)), ans)")
+defjvp(np.log10,      "astype_like(dx / (x * np.log(10)), ans)")
+defjvp(np.log1p,      "dx / (x + 1)")
+defjvp(np.sqrt,       "dx / (2 * ans)")
+defjvp(np.cbrt,       "dx / (3 * ans ** 2)")
+defjvp(np.square,     "2 * dx * x")
+defjvp(np.reciprocal, "-dx * ans ** 2")
+defjvp(np.sin,        "dx * np.cos(x)")
+defjvp(np.cos,        "-dx * np.sin(x)")
+defjvp(np.tan,        "dx * (1 + ans ** 2)")
+defjvp(np.arcsin,     "dx / np.sqrt(1 - x ** 2)")
+defjvp(np.arccos,     "-dx / np.sqrt(1 - x ** 2)")
+defjvp(np.arctan,     "dx / (1 + x ** 2)")
+defjvp(np.sinh,       "dx * np.cosh(x)")
+defjvp(np.cosh,       "dx * np.sinh(x)")
+defjvp(np.tanh,       "dx * (1 - ans ** 2)")
+defjvp(np.arcsinh,    "dx / np.sqrt(x ** 2 + 1)")
+defjvp(np.arccosh,    "dx / np.sqrt(x ** 2 - 1)")
+defjvp(np.arctanh,    "dx / (1 - x ** 2)")
+for _fn in (np.deg2rad, np.radians):
+    defjvp(_fn,       "dx * (np.pi / 180)")
+for _fn in (np.rad2deg, np.degrees):
+    defjvp(_fn,       "dx * (180 / np.pi)")
+defjvp(np.sinc,       "dx * (np.cos(np.pi * x) - ans) / np.where(x, x, 1.0)")
+for _fn in (np.absolute, np.fabs):
+    defjvp(_fn,       "dx * np.sign(x)")
+defjvp(np.copysign,   "tangent_like(dx * np.sign(x) * np.copysign(1.0, y), ans)", None)
+for _fn in (np.maximum, np.minimum, np.fmax, np.fmin):
+    defjvp(_fn,       "dx * balanced_eq(x, ans, y)", "dy * balanced_eq(y, ans, x)")
+defjvp(np.logaddexp,  "dx * np.exp(x - ans)",        "dy * np.exp(y - ans)")
+defjvp(np.logaddexp2, "dx * 2 ** (x - ans)",         "dy * 2 ** (y - ans)")
+defjvp(np.hypot,      "dx * x / ans",                "dy * y / ans")
+defjvp(np.arctan2,    "dx * y / (x ** 2 + y ** 2)",  "-dy * x / (x ** 2 + y ** 2)")
+defjvp(np.fmod,       "tangent_like(dx, ans)",       "-dy * np.trunc(x / y)")
+defjvp(np.ldexp,      "tangent_like(np.ldexp(dx, y), ans)", None)
+defjvp(np.float_power, RULES[np.power].jvps["x"], RULES[np.power].jvps["y"])
+defjvp(np.where,      None, "tangent_like(np.where(condition, dx, 0.0), ans)",
+                            "tangent_like(np.where(condition, 0.0, dy), ans)")
+defjvp(np.clip,       "tangent_like(np.where(ans == a, da, 0.0), ans)",
+                      "tangent_like(np.where((a < a_min) & (ans == a_min), da_min, 0.0), ans)",
+                      "tangent_like(np.where((ans != a) & (ans == a_max), da_max, 0.0), ans)",
+                      None,
+                      "tangent_like(np.where((a < min) & (ans == min), dmin, 0.0), ans)",
+                      "tangent_like(np.where((ans != a) & (ans == max), dmax, 0.0), ans)")
+defjvp(np.nan_to_num, "np.where(np.isfinite(x), dx, 0.0)")
+defjvp(np.real,       "dval")
+defjvp(np.real_if_close, "da")
+defjvp(np.conjugate,  "np.conj(dx)")

@@ -1,0 +1,153 @@
+"""Forward mode and Jacobians: ``jvp``, ``jacfwd``, ``jacrev``, ``hessian``.
+
+Each is a source transformation like ``grad``: ``jacfwd(f)`` is generated code that runs the
+jvp of ``f`` once per basis tangent, ``jacrev(f)`` code that runs its vjp once per basis
+cotangent, both functions of the same arguments as ``f``, so that they compose:
+``hessian(f) = jacfwd(jacrev(f))``.  ``strop.source`` shows them.
+"""
+import weakref
+
+import numpy as np
+
+from . import dtypes
+from .api import Transformed, _argnums, _check_real, _settings, _user_function
+from .codegen.runtime_forward import check_tangent
+from .transformer import forward
+from .transformer.jacobian import jacrev as _jacrev_ir
+from .tree_util import tree_leaves, tree_structure
+
+__all__ = ["jvp", "jacfwd", "jacrev", "hessian"]
+
+
+class ForwardTransformed(Transformed):
+    """jvp, jacfwd, jacrev: their results are built in the generated code (the Jacobians'
+    blocks grouped as the arguments by ``jac_fwd``/``jac_rev``), so they are returned as
+    they come."""
+
+    def finish(self, out, kinds):
+        return out
+
+
+def _name(fun):
+    return getattr(_user_function(fun), "__name__", "f")
+
+
+class _Spec:
+    """How ``jac_fwd``/``jac_rev`` group the blocks of one output leaf (one block per leaf of
+    the differentiated arguments): as the arguments, trees rebuilt, a tuple when ``argnums``
+    is.  A constant of the generated code (called, so bound like a function)."""
+
+    def __init__(self, multi, kinds):
+        self.multi = multi
+        self.groups = tuple((k[1], k[1].num_leaves) if type(k) is tuple else (None, 1)
+                            for k in kinds)
+
+    def __call__(self, blocks):
+        out, at = [], 0
+        for treedef, n in self.groups:
+            part = list(blocks[at:at + n])
+            at += n
+            out.append(treedef.unflatten(part) if treedef is not None else part[0])
+        return tuple(out) if self.multi else out[0]
+
+    def __repr__(self):
+        return f"<jacobian layout: multi={self.multi}, leaves={[n for _, n in self.groups]}>"
+
+
+class JacobianTransformed(ForwardTransformed):
+    """jacfwd and jacrev: the code depends on the trees of the differentiated arguments."""
+
+    def staged(self, key=None, reason=None):
+        key = key or self._last_key or (self.default_kinds(), (), _settings())
+        self._kinds_now = key[0]
+        return super().staged(key, reason)
+
+
+def _jacobian(fun, argnums, has_aux, name, build):
+    if not callable(fun):
+        raise TypeError(f"{name} expects a function, got {type(fun).__name__}: {fun!r}")
+    nums, multi = _argnums(argnums, fun)
+
+    def make(ir_fn, kinds):
+        spec = _Spec(multi, [t._kinds_now[i] for i in nums])
+        return build(ir_fn, nums, spec, has_aux, kinds)
+    t = JacobianTransformed(fun, make, f"{name}({_name(fun)})")
+    t.check_args = _check_real(name, fun, nums)
+    t.wrt, t.has_aux, t.multi = nums, has_aux, multi
+    return t
+
+
+def jacfwd(fun, argnums=0, has_aux=False):
+    """The Jacobian of ``fun`` by forward mode: blocks shaped ``out.shape + in.shape``, one per
+    output leaf and differentiated argument (trees as JAX lays them out)."""
+    return _jacobian(fun, argnums, has_aux, "jacfwd", forward.jacfwd)
+
+
+def jacrev(fun, argnums=0, has_aux=False):
+    """The Jacobian of ``fun`` by reverse mode (one vjp per output element)."""
+    return _jacobian(fun, argnums, has_aux, "jacrev", _jacrev_ir)
+
+
+def hessian(fun, argnums=0, has_aux=False):
+    """The Hessian of a scalar function: ``jacfwd(jacrev(fun))``, forward over reverse."""
+    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
+
+
+jacfwd.__strop_transform__ = True
+jacrev.__strop_transform__ = True
+hessian.__strop_transform__ = True
+
+_JVPS = weakref.WeakKeyDictionary()
+
+
+def _jvp_transform(fun, n, has_aux):
+    try:
+        cache = _JVPS.setdefault(fun, {})
+    except TypeError:   # not weakly referenceable (a builtin): not cached
+        cache = {}
+    key = (n, has_aux)
+    if key not in cache:
+        t = ForwardTransformed(
+            fun, lambda ir_fn, kinds: forward.jvp(ir_fn, tuple(range(n)), has_aux, kinds),
+            f"jvp({_name(fun)})")
+        t.check_args = _check_real("jvp", fun, tuple(range(n)))
+        cache[key] = t
+    return cache[key]
+
+
+def jvp(fun, primals, tangents, has_aux=False):
+    """``(fun(*primals), J tangents)``, and ``aux`` last with ``has_aux`` (as JAX's jvp):
+    ``primals`` and ``tangents`` are tuples (or lists) of the same structure."""
+    if not callable(fun):
+        raise TypeError(f"jvp expects a function, got {type(fun).__name__}: {fun!r}")
+    for what, v in (("primals", primals), ("tangents", tangents)):
+        if not isinstance(v, (tuple, list)):
+            raise TypeError(f"jvp: {what} must be a tuple or list of the function's arguments, "
+                            f"got {type(v).__name__}; write jvp(f, (x,), (t,)) for one argument")
+    if len(primals) != len(tangents):
+        raise TypeError(f"jvp: {len(primals)} primal(s) but {len(tangents)} tangent(s): give "
+                        f"one tangent per primal")
+    primals = [dtypes.canonicalize_tree(p) for p in primals]
+    leaves = []
+    for i, (p, t) in enumerate(zip(primals, tangents)):
+        if tree_structure(p) != tree_structure(t):
+            raise TypeError(f"jvp: the tangent of primal {i} has the structure "
+                            f"{tree_structure(t)}, but the primal has {tree_structure(p)}: "
+                            f"they must match")
+        for x, d in zip(tree_leaves(p), tree_leaves(t)):
+            d = _as_tangent(d, x)
+            leaves.append(check_tangent(d, x, f"argument {i} of {_name(fun)}", i))
+    t = _jvp_transform(fun, len(primals), has_aux)
+    return tuple(t.call_positional(list(primals) + leaves))
+
+
+def _as_tangent(d, x):
+    """A tangent as the transformed code takes it: a Python number for a Python number's."""
+    d = dtypes.canonicalize_tree(d)
+    if isinstance(x, (float, int)) and not isinstance(x, bool) and np.ndim(d) == 0 and \
+            np.issubdtype(np.result_type(d), np.floating):
+        return type(x)(d) if isinstance(x, float) else d
+    return d
+
+
+jvp.__strop_transform__ = False   # jvp returns values, not a function: called, not built
