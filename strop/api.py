@@ -265,6 +265,8 @@ def normalized(fun, kinds=None, differentiate=True):
         return out
     if not callable(fun):
         raise TypeError(f"expected a function to transform, got {type(fun).__name__}: {fun!r}")
+    if getattr(fun, "__strop_custom__", False) and differentiate:
+        fun = fun.trampoline()   # grad(f) of a custom_jvp f: through its rule
     fun, bound = _unwrap(fun)
     parsed = parse(fun)
     check(parsed)

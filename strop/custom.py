@@ -49,6 +49,16 @@ class _Custom:
     def __call__(self, *args, **kwargs):
         return self.fun(*args, **kwargs)
 
+    def trampoline(self):
+        """A plain function calling this one (``def f(x): return f_custom(x)``): what a
+        transform of the custom function itself parses, so that its rule is used."""
+        if getattr(self, "_trampoline", None) is None:
+            args = ", ".join(self.params)
+            name = f"{self.__name__}_custom"
+            source = f"def {self.__name__}({args}):\n    return {name}({args})\n"
+            self._trampoline = loader.load(self.__name__, source, {}, {name: self}).function
+        return self._trampoline
+
     def __repr__(self):
         return f"<{type(self).__name__} {self.__qualname__}>"
 

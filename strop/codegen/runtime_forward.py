@@ -12,7 +12,7 @@ __all__ = ["tangent_like", "atleast_jvp", "broadcast_arrays_jvp", "pad_jvp", "so
            "matrix_power_jvp", "multi_dot_jvp", "minmax_jvp", "astype_tangent", "item_tangent",
            "sort_like_jvp", "at_multiply_value_jvp", "slogdet_jvp", "field_jvp",
            "solve_jvp_a", "jac_size", "basis", "out_size", "out_basis", "jac_fwd", "jac_rev",
-           "custom_cotangents", "check_tangent", "unsupported_vjp"]
+           "custom_cotangents", "check_tangent", "without_nondiff", "unsupported_vjp"]
 
 
 def _T(x):
@@ -353,6 +353,9 @@ def out_basis(out, i):
             parts.append(out_basis(v, i - start))
             start += out_size(v)
         return type(out)(*parts) if hasattr(out, "_fields") else type(out)(parts)
+    if not isinstance(out, (np.ndarray, np.generic, float, int)):
+        raise TypeError(f"a Jacobian needs array outputs, but the function returned a "
+                        f"{type(out).__name__} ({out!r}) among its outputs")
     dtype = np.result_type(out)
     if not np.issubdtype(dtype, np.floating):
         raise TypeError(f"jacrev requires real floating point outputs, got a value of dtype "
@@ -449,6 +452,11 @@ def custom_cotangents(cts, args, nondiff, name):
                              f"{np.shape(a)}: they must match")
         out.append(zeros_like(a) if c is None else c)
     return tuple(out)
+
+
+def without_nondiff(g, nondiff):
+    """The cotangents ``custom_cotangents`` was given, from those it returned."""
+    return tuple(c for i, c in enumerate(g) if i not in nondiff)
 
 
 def check_tangent(t, x, name, i):

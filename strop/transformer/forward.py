@@ -18,7 +18,9 @@ import gast
 from ..codegen import runtime, runtime_forward
 from ..errors import TransformError
 from . import analysis, ir
-from .reverse import BINOPS, SEQUENCE_RESULTS, UNARYOPS, _describe, _index_value, _targets
+from .reverse import (BINOPS, SEQUENCE_RESULTS, UNARYOPS, _as_node, _describe, _rename,
+                      _targets)
+from .reverse import _walk_stmts as _walk
 from .rules import RULES, TEMPLATE_NAMESPACE, lookup, rule_name
 from .rules.table import _NO_DEFAULT
 from .templates import instantiate
@@ -385,7 +387,8 @@ class Forward:
         args.args[n:n] = [gast.Name(id=p, ctx=gast.Param(), annotation=None, type_comment=None)
                           for p in extra_params]
         body = body + [ir.stmt(gast.Return(value=result), self.node.loc)]
-        fdef = gast.FunctionDef(name=name, args=args, body=body, decorator_list=[],
+        fdef = gast.FunctionDef(name=self.namer.fresh(name), args=args, body=body,
+                                decorator_list=[],
                                 returns=None, type_comment=None, type_params=[])
         fdef.loc = self.node.loc
         return ir.Function(fdef, self.refs, dict(self.fn.free), self.fn.nparams,
@@ -501,26 +504,4 @@ def drop_dead(stmts, live, pure):
     return out[::-1]
 
 
-def _as_node(v):
-    if isinstance(v, gast.AST):
-        return v
-    if isinstance(v, tuple):
-        return gast.Tuple(elts=[_as_node(x) for x in v], ctx=gast.Load())
-    return ir.const(v)
-
-
-def _rename(node, mapping):
-    for n in gast.walk(node):
-        if isinstance(n, gast.Name) and n.id in mapping:
-            n.id = mapping[n.id]
-    return node
-
-
-def _walk(stmts):
-    for s in stmts:
-        yield s
-        for field in ("body", "orelse"):
-            yield from _walk(getattr(s, field, []) or [])
-
-
-__all__ = ["jvp", "jacfwd", "Forward", "_index_value"]
+__all__ = ["jvp", "jacfwd", "Forward", "drop_dead"]

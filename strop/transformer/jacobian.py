@@ -43,8 +43,8 @@ def jacrev(fn, wrt, spec, has_aux=False, kinds=None):
     seed = ir.assign(g, ir.call(helper("out_basis"), [copy.deepcopy(out), ir.name(i)]), loc)
     at = next((k for k, s in enumerate(body) if isinstance(s, gast.Assign)
                and isinstance(s.value, gast.Name) and s.value.id == g), None)
-    if at is None:
-        body.append(size)
+    if at is None:   # the output does not depend on the inputs: zeros, its type checked
+        body.extend([size, seed])
     else:
         body[at:at] = [size, seed]
     body.append(ir.stmt(gast.Expr(value=ir.call(helper("push"), [
@@ -68,5 +68,5 @@ def jacrev(fn, wrt, spec, has_aux=False, kinds=None):
     result = gast.Tuple(elts=[ir.name(jac), copy.deepcopy(aux)], ctx=gast.Load()) if aux \
         else ir.name(jac)
     node.body = head + [loop] + tail + [ir.stmt(gast.Return(value=result), loc)]
-    node.name = f"{fn.node.name}_jacrev"
+    node.name = namer.fresh(f"{fn.node.name}_jacrev")
     return ir.Function(node, refs, dict(vjp.free), vjp.nparams, vjp.guards, vjp.groups)

@@ -169,6 +169,6 @@ defjvp(rf.jac_fwd,      "jac_fwd(dcols, out, xs, spec)")
 defvjp(rf.jac_rev,      "rows, out, xs, spec", "unsupported_vjp('reverse mode of jacrev')")
 defjvp(rf.jac_rev,      "jac_rev(drows, out, xs, spec)")
 defvjp(rf.custom_cotangents, "cts, args, nondiff, name",
-       "tuple(c for i, c in enumerate(g) if i not in nondiff)")
+       "without_nondiff(g, nondiff)")
 defjvp(rf.custom_cotangents, "custom_cotangents(dcts, args, nondiff, name)")
 defnondiff([rf.basis, rf.jac_size, rf.out_size, rf.out_basis])

@@ -1,0 +1,181 @@
+"""custom_jvp and custom_vjp, honoured by grad, jvp, the Jacobians and jit; called directly they
+run the function.  The FAQ's safe log: its derivative 0 where x <= 0 rather than NaN."""
+import numpy as np
+import pytest
+
+import strop
+from helpers import numeric_vjp, x64_fixture
+from strop import custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jit, jvp
+
+x64 = pytest.fixture(autouse=True)(x64_fixture)
+
+
+@custom_jvp
+def safe_log(x):
+    return np.log(x)
+
+
+@safe_log.defjvp
+def safe_log_jvp(primals, tangents):
+    x, = primals
+    x_dot, = tangents
+    return safe_log(x), np.where(x > 0, x_dot / np.where(x > 0, x, 1.0), 0.0)
+
+
+def loss(x):
+    return np.sum(np.where(x > 0, safe_log(x), 0.0) * x)
+
+
+def loss_numpy(x):
+    return np.sum(np.where(x > 0, np.log(np.where(x > 0, x, 1.0)), 0.0) * x)
+
+
+def test_called_directly_runs_the_function():
+    assert safe_log(2.0) == np.log(2.0)
+    assert repr(safe_log).startswith("<custom_jvp")
+
+
+def test_safe_log_under_grad():
+    assert grad(safe_log)(2.0) == 0.5
+    with np.errstate(all="ignore"):
+        assert grad(safe_log)(0.0) == 0.0   # np.log would give inf
+    x = np.array([0.5, 2.0, 3.0])
+    np.testing.assert_allclose(grad(loss)(x), numeric_vjp(loss_numpy, [x], 0, 1.0), rtol=1e-6)
+    with np.errstate(all="ignore"):
+        assert np.all(np.isfinite(grad(loss)(np.array([0.0, -1.0, 2.0]))))
+
+
+def test_safe_log_under_jvp_and_jacobians():
+    out, t = jvp(safe_log, (2.0,), (3.0,))
+    assert (out, t) == (np.log(2.0), 1.5)
+    x = np.array([0.5, 2.0, 3.0])
+    f = lambda x: safe_log(x) * x   # noqa: E731
+    np.testing.assert_allclose(jacfwd(f)(x), np.diag(np.log(x) + 1), rtol=1e-12)
+    np.testing.assert_allclose(jacrev(f)(x), np.diag(np.log(x) + 1), rtol=1e-12)
+    np.testing.assert_allclose(hessian(loss)(x), np.diag(1 / x), rtol=1e-10)
+
+
+def test_grad_grad_uses_the_rule():
+    np.testing.assert_allclose(grad(grad(safe_log))(2.0), -0.25, rtol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::strop.errors.JitFallbackWarning")  # jit(grad): see below
+def test_under_jit_runs_the_primal():
+    f = jit(lambda x: safe_log(x) * 2.0)
+    assert f(2.0) == 2 * np.log(2.0)
+    assert f.last_backend == "cpu"
+    g = jit(grad(loss))   # the transposed jvp indexes a tuple's cotangent: runs as Python
+    x = np.array([0.5, 2.0, 3.0])
+    np.testing.assert_allclose(g(x), grad(loss)(x), rtol=1e-12)
+
+
+@custom_jvp
+def f_defjvps(x, y):
+    return np.sin(x) * y
+
+
+f_defjvps.defjvps(lambda x_dot, ans, x, y: np.cos(x) * x_dot * y,
+                  lambda y_dot, ans, x, y: np.sin(x) * y_dot)
+
+
+def test_defjvps():
+    x, y = 0.3, 2.0
+    _, t = jvp(f_defjvps, (x, y), (1.0, 0.5))
+    np.testing.assert_allclose(t, np.cos(x) * y + np.sin(x) * 0.5)
+    gx, gy = grad(f_defjvps, (0, 1))(x, y)
+    np.testing.assert_allclose([gx, gy], [np.cos(x) * y, np.sin(x)])
+
+
+def scaled_jvp(k, primals, tangents):
+    x, = primals
+    t, = tangents
+    return scaled(k, x), k * np.cos(x) * t
+
+
+@custom_jvp
+def scaled(k, x):
+    return k * np.sin(x)
+
+
+scaled = custom_jvp(scaled.fun, nondiff_argnums=(0,))
+scaled.defjvp(scaled_jvp)
+
+
+def test_nondiff_argnums_jvp():
+    np.testing.assert_allclose(jvp(lambda x: scaled(3.0, x), (0.2,), (1.0,))[1],
+                               3 * np.cos(0.2))
+    np.testing.assert_allclose(grad(lambda x: scaled(3.0, x))(0.2), 3 * np.cos(0.2))
+
+
+@custom_vjp
+def clip_gradient(lo, hi, x):
+    return x
+
+
+def clip_fwd(lo, hi, x):
+    return x, None
+
+
+def clip_bwd(lo, hi, res, g):
+    return (np.clip(g, lo, hi),)
+
+
+clip_gradient = custom_vjp(clip_gradient.fun, nondiff_argnums=(0, 1))
+clip_gradient.defvjp(clip_fwd, clip_bwd)
+
+
+def test_custom_vjp_with_nondiff_argnums():
+    f = lambda x: np.sum(clip_gradient(-1.0, 1.0, x) * 5.0)   # noqa: E731
+    np.testing.assert_allclose(grad(f)(np.array([1.0, 2.0])), [1.0, 1.0])
+    assert clip_gradient(-1.0, 1.0, 3.0) == 3.0
+
+
+@custom_vjp
+def cube(x):
+    return x ** 3
+
+
+def cube_fwd(x):
+    return x ** 3, x ** 2
+
+
+def cube_bwd(x2, g):
+    return (3 * x2 * g,)
+
+
+cube.defvjp(cube_fwd, cube_bwd)
+
+
+@pytest.mark.filterwarnings("ignore::strop.errors.JitFallbackWarning")  # custom_cotangents
+def test_custom_vjp_residuals_and_second_order():
+    assert grad(cube)(2.0) == 12.0
+    np.testing.assert_allclose(grad(grad(cube))(2.0), 12.0)   # fwd and bwd differentiated
+    np.testing.assert_allclose(jacrev(lambda x: cube(x) * x)(np.array([1.0, 2.0])),
+                               np.diag([4.0, 32.0]))
+    np.testing.assert_allclose(jit(grad(cube))(2.0), 12.0)
+
+
+@pytest.mark.xfail(strict=True, raises=strop.errors.TransformError,
+                   reason="forward mode refuses custom_vjp calls (as JAX's jvp does), and the "
+                          "forward sweep of jacrev's code still calls the function itself")
+def test_hessian_through_custom_vjp():
+    np.testing.assert_allclose(hessian(lambda x: np.sum(cube(x)))(np.array([1.0, 2.0])),
+                               np.diag([6.0, 12.0]))
+
+
+def test_custom_vjp_refuses_forward_mode():
+    with pytest.raises(strop.errors.TransformError, match="custom_vjp.*reverse mode only"):
+        jvp(cube, (2.0,), (1.0,))
+
+
+@custom_vjp
+def bad(x):
+    return x
+
+
+bad.defvjp(lambda x: (x, None), lambda res, g: g)
+
+
+def test_bwd_must_return_a_tuple():
+    with pytest.raises(TypeError, match="must return a tuple of 1 cotangent"):
+        grad(bad)(1.0)

@@ -1,0 +1,195 @@
+"""jvp against central finite differences and against vjp, on the constructs reverse mode
+supports: branches on argument values, while and for loops, early return, break, local
+mutation, .at[] updates, pytrees, has_aux; and its errors."""
+import numpy as np
+import pytest
+
+import strop
+from helpers import x64_fixture
+from strop import jvp
+
+x64 = pytest.fixture(autouse=True)(x64_fixture)
+rng = np.random.default_rng(0)
+
+
+def numeric_jvp(f, primals, tangents, eps=1e-6):
+    plus = f(*[p + eps * t for p, t in zip(primals, tangents)])
+    minus = f(*[p - eps * t for p, t in zip(primals, tangents)])
+    return (np.asarray(plus, np.float64) - np.asarray(minus, np.float64)) / (2 * eps)
+
+
+def check(f, *primals, rtol=1e-6, atol=1e-7, oracle=None):
+    """``oracle``: plain NumPy equal to ``f`` (for code only a transform runs: ``x.at``)."""
+    oracle = oracle or f
+    tangents = [rng.standard_normal(np.shape(p)) if np.ndim(p) else float(rng.standard_normal())
+                for p in primals]
+    out, tout = jvp(f, tuple(primals), tuple(tangents))
+    np.testing.assert_allclose(out, oracle(*primals), rtol=1e-12)
+    np.testing.assert_allclose(tout, numeric_jvp(oracle, primals, tangents), rtol=rtol,
+                               atol=atol)
+    assert np.shape(tout) == np.shape(out)
+    return tout
+
+
+def branchy(x):
+    if x < 3:
+        return 3. * x ** 2
+    return -4 * x
+
+
+def test_branch_on_argument_value():
+    assert jvp(branchy, (2.,), (1.,)) == (12.0, 12.0)
+    assert jvp(branchy, (4.,), (1.,)) == (-16.0, -4.0)
+
+
+def newton_sqrt(a):
+    x = a
+    err = 1.0
+    while err > 1e-12:
+        new = 0.5 * (x + a / x)
+        err = np.abs(new - x)
+        x = new
+    return x
+
+
+def test_while_loop():
+    check(newton_sqrt, 2.0)
+
+
+def leaky(x, w):
+    h = x
+    for i in range(4):
+        h = np.tanh(w @ h) + 0.1 * h
+        if np.sum(h) > 10.0:
+            break
+    return h
+
+
+def test_for_loop_with_break_and_matrices():
+    check(leaky, rng.standard_normal(3), rng.standard_normal((3, 3)))
+
+
+def early(x):
+    for i in range(5):
+        if x[i] > 0.5:
+            return np.sin(x[i]) * x
+    return x ** 2
+
+
+def test_early_return():
+    check(early, np.array([0.1, 0.2, 0.9, 0.3, 0.4]))
+    check(early, np.array([0.1, 0.2, 0.3, 0.3, 0.4]))
+
+
+def mutate(x):
+    y = np.zeros(4)
+    for i in range(3):
+        y[i + 1] = y[i] * x[i] + np.cos(x[i])
+    y = y.at[0].add(x[3] ** 2)
+    z = y.at[1:3].multiply(x[:2])
+    lst = []
+    for v in z:
+        lst.append(v * 2)
+    return np.stack(lst) + z.at[2].get()
+
+
+def mutate_numpy(x):
+    y = np.zeros(4)
+    for i in range(3):
+        y[i + 1] = y[i] * x[i] + np.cos(x[i])
+    y = y.copy()
+    y[0] += x[3] ** 2
+    z = y.copy()
+    z[1:3] *= x[:2]
+    return np.stack([v * 2 for v in z]) + z[2]
+
+
+def test_local_mutation_and_at_updates():
+    check(mutate, rng.uniform(0.5, 1.5, 4), oracle=mutate_numpy)
+
+
+def broadcasting(x, y):
+    return np.sum((x + y) * 2 - y, axis=0) + np.where(y > 0, x, 0.0)[0]
+
+
+def test_broadcasting_tangent_spread_over_output():
+    x, y = rng.standard_normal(3), rng.standard_normal((2, 3))
+    # only x carries a tangent: x + y is (2, 3), so must its tangent be
+    out, tout = jvp(lambda x: x + y, (x,), (np.ones(3),))
+    assert np.shape(tout) == (2, 3)
+    check(broadcasting, x, y)
+
+
+def tree_fn(params, x):
+    h = np.tanh(params["w"] @ x + params["b"])
+    return np.sum(h * params["v"][0]) + params["v"][1]
+
+
+def test_pytrees():
+    params = {"w": rng.standard_normal((2, 3)), "b": rng.standard_normal(2),
+              "v": (rng.standard_normal(2), 0.5)}
+    x = rng.standard_normal(3)
+    t = {"w": rng.standard_normal((2, 3)), "b": rng.standard_normal(2),
+         "v": (rng.standard_normal(2), 0.3)}
+    tx = rng.standard_normal(3)
+    out, tout = jvp(tree_fn, (params, x), (t, tx))
+    eps = 1e-6
+    shift = lambda s: ({k: (tuple(a + s * b for a, b in zip(params[k], t[k])) if k == "v"   # noqa
+                            else params[k] + s * t[k]) for k in params}, x + s * tx)
+    want = (tree_fn(*shift(eps)) - tree_fn(*shift(-eps))) / (2 * eps)
+    np.testing.assert_allclose(tout, want, rtol=1e-6)
+
+
+def test_jvp_matches_vjp():
+    """<v, J t> = <J^T v, t> on a function of a matrix."""
+    a = rng.standard_normal((3, 3))
+    f = lambda a: np.linalg.solve(a @ a.T + 3 * np.eye(3), np.sin(a[0]))   # noqa: E731
+    t, v = rng.standard_normal((3, 3)), rng.standard_normal(3)
+    _, jt = jvp(f, (a,), (t,))
+    _, vjp_fn = strop.vjp(f, a)
+    np.testing.assert_allclose(np.sum(v * jt), np.sum(vjp_fn(v)[0] * t), rtol=1e-10)
+
+
+def with_aux(x):
+    y = np.sin(x)
+    return np.sum(y), {"y": y}
+
+
+def test_has_aux():
+    x = rng.standard_normal(3)
+    out, tout, aux = jvp(with_aux, (x,), (np.ones(3),), has_aux=True)
+    np.testing.assert_allclose(tout, np.sum(np.cos(x)))
+    np.testing.assert_allclose(aux["y"], np.sin(x))
+
+
+def test_constant_output_has_zero_tangent():
+    out, tout = jvp(lambda x: np.ones(3) * 2.0, (1.0,), (1.0,))
+    np.testing.assert_array_equal(tout, np.zeros(3))
+
+
+def test_source_is_readable():
+    from strop.jacobians import _jvp_transform
+    text = strop.source(_jvp_transform(branchy, 1, False))
+    assert "def branchy_jvp(x, dx):" in text
+    assert "# line" in text and "dretval = -4 * dx" in text
+    assert "_dt2 = 0.0" not in text   # no zeros made for a tangent nothing reads
+
+
+def test_tangent_shape_mismatch():
+    with pytest.raises(ValueError, match=r"shape \(2,\), but its primal has shape \(3,\)"):
+        jvp(np.sin, (np.ones(3),), (np.ones(2),))
+
+
+def test_tangent_dtype_mismatch():
+    with pytest.raises(TypeError, match="dtype float32, but its primal has dtype float64"):
+        jvp(np.sin, (np.ones(3),), (np.ones(3, np.float32),))
+
+
+def test_tangent_structure_mismatch():
+    with pytest.raises(TypeError, match="structure"):
+        jvp(tree_fn, ({"a": 1.0}, 1.0), ({"b": 1.0}, 1.0))
+
+
+def test_primals_must_be_a_tuple():
+    with pytest.raises(TypeError, match=r"jvp\(f, \(x,\), \(t,\)\)"):
+        jvp(np.sin, np.ones(3), np.ones(3))
