@@ -63,7 +63,7 @@ class Transformed:
                     "new argument kinds" if self._cache else "first call")
             kinds, statics, _ = key
             self._kinds_now = kinds
-            inner = normalized(self.fun, kinds, self.differentiates)
+            inner = normalized(self.fun, self.inner_kinds(kinds), self.differentiates)
             groups = inner.groups or tuple((False, (a.id,)) for a in
                                            inner.node.args.args[:inner.nparams])
             start = [sum(len(g[1]) for g in groups[:i]) for i in range(len(groups))]
@@ -79,6 +79,10 @@ class Transformed:
             self._cache[key] = Staged(fn, _origin(self.fun), self.backend, reason, donated,
                                       scalars)
         return self._cache[key]
+
+    def inner_kinds(self, kinds):
+        """The kinds of the arguments the transformed function itself receives."""
+        return kinds
 
     def default_kinds(self):
         return (ARRAY,) * len(self.signature.parameters)
@@ -262,6 +266,7 @@ def normalized(fun, kinds=None, differentiate=True):
                         keep_custom=differentiate)
         # its free variables stay trailing parameters; its guards still hold
         out.free, out.nparams, out.guards = inner.free, inner.nparams, inner.guards + out.guards
+        out.groups = inner.groups
         return out
     if not callable(fun):
         raise TypeError(f"expected a function to transform, got {type(fun).__name__}: {fun!r}")

@@ -59,6 +59,15 @@ class Vectorized(api.Transformed):
         self.check_args_axes(args)
         return super().call_positional(args)
 
+    def inner_kinds(self, kinds):
+        """A lane of a batched array has one dimension less."""
+        out = []
+        for k, spec in zip(kinds, self.arg_axes(len(kinds))):
+            r = _rank(k)
+            out.append(f"{api.ARRAY}{r - 1}" if spec is not None and k != api.SCALAR
+                       and r is not None and r > 0 else k)
+        return tuple(out)
+
     # --- the arguments' axes ---------------------------------------------------------------
     def arg_axes(self, n):
         """``in_axes`` as one entry per positional argument."""
@@ -128,7 +137,8 @@ class Vectorized(api.Transformed):
             size = ir.subscript(ir.call(ir.attr("np", "shape"), [ir.name(first)]), ir.const(0))
         else:
             size = ir.const(int(self.axis_size))
-        refs_extra = {"np": np, "moveaxis_lanes": runtime.moveaxis_lanes}
+        refs_extra = {"np": np, **({"moveaxis_lanes": runtime.moveaxis_lanes} if prologue
+                                   else {})}
         fn = ir.Function(inner.node, {**inner.refs, **refs_extra}, inner.free, inner.nparams,
                          inner.guards, inner.groups)
         try:

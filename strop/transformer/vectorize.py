@@ -492,6 +492,11 @@ class Vectorize:
             return ir.call(ir.attr(args[0], "astype"), [ir.name(fn.__name__)]), True, 0
         if fn is len:
             return ir.subscript(ir.attr(args[0], "shape"), ir.const(1)), False, 0
+        if fn in LANE_QUERIES and len(args) == 1 and not kws:
+            return self.attribute(ir.attr(args[0], LANE_QUERIES[fn]))
+        if fn is abs:   # Numba's abs takes numbers only
+            v = ir.call(self.np_("abs"), args)
+            fn = np.abs
         if table.is_elementwise(fn):
             if isinstance(v.func, gast.Attribute) and isinstance(fn, tuple):
                 parts, batched, rank = self.aligned([v.func.value] + args)
@@ -771,6 +776,7 @@ class OutAxesError(Exception):
         self.loc = loc
 
 
+LANE_QUERIES = {np.shape: "shape", np.ndim: "ndim", np.size: "size"}
 SPECIAL = {runtime.unbroadcast, runtime.seed_grad, runtime.expand_to, runtime.matmul_vjp_x,
            runtime.matmul_vjp_y, runtime.getitem_vjp, np.reshape, np.ravel, np.transpose,
            np.squeeze, np.expand_dims, np.swapaxes, np.moveaxis, np.concatenate, np.stack,
