@@ -160,7 +160,7 @@ class Vectorize:
                 value = ir.call(self.np_("where"), [ir.name(mask), value, old])
             else:
                 value = ir.call(self.helper("select"), [ir.name(mask), value, old])
-        elif t in self.batched and not batched:
+        elif t in self.batched and not batched and t not in self.containers:
             value = self.bcast(value, batched=False)   # unbatched here, batched elsewhere
             batched = True
         self.set_name(t, batched, rank)
