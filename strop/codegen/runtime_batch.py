@@ -9,8 +9,8 @@ import numpy as np
 __all__ = ["select", "broadcast_lanes", "align_lanes", "lane_axes", "lane_axis", "each",
            "lanes_max", "lanes_min", "matmul_lanes", "take_lanes", "getitem_lanes",
            "unbroadcast_lanes", "expand_to_lanes", "seed_grad_lanes", "transpose_lanes",
-           "squeeze_lanes", "lane_shape", "lane_index", "safe_index", "array_lanes",
-           "reshape_lanes", "at_lanes", "getitem_vjp_lanes", "moveaxis_lanes"]
+           "squeeze_lanes", "lane_index", "safe_index", "array_lanes",
+           "reshape_lanes", "getitem_vjp_lanes", "moveaxis_lanes"]
 
 
 def select(mask, new, old):
@@ -155,11 +155,6 @@ def reshape_lanes(x, shape):
     return np.reshape(x, (np.shape(x)[0],) + shape)
 
 
-def lane_shape(shape, n):
-    shape = (shape,) if np.ndim(shape) == 0 else tuple(shape)
-    return (n,) + shape
-
-
 def transpose_lanes(x, axes=None):
     """``np.transpose(x, axes)`` in each lane."""
     r = np.ndim(x) - 1
@@ -173,16 +168,6 @@ def squeeze_lanes(x, axis=None):
         axis = tuple(i for i in range(1, np.ndim(x)) if np.shape(x)[i] == 1)
         return np.squeeze(x, axis) if axis else x
     return np.squeeze(x, lane_axis(axis, x))
-
-
-def at_lanes(update, x, idx, v, v_batched, mode=None):
-    """``update(x, idx, v, mode)`` (an ``at_*`` helper) in each lane, ``x`` batched and the
-    index the same in every lane; a batched ``v`` is aligned to the updated elements."""
-    full = lane_index(idx)
-    if v_batched:
-        rank = np.ndim(x[full]) - 1
-        v = align_lanes(v, rank)
-    return update(x, full, v, mode)
 
 
 def unbroadcast_lanes(g, x, g_batched, x_batched):

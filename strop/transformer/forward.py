@@ -45,12 +45,7 @@ class Forward:
         return self.tangents[v]
 
     def ref(self, base, obj):
-        for k, v in self.refs.items():
-            if v is obj:
-                return k
-        n = self.namer.fresh(base)
-        self.refs[n] = obj
-        return n
+        return ir.bind_ref(self.refs, self.namer, obj, base)
 
     def helper(self, n):
         obj = getattr(runtime, n, None) or getattr(runtime_forward, n)

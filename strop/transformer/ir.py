@@ -111,6 +111,16 @@ class Namer:
         return self.fresh(base, numbered=True)
 
 
+def bind_ref(refs, namer, obj, base):
+    """The name ``refs`` binds ``obj`` to, binding it to a fresh name from ``base`` if none."""
+    for k, v in refs.items():
+        if v is obj:
+            return k
+    n = namer.fresh(base)
+    refs[n] = obj
+    return n
+
+
 # --- node builders ---------------------------------------------------------------------------
 
 def name(id_, store=False):

@@ -67,12 +67,7 @@ class Reverse:
         return n
 
     def ref(self, base, obj):
-        for k, v in self.refs.items():
-            if v is obj:
-                return k
-        n = self.namer.fresh(base)
-        self.refs[n] = obj
-        return n
+        return ir.bind_ref(self.refs, self.namer, obj, base)
 
     def helper(self, n):
         return ir.name(self.ref(n, getattr(runtime, n)))

@@ -44,8 +44,6 @@ class Vectorize:
         """``batched``: the parameters that are batched; ``ranks``: parameter -> rank of a lane
         (None: unknown); ``size_expr``: the batch size as an expression."""
         self.fn = fn
-        self.params = set(batched)
-        self.param_ranks = dict(ranks)
         self.size_expr = size_expr
         self.prologue = list(prologue)
         self.batched, self.rank, self.containers = set(batched), dict(ranks), set()
@@ -77,12 +75,7 @@ class Vectorize:
         self.defined = {a.id for a in self.fn.node.args.args}
 
     def ref(self, obj, base):
-        for k, v in self.refs.items():
-            if v is obj:
-                return k
-        n = self.namer.fresh(base)
-        self.refs[n] = obj
-        return n
+        return ir.bind_ref(self.refs, self.namer, obj, base)
 
     def helper(self, name):
         return ir.name(self.ref(getattr(runtime, name), name))
@@ -286,9 +279,7 @@ class Vectorize:
         if isinstance(v, gast.Constant):
             return v, False, 0
         if isinstance(v, gast.Name):
-            if v.id in self.containers:
-                pass
-            return v, self.is_b(v), self.rank.get(v.id, self.param_ranks.get(v.id))
+            return v, self.is_b(v), self.rank.get(v.id)
         if isinstance(v, (gast.Tuple, gast.List)):
             return self.display(v)
         if isinstance(v, gast.Dict):

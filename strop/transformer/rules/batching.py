@@ -11,7 +11,8 @@ written once, below:
   lane); ``FLATTENING`` functions (``argmax``, ``cumsum``, ``sort``) flatten each lane first.
 - ``LIKE``: the output has the shape of the first argument (``zeros_like``): batched with it.
 - ``SHAPE``: a rule per function (reshape, transpose, concatenate, ...).
-- ``HELPERS``: the runtime helpers of derivative code and their batched versions.
+- the runtime helpers of derivative code (unbroadcast, expand_to, ...): their batched versions
+  in codegen/runtime_batch.py, chosen by vectorize.py's ``call_<helper>`` methods.
 
 A function with no rule runs lane by lane (``each``): always right, at Python speed.
 """
@@ -28,7 +29,7 @@ ELEMENTWISE = {np.where, np.clip, np.nan_to_num, np.real, np.imag, np.conj, np.a
 
 
 def is_elementwise(fn):
-    return isinstance(fn, np.ufunc) or _member(fn, ELEMENTWISE)
+    return isinstance(fn, np.ufunc) or is_member(fn, ELEMENTWISE)
 
 
 # --- reductions: the parameter holding the array; axis is the "axis" parameter ---
@@ -55,20 +56,11 @@ CONSTRUCTORS = {np.zeros, np.ones, np.empty, np.full, np.eye, np.identity, np.ar
 # --- attributes of a batched array that describe one lane ---
 LANE_ATTRS = {"shape": "{x}.shape[1:]", "ndim": "{x}.ndim - 1", "size": "{x}[0].size"}
 
-# --- runtime helpers of derivative code: their batched versions (arguments as the helper's,
-# then the batched flags of the named arguments), or "lanes" when the helper already works
-# lane by lane on batched values (same result as running it on each lane) ---
-HELPERS = {
-    runtime.unbroadcast: ("unbroadcast_lanes", ("g", "x")),
-    runtime.matmul: ("matmul_lanes", ("a", "b")),
-    runtime.seed_grad: ("seed_grad_lanes", ()),
-}
-
 # the operator @ and the functions that are matrix products of 1-D and 2-D lanes
 MATMUL = {np.matmul, runtime.matmul}
 
 
-def _member(fn, table):
+def is_member(fn, table):
     try:
         return fn in table
     except TypeError:   # an unhashable callee
@@ -80,7 +72,3 @@ def lookup(table, fn):
         return table.get(fn)
     except TypeError:
         return None
-
-
-def is_member(fn, table):
-    return _member(fn, table)
