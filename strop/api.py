@@ -10,7 +10,6 @@ import numpy as np
 
 from . import dtypes
 from .codegen import highlight
-from .codegen.cpu import compile_function
 from .config import config
 from .runner import Staged
 from .errors import Location
@@ -35,6 +34,7 @@ class Transformed:
     backend = "python"
     static_argnums = ()
     differentiates = True   # helpers without a rule are inlined, to be differentiated
+    plain = None            # what an outer transform transforms, when not this one's code
 
     def __init__(self, fun, build, name):
         self.fun = fun                     # the function transformed (maybe itself Transformed)
@@ -149,7 +149,7 @@ class Transformed:
             raise ValueError(f"{self.__name__} has no compiled code yet: call it first (with "
                              f"backend='cpu')")
         signature = signature or st.runner.signatures[-1]
-        fresh = compile_function(st.generated.function, cache=False)  # cached code has no IR
+        fresh = st.compile(cache=False)  # cached code has no IR
         fresh.compile(signature)
         return getattr(fresh, what)(signature)
 
@@ -260,6 +260,7 @@ def _origin(fun):
 def normalized(fun, kinds=None, differentiate=True):
     """The normalized IR of a user function or of a transformed function's generated code."""
     if isinstance(fun, Transformed):
+        fun = fun.plain or fun     # jit(vmap(f)) inside a transform: as vmap(f)
         st = fun.staged((kinds, (), _settings()) if kinds is not None else None)
         inner, gen = st.fn, st.generated
         out = normalize(parse(gen.function), inline_helpers=differentiate,
@@ -406,11 +407,14 @@ def jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=(), back
     if bad:
         raise ValueError(f"static_argnums {bad} out of range for a function of {len(params)} "
                          f"arguments")
+    statics = tuple(sorted(i % len(params) for i in statics))
+    if backend == "cpu" and hasattr(fun, "compiled"):    # jit(vmap(f)): fused lane loops
+        return fun.compiled(statics)
     t = Transformed(fun, lambda ir_fn, kinds: ir_fn,
                     f"jit({getattr(_user_function(fun), '__name__', 'f')})")
     t.backend = backend
     t.differentiates = False
-    t.static_argnums = tuple(sorted(i % len(params) for i in statics))
+    t.static_argnums = statics
     t.donate_argnums = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(
         donate_argnums)
     return t

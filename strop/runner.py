@@ -35,21 +35,28 @@ class Staged:
         self.fn, self.backend, self.origin = fn, backend, origin
         refs = dict(fn.refs)
         node = lower(fn.node, refs, _compiled_variant) if backend == "cpu" else fn.node
+        companions = tuple(lower(c, refs, _compiled_variant) for c in fn.companions) \
+            if backend == "cpu" else fn.companions
         self.inplace = make_inplace(node, refs, donated) if backend == "cpu" else set()
         self.array_tapes = set()
         if backend == "cpu":
             params = [a.id for a in fn.node.args.args]     # found before lowering renames
             numbers = scalar_names(fn.node.body, params, set(scalars) & set(params), fn.callee)
             self.array_tapes = arrays_for_tapes(node, refs, numbers)
-        shown = dataclasses.replace(fn, node=node, refs=refs)
+        shown = dataclasses.replace(fn, node=node, refs=refs, companions=companions)
         text, linemap, injected = emitter.emit(shown, origin)
 
         self.generated = load(fn.name, text, linemap, injected)
         self.runner = self.generated.function
+        self.python = None   # what runs after a fallback, if not this code as Python
         if config.read("log_compiles"):
             log.warning("strop: transformed %s into %s (%s)", origin, fn.name, reason)
         if backend == "cpu":
-            self.runner = compile_function(self.generated.function)
+            self.runner = self.compile()
+
+    def compile(self, cache=True):
+        return compile_function(self.generated.function, cache,
+                                tuple(c.name for c in self.fn.companions))
 
     def run(self, args):
         free = [v.read() for v in self.fn.free.values()]
@@ -58,7 +65,10 @@ class Staged:
         logging_ = values["log_compiles"]
         before = len(self.runner.signatures) if compiled and logging_ else 0
         try:
-            out = self.runner(*args, *free)
+            if compiled and self.fn.split is not None:
+                out = self.fn.split(self.runner, args, free)
+            else:
+                out = self.runner(*args, *free)
         except StropError:
             raise
         except Exception as e:
@@ -84,7 +94,7 @@ class Staged:
             os.unlink(self.runner._cache._cache_file._index_path)
         except (AttributeError, OSError):
             pass
-        self.runner = compile_function(self.generated.function)
+        self.runner = self.compile()
 
     def rerun_as_python(self, args, free, error):
         try:
@@ -127,7 +137,8 @@ class Staged:
             f"python backend, with the same results", loc,
             fix="see strop.source(...) for the code Numba was given; rewrite the line in "
                 "plain NumPy Numba supports, or use backend='python'"), stacklevel=5)
-        self.backend, self.runner = "python", self.generated.function
+        self.backend = "python"
+        self.runner = self.python() if self.python else self.generated.function
 
 
 def _compiled_variant(obj):

@@ -13,9 +13,11 @@ import numpy as np
 
 from . import api
 from .codegen import runtime
+from .codegen.parallel import Split
 from .errors import Location
 from .runner import Staged
 from .transformer import ir
+from .transformer.lanes import companion, lane_loop
 from .transformer.vectorize import NotBatchable, OutAxesError, vectorize
 from .tree_util import tree_leaves, tree_structure
 
@@ -54,10 +56,26 @@ vmap.__strop_transform__ = True
 
 class Vectorized(api.Transformed):
     differentiates = False
+    lanes = False    # per-lane code fused into loops over the batch (transformer/lanes.py)
+
+    def compiled(self, static_argnums=()):
+        """``jit(vmap(f))``: the batched code with per-lane runs fused into loops over the
+        batch, compiled by Numba, and run in chunks of lanes on all cores where that pays."""
+        t = Vectorized(self.fun, None, f"jit({self.__name__})")
+        t._build = t.build
+        t.in_axes, t.out_axes, t.axis_size = self.in_axes, self.out_axes, self.axis_size
+        t.backend, t.lanes, t.plain, t.static_argnums = "cpu", True, self, static_argnums
+        return t
 
     def call_positional(self, args):
         self.check_args_axes(args)
         return super().call_positional(args)
+
+    def staged(self, key=None, reason=None):
+        st = super().staged(key, reason)
+        if self.plain is not None and st.python is None:   # a fallback runs vmap(f)'s code
+            st.python = lambda: self.plain.staged(key).generated.function
+        return st
 
     def inner_kinds(self, kinds):
         """A lane of a batched array has one dimension less."""
@@ -142,27 +160,43 @@ class Vectorized(api.Transformed):
         fn = ir.Function(inner.node, {**inner.refs, **refs_extra}, inner.free, inner.nparams,
                          inner.guards, inner.groups)
         try:
-            return vectorize(fn, batched, ranks, size, self.out_axes, prologue)
+            out = vectorize(fn, batched, ranks, size, self.out_axes, prologue, self.lanes)
         except OutAxesError as e:
             raise ValueError(f"vmap has an output that differs between lanes, but out_axes "
                              f"is None for it.\n{e.loc.show() if e.loc else ''}\nFix: give "
                              f"that output an int out_axes, or make it not depend on the "
                              f"batched arguments") from None
         except NotBatchable as e:
-            return self.lane_by_lane(fn, batched, prologue, size, e)
+            out = self.lane_by_lane(fn, batched, prologue, size, e)
+        if out.companions:   # lane loops: the batch can be cut in chunks run on threads
+            params = [a.id for a in fn.node.args.args]
+            out.split = Split([axes.get(p) for p in params], self.out_axes)
+        return out
 
     def lane_by_lane(self, fn, batched, prologue, size, why):
-        """The function run on each lane in turn: for code the rewrite cannot batch."""
-        lane = Staged(fn, api._origin(self.fun), "python").generated.function
+        """The function run on each lane in turn: for code the rewrite cannot batch.  As
+        Python (``each``), or, compiled, as a loop over the lanes calling it."""
         node = fn.node
         loc = why.loc or getattr(node, "loc", None)
         params = [a.id for a in node.args.args]
-        refs = {"np": np, "moveaxis_lanes": runtime.moveaxis_lanes, "each": runtime.each,
-                fn.name + "_lane": lane}
-        flags = gast.Tuple(elts=[ir.const(p in batched) for p in params], ctx=gast.Load())
-        call = ir.call("each", [ir.name(fn.name + "_lane"), flags] + [ir.name(p) for p in params])
-        note = ir.assign("_lanes", call, loc)
-        note.note = f"run lane by lane: {why.reason}"
+        refs = {"np": np, **({"moveaxis_lanes": runtime.moveaxis_lanes} if prologue else {})}
+        companions = ()
+        if self.lanes:
+            namer = ir.Namer(ir.names_in(node) | set(refs) | set(fn.refs))
+            refs.update(fn.refs)
+            name, n = namer.fresh(node.name + "_lanes"), namer.fresh("batch_size")
+            companions = (companion(name, params, copy.deepcopy(node.body), loc),)
+            body = [ir.assign(n, size, loc)] + lane_loop(
+                name, params, batched, ir.name("_lanes", store=True), n, namer,
+                lambda h: ir.name(ir.bind_ref(refs, namer, getattr(runtime, h), h)), loc,
+                f"run lane by lane, compiled: {why.reason}")
+        else:
+            lane = Staged(fn, api._origin(self.fun), "python").generated.function
+            refs.update({"each": runtime.each, fn.name + "_lane": lane})
+            flags = gast.Tuple(elts=[ir.const(p in batched) for p in params], ctx=gast.Load())
+            body = [ir.assign("_lanes", ir.call("each", [ir.name(fn.name + "_lane"), flags] + [
+                ir.name(p) for p in params]), loc)]
+            body[0].note = f"run lane by lane: {why.reason}"
         out = ir.name("_lanes")
         spec = self.out_axes
         if spec not in (0, None) and not isinstance(spec, tuple):
@@ -174,8 +208,8 @@ class Vectorized(api.Transformed):
                 ctx=gast.Load())
         ret = ir.stmt(gast.Return(value=out), loc)
         new = copy.copy(node)
-        new.name, new.body = node.name + "_vmap", prologue + [note, ret]
-        return ir.Function(new, refs, fn.free, fn.nparams, fn.guards, fn.groups)
+        new.name, new.body = node.name + "_vmap", prologue + body + [ret]
+        return ir.Function(new, refs, fn.free, fn.nparams, fn.guards, fn.groups, companions)
 
 
 def _rank(kind):

@@ -1,4 +1,6 @@
 """vmap against its oracle: a Python loop over the batch, stacked."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -28,15 +30,38 @@ def loop(f, in_axes, *args, out_axes=0):
 
 
 def check(f, *args, in_axes=0, out_axes=0, **tol):
-    got = vmap(f, in_axes=in_axes, out_axes=out_axes)(*args)
+    """vmap(f) and jit(vmap(f)) (compiled, per-lane runs fused) against the loop."""
     # the per-example code as strop runs it (plain NumPy has no x.at)
     want = loop(jit(f, backend="python"), in_axes, *args, out_axes=out_axes)
-    if isinstance(want, tuple):
-        for g, w in zip(got, want):
-            np.testing.assert_allclose(g, w, **tol)
-    else:
-        np.testing.assert_allclose(got, want, **tol)
+    batched = vmap(f, in_axes=in_axes, out_axes=out_axes)
+    for got in batched(*args), compiled(batched, f, in_axes, args)(*args):
+        if isinstance(want, tuple):
+            for g, w in zip(got, want):
+                np.testing.assert_allclose(g, w, **tol)
+        else:
+            np.testing.assert_allclose(got, want, **tol)
     return got
+
+
+def compiled(batched, f, in_axes, args):
+    """jit(vmap(f)), which must compile wherever jit(f) compiles one example."""
+    fast = jit(batched)
+    axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+    one = jit(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", strop.errors.JitFallbackWarning)
+        one(*[a if ax is None else np.take(a, 0, axis=ax) for a, ax in zip(args, axes)])
+
+    def call(*args):
+        with warnings.catch_warnings():
+            if one.last_backend == "cpu":
+                warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+            else:
+                warnings.simplefilter("ignore", strop.errors.JitFallbackWarning)
+            out = fast(*args)
+        assert fast.last_backend == one.last_backend
+        return out
+    return call
 
 
 # --- statement rules ----------------------------------------------------------------------

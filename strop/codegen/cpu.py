@@ -5,6 +5,7 @@ with ``append``/``pop`` (Numba infers their item type), and runtime helpers reso
 Numba implementations (``runtime_numba``, registered with ``numba.extending.overload``).
 """
 import copy
+import types
 
 import gast
 
@@ -101,9 +102,21 @@ def via_numpy():
     return VIA_NUMPY
 
 
-def compile_function(function, cache=True):
-    """``numba.njit`` of a generated function (cached on disk next to its module)."""
+def compile_function(function, cache=True, companions=()):
+    """``numba.njit`` of a generated function (cached on disk next to its module).
+
+    ``companions``: names of functions of the same module it calls (vmap's per-lane code);
+    they are compiled inlined into it, which then runs without the GIL (vmap's lane chunks
+    run on threads).  The module keeps the Python versions, for the code run as Python."""
     import numba
     from . import runtime_numba  # noqa: F401  (registers the helpers' Numba implementations)
+    if companions:
+        space = dict(function.__globals__)
+        for name in companions:
+            space[name] = numba.njit(cache=cache, boundscheck=True, inline="always")(space[name])
+        seen = types.FunctionType(function.__code__, space, function.__name__,
+                                  function.__defaults__, function.__closure__)
+        seen.__qualname__, seen.__module__ = function.__qualname__, function.__module__
+        return numba.njit(cache=cache, boundscheck=True, nogil=True)(seen)
     # boundscheck: an index out of range raises IndexError, never reads garbage
     return numba.njit(cache=cache, boundscheck=True)(function)

@@ -122,10 +122,17 @@ def emit(fn, origin):
         e.line("# bound when the module loads: " + ", ".join(sorted(injected)), 0)
     e.line("", 0)
     e.line("", 0)
-    node = fn.node
-    params = ", ".join(a.id for a in node.args.args)
-    e.line(f"def {node.name}({params}):", 0, getattr(node, "loc", None))
-    e.block(node.body, 1)
+    for node in (*fn.companions, fn.node):
+        if node is not fn.node:
+            e.last = None   # each function names its first user line again
+        params = ", ".join(a.id for a in node.args.args)
+        e.line(f"def {node.name}({params}):", 0, getattr(node, "loc", None))
+        if getattr(node, "doc", None):
+            e.line(f'"""{node.doc}"""', 1)
+        e.block(node.body, 1)
+        if node is not fn.node:
+            e.line("", 0)
+            e.line("", 0)
     return "\n".join(e.lines) + "\n", e.linemap, injected
 
 

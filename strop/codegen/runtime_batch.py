@@ -10,7 +10,7 @@ __all__ = ["select", "broadcast_lanes", "align_lanes", "lane_axes", "lane_axis",
            "lanes_max", "lanes_min", "matmul_lanes", "take_lanes", "getitem_lanes",
            "unbroadcast_lanes", "expand_to_lanes", "seed_grad_lanes", "transpose_lanes",
            "squeeze_lanes", "lane_index", "safe_index", "array_lanes",
-           "reshape_lanes", "getitem_vjp_lanes", "moveaxis_lanes"]
+           "reshape_lanes", "getitem_vjp_lanes", "moveaxis_lanes", "lanes_like", "set_lane"]
 
 
 def select(mask, new, old):
@@ -73,6 +73,23 @@ def _stack(outs):
     if isinstance(first, dict):
         return {k: _stack([o[k] for o in outs]) for k in first}
     return np.stack([np.asarray(o) for o in outs])
+
+
+def lanes_like(first, n):
+    """Room for ``n`` lanes of what one lane's code returned (``first``, a value or a tuple)."""
+    if isinstance(first, tuple):
+        return tuple(lanes_like(f, n) for f in first)
+    first = np.asarray(first)
+    return np.empty((n,) + first.shape, first.dtype)
+
+
+def set_lane(out, j, value):
+    """Store one lane's result (a value or a tuple) as lane ``j`` of ``out``."""
+    if isinstance(out, tuple):
+        for o, v in zip(out, value):
+            o[j] = v
+    else:
+        out[j] = value
 
 
 def lanes_max(n):

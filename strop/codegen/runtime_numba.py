@@ -321,8 +321,51 @@ def _matmul_vjp_y(g, x, y):
         return impl
 
 
-_OVERLOADED = {rt.tape_array, rt.seed_grad, rt.zeros_like, rt.add, rt.astype_like, rt.unbroadcast,
-               rt.broadcast_like, rt.expand_to, rt.getitem_vjp, rt.setitem, rt.setitem_vjp,
+def _unrolled(text, **names):
+    """An implementation written out for a tuple's length (Numba types tuples by length)."""
+    space = dict(names)
+    exec(text, space)
+    return space["impl"]
+
+
+@overload(rt.lanes_like)
+def _lanes_like(first, n):
+    if isinstance(first, types.BaseTuple):
+        parts = "".join(f"one(first[{i}], n), " for i in range(len(first)))
+        return _unrolled(f"def impl(first, n):\n    return ({parts})\n", one=_lanes_one)
+    return lambda first, n: _lanes_one(first, n)
+
+
+@register_jitable
+def _lanes_one_array(first, n):
+    return np.empty((n,) + first.shape, first.dtype)
+
+
+def _lanes_one(first, n):
+    pass
+
+
+@overload(_lanes_one)
+def _lanes_one_impl(first, n):
+    if isinstance(first, types.Array):
+        return lambda first, n: _lanes_one_array(first, n)
+    dt = first
+    return lambda first, n: np.empty(n, dt)
+
+
+@overload(rt.set_lane)
+def _set_lane(out, j, value):
+    if isinstance(value, types.BaseTuple):
+        body = "".join(f"    out[{i}][j] = value[{i}]\n" for i in range(len(value)))
+        return _unrolled(f"def impl(out, j, value):\n{body}")
+
+    def impl(out, j, value):
+        out[j] = value
+    return impl
+
+
+_OVERLOADED = {rt.lanes_like, rt.set_lane, rt.tape_array, rt.seed_grad, rt.zeros_like, rt.add,
+               rt.astype_like, rt.unbroadcast, rt.broadcast_like, rt.expand_to, rt.getitem_vjp, rt.setitem, rt.setitem_vjp,
                rt.item_vjp, rt.mean_grad, rt.matmul, rt.matmul_vjp_x, rt.matmul_vjp_y, rt.at_set,
                rt.at_add, rt.at_multiply, rt.at_min, rt.at_max, rt.at_get,
                rt.stack, rt.push, rt.pop}

@@ -120,4 +120,6 @@ def arrays_for_tapes(node, refs, scalars):
                 body.remove(alloc)              # allocated where n and the value are known
                 body.insert(body.index(fwd), alloc)
                 done.add(tape)
+    if not done and refs.get("tape_array") is runtime.tape_array and tape_array not in helper:
+        del refs["tape_array"]      # bound for nothing: not in the module's imports
     return done

@@ -58,6 +58,8 @@ class Function:
     nparams: int = 0                           # the user's parameters come first
     guards: tuple = ()                         # Guards of the bound globals
     groups: tuple = None                       # per user parameter: its leaf parameters
+    companions: tuple = ()                     # FunctionDefs it calls, emitted beside it
+    split: object = None                       # compiled vmap: runs in chunks of lanes
 
     @property
     def name(self):

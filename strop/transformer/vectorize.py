@@ -25,6 +25,7 @@ import numpy as np
 
 from ..codegen import runtime
 from . import analysis, ir
+from .lanes import lane_block
 from .rules import RULES, lookup as rule_lookup
 from .rules import batching as table
 from .reverse import BINOPS, UNARYOPS
@@ -40,10 +41,11 @@ class NotBatchable(Exception):
 
 
 class Vectorize:
-    def __init__(self, fn, batched, ranks, size_expr, prologue=()):
+    def __init__(self, fn, batched, ranks, size_expr, prologue=(), lanes=False):
         """``batched``: the parameters that are batched; ``ranks``: parameter -> rank of a lane
-        (None: unknown); ``size_expr``: the batch size as an expression."""
-        self.fn = fn
+        (None: unknown); ``size_expr``: the batch size as an expression; ``lanes``: fuse
+        per-lane code into loops over the batch (for compiled code: lanes.py)."""
+        self.fn, self.lanes = fn, lanes
         self.size_expr = size_expr
         self.prologue = list(prologue)
         self.batched, self.rank, self.containers = set(batched), dict(ranks), set()
@@ -64,14 +66,18 @@ class Vectorize:
         new = copy.copy(node)
         new.body = body
         new.name = node.name + "_vmap"
-        out = ir.Function(new, self.refs, dict(self.fn.free), self.fn.nparams,
-                          self.fn.guards, self.fn.groups)
-        return out
+        refs = self.refs
+        if self.lanes:   # drop what only the masked code, set aside for lane loops, used
+            used = ir.names_in(new) | set().union(*(ir.names_in(c) for c in self.companions))
+            refs = {k: o for k, o in refs.items() if k in used or k in self.fn.refs}
+        return ir.Function(new, refs, dict(self.fn.free), self.fn.nparams,
+                           self.fn.guards, self.fn.groups, tuple(self.companions))
 
     def start(self):
         self.refs = dict(self.fn.refs)
         self.namer = ir.Namer(ir.names_in(self.fn.node) | set(self.refs))
         self.size = self.namer.fresh("batch_size")
+        self.companions = []
         self.defined = {a.id for a in self.fn.node.args.args}
 
     def ref(self, obj, base):
@@ -107,6 +113,8 @@ class Vectorize:
     def block(self, stmts, mask, region):
         """``mask``: the name of the lanes running this code (None: all); ``region``: the
         names read after the masked region (assignments to them keep other lanes' values)."""
+        if self.lanes and mask is None:
+            return lane_block(self, stmts)
         out = []
         for s in stmts:
             out.extend(self.stmt(s, mask, region))
@@ -830,8 +838,8 @@ def _annotate_live(stmts, live):
     return live
 
 
-def vectorize(fn, batched, ranks, size_expr, out_axes, prologue=()):
+def vectorize(fn, batched, ranks, size_expr, out_axes, prologue=(), lanes=False):
     """``fn`` batched: see the module's docstring and Vectorize.__init__."""
-    v = Vectorize(fn, batched, ranks, size_expr, prologue)
+    v = Vectorize(fn, batched, ranks, size_expr, prologue, lanes)
     v.out_axes = out_axes
     return v.run()

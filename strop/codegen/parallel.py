@@ -1,0 +1,93 @@
+"""``jit(vmap(f))`` on all cores: the batch cut into chunks of lanes, one per thread.
+
+Lanes are independent (that is what vmap means), so the compiled batched function run on a
+slice of the batch gives that slice of the result.  Its code runs without the GIL, so the
+chunks run at once on threads.  Whether it pays is measured, not guessed: the first call runs
+a few lanes alone to learn the cost of a lane; a batch that costs less than ``MIN_SECONDS``
+runs in one piece.
+"""
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+MIN_SECONDS = 2e-3     # below this a call runs on one thread (a thread hand-off costs ~50 µs)
+SAMPLE_LANES = 16
+
+_pool, _lock = None, threading.Lock()
+
+
+def threads():
+    try:
+        import numba
+        return numba.get_num_threads()
+    except Exception:
+        return os.cpu_count() or 1
+
+
+def pool():
+    global _pool
+    with _lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max(threads(), 1), thread_name_prefix="strop-lanes")
+        return _pool
+
+
+class Split:
+    """How one compiled vmap is cut: the batch axis of each parameter (None: unbatched) and
+    ``out_axes`` (where each output's lanes go)."""
+
+    def __init__(self, axes, out_axes):
+        self.axes, self.out_axes = list(axes), out_axes
+        self.lane_seconds = None      # measured on the first call
+
+    def __call__(self, runner, args, free):
+        batched = [(i, ax) for i, ax in enumerate(self.axes[:len(args)]) if ax is not None]
+        parts = threads()
+        if not batched or parts < 2:
+            return runner(*args, *free)
+        i, ax = batched[0]
+        n = np.shape(args[i])[ax]
+        if self.lane_seconds is None:
+            runner(*self.cut(args, 0, min(n, 1)), *free)        # compiles
+            m = min(n, SAMPLE_LANES)
+            start = time.perf_counter()
+            runner(*self.cut(args, 0, m), *free)
+            self.lane_seconds = (time.perf_counter() - start) / max(m, 1)
+        parts = min(parts, n, int(n * self.lane_seconds / MIN_SECONDS))
+        if parts < 2:
+            return runner(*args, *free)
+        bounds = [n * k // parts for k in range(parts + 1)]
+        rest = [pool().submit(runner, *self.cut(args, lo, hi), *free)
+                for lo, hi in zip(bounds[1:-1], bounds[2:])]
+        outs = [runner(*self.cut(args, bounds[0], bounds[1]), *free)]
+        outs += [f.result() for f in rest]
+        return join(outs, self.out_axes)
+
+    def cut(self, args, lo, hi):
+        out = []
+        for a, ax in zip(args, self.axes):
+            if ax is None:
+                out.append(a)
+            else:
+                index = [slice(None)] * np.ndim(a)
+                index[ax] = slice(lo, hi)
+                out.append(a[tuple(index)])
+        return out
+
+
+def join(outs, spec):
+    """The chunks' outputs put together along their ``out_axes`` (None: the same in every
+    chunk)."""
+    first = outs[0]
+    if isinstance(first, (tuple, list)):
+        specs = spec if isinstance(spec, (tuple, list)) else [spec] * len(first)
+        return type(first)(join([o[k] for o in outs], s) for k, s in enumerate(specs))
+    if isinstance(first, dict):
+        specs = spec if isinstance(spec, dict) else {k: spec for k in first}
+        return {k: join([o[k] for o in outs], specs[k]) for k in first}
+    if spec is None:
+        return first
+    return np.concatenate(outs, axis=spec)

@@ -1,0 +1,202 @@
+"""vmap compiled: runs of per-lane code become one loop over the batch.
+
+``jit(vmap(f))`` keeps the batching rules where they pay (a product with an unbatched matrix is
+one BLAS call) and fuses the rest: a run of statements whose batched values are numbers in
+each lane, and every statement with control flow on a batched value, becomes a *lane group*.
+Its statements, exactly as the user's function runs them for one example, go into a companion
+function ``f_lanes1(...)``; the batched function calls it in a loop over the lanes::
+
+    _o1 = lanes_like(f_lanes1(y[0], k[0], c), batch_size)
+    for _j in range(batch_size):
+        set_lane(_o1, _j, f_lanes1(y[_j], k[_j], c))
+    y = _o1
+
+Numba inlines the companion, so the loop is one fused pass over the batch with the batch loop
+innermost (no temporary per operation), and a ``while`` on a batched value runs each lane its
+own number of trips (no masks, no work for finished lanes).  Unbatched statements met inside a
+run (``np.cos(t)`` of a loop counter) are hoisted before the loop: computed once, not per lane.
+Lane 0 is computed first to learn the results' types (the arrays are allocated from it).
+"""
+import copy
+
+import gast
+
+from . import analysis, ir
+from ..codegen import runtime
+
+
+def lane_block(v, stmts):
+    """The statements of an unmasked block of Vectorize ``v``, lane groups fused."""
+    out, group = [], Group(v)
+    for s in stmts:
+        defined = set(v.defined)
+        code, kind = classify(v, s)
+        if kind == "plain" and group.stmts and not group.clashes(s):
+            group.hoisted += code            # unbatched: once, before the group's loop
+            group.defined |= analysis.block_writes(code)
+        elif kind == "lane" and not group.stmts and _is_copy(s):
+            out += code                      # y = y0 outside a group: an alias, no loop
+        elif kind == "lane":
+            if not group.stmts:
+                group.defined = defined
+            group.add(s, code)
+        else:
+            out += group.flush()
+            out += code
+    return out + group.flush()
+
+
+def classify(v, s):
+    """(the statement as Vectorize batches it, or None where it cannot; its kind): "lane" for
+    per-lane code (an assignment of a batched value, control flow on a batched value),
+    "plain" for code that reads no batched value, "batched" for the rest (a product NumPy's
+    ``@`` batches in one BLAS call, a derivative's tape, control flow on an unbatched value
+    whose body was fused on its own)."""
+    from .vectorize import NotBatchable
+    before = set(v.batched)
+    compound = isinstance(s, (gast.If, gast.While, gast.For))
+    batched_test = compound and _test_batched(v, s)
+    lane = (batched_test or isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
+            and not _one_product(v, s)) and _per_lane(v, s)
+    try:
+        code = v.stmt(s, None, None)
+    except NotBatchable:
+        if not (lane and _touches_batched(v, s, before)):
+            raise
+        code = None
+        for n in analysis.writes(s):   # what it assigns differs between lanes
+            v.set_name(n, True, None)
+    if not _touches_batched(v, s, before) or not compound and code is not None and all(
+            n not in v.batched for n in analysis.writes(s)):
+        return code, "plain"     # x.shape of a batched x: the same in every lane
+    if lane and (not compound or batched_test):
+        return code, "lane"
+    return code, "batched"
+
+
+def _test_batched(v, s):
+    if isinstance(s, gast.For):
+        return any(v.is_b(a) for a in getattr(s.iter, "args", ()))
+    return v.is_b(s.test)
+
+
+def _one_product(v, s):
+    """``a @ b`` with one operand batched: NumPy's matmul batches it in one BLAS call."""
+    value = s.value
+    return isinstance(value, gast.BinOp) and isinstance(value.op, gast.MatMult) and \
+        v.is_b(value.left) != v.is_b(value.right)
+
+
+def _touches_batched(v, s, before):
+    names = {n.id for n in gast.walk(s) if isinstance(n, gast.Name)}
+    return bool(names & (v.batched | before))
+
+
+def _per_lane(v, s):
+    """Whether ``s`` can run as one lane's code: it touches no tape (a list the whole batch
+    shares) and makes no call whose effect is not per lane (print)."""
+    for n in gast.walk(s):
+        if isinstance(n, gast.Name) and n.id in v.containers:
+            return False
+        if isinstance(n, gast.Call):
+            fn = v.fn.callee(n.func)
+            if fn in (runtime.push, runtime.pop, print) or isinstance(n.func, gast.Attribute) \
+                    and n.func.attr in ("append", "pop"):
+                return False
+    return not any(isinstance(n, gast.Expr) for n in gast.walk(s))
+
+
+class Group:
+    """A run of lane statements being collected, and the unbatched ones hoisted out of it."""
+
+    def __init__(self, v):
+        self.v, self.stmts, self.codes, self.hoisted = v, [], [], []
+
+    def add(self, s, code):
+        self.stmts.append(s)
+        self.codes.append(code)
+
+    def clashes(self, s):
+        """Whether hoisting unbatched ``s`` above the group would change what either reads
+        (``s`` rebinds a name the group uses, or reads one the group assigns)."""
+        used = {n.id for g in self.stmts for n in gast.walk(g) if isinstance(n, gast.Name)}
+        read = {n.id for n in gast.walk(s) if isinstance(n, gast.Name)}
+        return bool(analysis.writes(s) & used or read & analysis.block_writes(self.stmts))
+
+    def flush(self):
+        stmts, codes, hoisted = self.stmts, self.codes, self.hoisted
+        self.stmts, self.codes, self.hoisted = [], [], []
+        if not stmts:
+            return hoisted
+        v = self.v
+        live_out = stmts[-1].live_out
+        outs = _ordered(analysis.block_writes(stmts) & live_out, stmts)
+        used = {n.id for g in stmts for n in gast.walk(g) if isinstance(n, gast.Name)}
+        ins = _ordered((analysis.live_in(stmts, live_out) & used) - set(v.refs), stmts)
+        if any(n not in self.defined for n in ins):   # read before any lane assigns it
+            if any(c is None for c in codes):
+                from .vectorize import NotBatchable
+                raise NotBatchable("a value assigned under a batched condition is read where "
+                                   "some lanes did not assign it", stmts[0].loc)
+            return hoisted + [x for c in codes for x in c]
+        if not outs:
+            return hoisted
+        for n in outs:
+            v.set_name(n, True, v.rank.get(n))
+        return hoisted + self.loop(stmts, ins, outs)
+
+    def loop(self, stmts, ins, outs):
+        v = self.v
+        result = ir.name(outs[0]) if len(outs) == 1 else gast.Tuple(
+            elts=[ir.name(n) for n in outs], ctx=gast.Load())
+        body = copy.deepcopy(stmts) + [ir.stmt(gast.Return(value=result), stmts[-1].loc)]
+        name = v.namer.fresh(v.fn.name + "_lanes", numbered=True)
+        v.companions.append(companion(name, ins, body, stmts[0].loc))
+        target = ir.name(outs[0], store=True) if len(outs) == 1 else gast.Tuple(
+            elts=[ir.name(n, store=True) for n in outs], ctx=gast.Store())
+        return lane_loop(name, ins, v.batched, target, v.size, v.namer, v.helper, stmts[0].loc,
+                         "lane by lane, fused: one loop over the batch (lane 0 gives the types)")
+
+
+def companion(name, params, body, loc):
+    """The function one lane runs: ``body`` with ``params``."""
+    node = gast.FunctionDef(name=name, args=gast.arguments(
+        args=[gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None)
+              for n in params], posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+        kwarg=None, defaults=[]), body=body, decorator_list=[], returns=None,
+        type_comment=None, type_params=[])
+    node.loc = loc
+    node.doc = "One lane of the batch: the user's code for one example."
+    return node
+
+
+def lane_loop(name, params, batched, target, size, namer, helper, loc, note):
+    """``target = <name(...) of each lane, stacked>`` as a loop over the lanes: lane 0 first,
+    which gives the results' types and shapes to allocate."""
+    j, o = namer.fresh("_j"), namer.fresh("_o", numbered=True)
+
+    def call(lane):
+        return ir.call(name, [ir.subscript(n, lane()) if n in batched else ir.name(n)
+                              for n in params])
+    alloc = ir.assign(o, ir.call(helper("lanes_like"), [call(lambda: ir.const(0)),
+                                                        ir.name(size)]), loc)
+    alloc.note = note
+    fill = ir.stmt(gast.Expr(value=ir.call(helper("set_lane"), [
+        ir.name(o), ir.name(j), call(lambda: ir.name(j))])), loc)
+    loop = ir.stmt(gast.For(target=ir.name(j, store=True), iter=ir.call("range", [
+        ir.name(size)]), body=[fill], orelse=[], type_comment=None), loc)
+    return [alloc, loop, ir.assign(target, ir.name(o), loc)]
+
+
+def _is_copy(s):
+    return isinstance(s, gast.Assign) and isinstance(s.value, gast.Name)
+
+
+def _ordered(names, stmts):
+    """``names`` in the order they first appear in ``stmts`` (generated code is stable)."""
+    seen = []
+    for s in stmts:
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name) and n.id in names and n.id not in seen:
+                seen.append(n.id)
+    return seen
