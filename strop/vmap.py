@@ -68,7 +68,8 @@ class Vectorized(api.Transformed):
         return t
 
     def call_positional(self, args):
-        self.check_args_axes(args)
+        if self.check_args_axes(args) == 0 and self.plain is not None:
+            return self.plain.call_positional(args)   # no lane to run: vmap(f)'s NumPy code
         return super().call_positional(args)
 
     def staged(self, key=None, reason=None):
@@ -88,8 +89,11 @@ class Vectorized(api.Transformed):
 
     # --- the arguments' axes ---------------------------------------------------------------
     def arg_axes(self, n):
-        """``in_axes`` as one entry per positional argument."""
+        """``in_axes`` as one entry per positional argument (of ``n``: all of them, or those
+        left when static arguments are bound)."""
         if isinstance(self.in_axes, tuple):
+            if len(self.in_axes) == n + len(self.static_argnums) and self.static_argnums:
+                return [a for i, a in enumerate(self.in_axes) if i not in self.static_argnums]
             if len(self.in_axes) != n:
                 raise ValueError(
                     f"vmap in_axes must be an int, None, or a tuple of entries corresponding "
@@ -126,6 +130,7 @@ class Vectorized(api.Transformed):
             raise ValueError(f"vmap got inconsistent sizes for the mapped axis:\n{lines}{extra}"
                              f"\nFix: give every batched argument the same size along its "
                              f"in_axes axis")
+        return found.pop()
 
     # --- building the batched code ---------------------------------------------------------
     def build(self, inner, kind_of):

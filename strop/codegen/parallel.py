@@ -56,7 +56,8 @@ class Split:
             start = time.perf_counter()
             runner(*self.cut(args, 0, m), *free)
             self.lane_seconds = (time.perf_counter() - start) / max(m, 1)
-        parts = min(parts, n, int(n * self.lane_seconds / MIN_SECONDS))
+        worth = n * self.lane_seconds / MIN_SECONDS if MIN_SECONDS else n
+        parts = min(parts, n, int(worth))
         if parts < 2:
             return runner(*args, *free)
         bounds = [n * k // parts for k in range(parts + 1)]

@@ -545,8 +545,8 @@ class Normalizer(Inliner):
             return self.to_name(atom, into) if into else atom
         if hasattr(obj, "staged") and hasattr(obj, "call_positional"):
             # a strop transform called inside: inline its generated code, which takes the
-            # free variables it reads as trailing arguments
-            st = obj.staged()
+            # free variables it reads as trailing arguments (jit(vmap(f)): vmap(f)'s code)
+            st = (obj.plain or obj).staged()
             extra = [self.free_atom(v) for v in st.fn.free.values()]
             return self.inline_object(st.generated.function, e, scope, into, extra)
         if getattr(obj, "__strop_custom__", False) and not self.keep_custom:
