@@ -112,6 +112,10 @@ def _lambda_node(code):
                  if ln is not None and col is not None]
     lambdas = [n for n in gast.walk(tree) if isinstance(n, gast.Lambda)
                and n.lineno == code.co_firstlineno]
+    params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    same = [lam for lam in lambdas if tuple(a.id for a in lam.args.posonlyargs + lam.args.args
+                                            + lam.args.kwonlyargs) == params]
+    lambdas = same or lambdas   # two lambdas on one line: the one with these parameters
     inside = [lam for lam in lambdas if positions and all(
         (lam.body.lineno, lam.body.col_offset) <= p <= (lam.body.end_lineno,
                                                          lam.body.end_col_offset)
