@@ -8,7 +8,10 @@ as calls, and the row's templates call the user's rules.
   JAX requires): the vjp is the gradient, with respect to the tangents, of
   ``<g, jvp(primals, tangents)[1]>`` — a ``grad`` strop builds once per function.
 - custom_vjp: reverse mode calls ``bwd(*nondiff, residuals, g)`` with the residuals of
-  ``fwd(*args)``; forward mode is an error, as in JAX.
+  ``fwd(*args)``, and its forward sweep computes the value by ``fwd`` too (as JAX does).
+  Forward mode of the function itself is an error, as in JAX; a transform of code reverse
+  mode made (``hessian``, ``jvp(grad(f))``, ``grad(grad(f))``) differentiates ``fwd`` and
+  ``bwd`` as ordinary code.
 
 Called outside transforms, or under ``jit``, the function runs as written.
 """
@@ -160,6 +163,7 @@ class custom_jvp(_Custom):   # noqa: N801  (JAX's name)
 
 class _Transpose:
     """Calls the transposed jvp of a custom_jvp function (built at its first use)."""
+    plain = None   # inlined as itself (api.Transformed.plain)
 
     def __init__(self, owner):
         self.owner = owner
@@ -193,8 +197,7 @@ class custom_vjp(_Custom):   # noqa: N801  (JAX's name)
         f, b = self._name(fwd, "fwd"), self._name(bwd, "bwd")
         args = ", ".join(self.params)
         nd = "".join(n + ", " for n in self.nondiff)
-        call = (f"custom_cotangents({b}({nd}{f}({args})[1], g), {_tuple(self.params)}, "
-                f"{tuple(self.nondiff_argnums)!r}, {self.__name__!r})")
-        self._register({p: f"{call}[{i}]" for i, p in enumerate(self.params)
-                        if p in self.diff}, {})
+        call = f"custom_cotangents({b}({nd}{f}({args})[1], g), {_tuple(self.diff)}, " \
+               f"{self.__name__!r})"
+        self._register({p: f"{call}[{i}]" for i, p in enumerate(self.diff)}, {})
         return fwd, bwd

@@ -5,6 +5,7 @@ jvp of ``f`` once per basis tangent, ``jacrev(f)`` code that runs its vjp once p
 cotangent, both functions of the same arguments as ``f``, so that they compose:
 ``hessian(f) = jacfwd(jacrev(f))``.  ``strop.source`` shows them.
 """
+import inspect
 import weakref
 
 import numpy as np
@@ -12,6 +13,7 @@ import numpy as np
 from . import dtypes
 from .api import Transformed, _argnums, _check_real, _settings, _user_function
 from .codegen.runtime_forward import check_tangent
+from .errors import Location
 from .transformer import forward
 from .transformer.jacobian import jacrev as _jacrev_ir
 from .tree_util import tree_leaves, tree_structure
@@ -20,12 +22,19 @@ __all__ = ["jvp", "jacfwd", "jacrev", "hessian"]
 
 
 class ForwardTransformed(Transformed):
-    """jvp, jacfwd, jacrev: their results are built in the generated code (the Jacobians'
-    blocks grouped as the arguments by ``jac_fwd``/``jac_rev``), so they are returned as
-    they come."""
+    """jvp: its output and tangent come as the function's own.  A transformed function
+    (``jvp(grad(f))``) returns trees as flat leaves that it rebuilds itself: the output and
+    the tangent are each rebuilt by it (``aux`` goes with them, as it came)."""
+    has_aux = False
 
     def finish(self, out, kinds):
-        return out
+        if not isinstance(self.fun, Transformed):
+            return out
+        if self.has_aux:
+            value, aux = self.fun.finish((out[0], out[2]), kinds), out[2]
+            tangent = self.fun.finish((out[1], aux), kinds)
+            return value[0], tangent[0], aux
+        return self.fun.finish(out[0], kinds), self.fun.finish(out[1], kinds)
 
 
 def _name(fun):
@@ -50,12 +59,22 @@ class _Spec:
             out.append(treedef.unflatten(part) if treedef is not None else part[0])
         return tuple(out) if self.multi else out[0]
 
+    def blocks(self, jac):
+        """The inverse of a call: the blocks of one output leaf's part of a Jacobian."""
+        parts = jac if self.multi else (jac,)
+        return [b for (treedef, _), p in zip(self.groups, parts)
+                for b in (tree_leaves(p) if treedef is not None else [p])]
+
     def __repr__(self):
         return f"<jacobian layout: multi={self.multi}, leaves={[n for _, n in self.groups]}>"
 
 
-class JacobianTransformed(ForwardTransformed):
-    """jacfwd and jacrev: the code depends on the trees of the differentiated arguments."""
+class JacobianTransformed(Transformed):
+    """jacfwd and jacrev: the code depends on the trees of the differentiated arguments.
+    Their blocks are grouped as the arguments in the generated code (``jac_fwd``/``jac_rev``);
+    the output's structure is the function's, so a transformed function that returns trees
+    as flat leaves (``jacfwd(grad(f))``) rebuilds it, with blocks for leaves (the inherited
+    ``finish``)."""
 
     def staged(self, key=None, reason=None):
         key = key or self._last_key or (self.default_kinds(), (), _settings())
@@ -70,6 +89,8 @@ def _jacobian(fun, argnums, has_aux, name, build):
 
     def make(ir_fn, kinds):
         spec = _Spec(multi, [t._kinds_now[i] for i in nums])
+        if all(treedef is None for treedef, _ in spec.groups):
+            spec = multi   # no trees: a constant of the code (which then compiles)
         return build(ir_fn, nums, spec, has_aux, kinds)
     t = JacobianTransformed(fun, make, f"{name}({_name(fun)})")
     t.check_args = _check_real(name, fun, nums)
@@ -110,6 +131,7 @@ def _jvp_transform(fun, n, has_aux):
         t = ForwardTransformed(
             fun, lambda ir_fn, kinds: forward.jvp(ir_fn, tuple(range(n)), has_aux, kinds),
             f"jvp({_name(fun)})")
+        t.has_aux = has_aux
         t.check_args = _check_real("jvp", fun, tuple(range(n)))
         cache[key] = t
     return cache[key]
@@ -128,6 +150,7 @@ def jvp(fun, primals, tangents, has_aux=False):
         raise TypeError(f"jvp: {len(primals)} primal(s) but {len(tangents)} tangent(s): give "
                         f"one tangent per primal")
     primals = [dtypes.canonicalize_tree(p) for p in primals]
+    _check_float_primals(fun, primals)
     leaves = []
     for i, (p, t) in enumerate(zip(primals, tangents)):
         if tree_structure(p) != tree_structure(t):
@@ -139,6 +162,29 @@ def jvp(fun, primals, tangents, has_aux=False):
             leaves.append(check_tangent(d, x, f"argument {i} of {_name(fun)}", i))
     t = _jvp_transform(fun, len(primals), has_aux)
     return tuple(t.call_positional(list(primals) + leaves))
+
+
+def _check_float_primals(fun, primals):
+    """An integer or boolean primal has no tangent to carry: JAX takes a float0 tangent for
+    it, strop asks for the value to be closed over (or made a float)."""
+    for i, p in enumerate(primals):
+        for leaf in tree_leaves(p):
+            if dtypes.is_float_leaf(leaf) and not np.iscomplexobj(leaf):
+                continue
+            user = _user_function(fun)
+            names = list(inspect.signature(user).parameters)
+            name = names[i] if i < len(names) else f"#{i}"
+            dtype = np.result_type(leaf) if isinstance(leaf, (int, np.ndarray, np.generic)) \
+                else type(leaf).__name__
+            code = getattr(user, "__code__", None)
+            where = f"\n{Location(code.co_filename, code.co_firstlineno).show()}" if code else ""
+            raise TypeError(
+                f"jvp: primal {i} (parameter {name!r} of {getattr(user, '__qualname__', user)}) "
+                f"has dtype {dtype}; jvp differentiates every primal, so each must be real "
+                f"floating point (strop has no float0 tangents for integer inputs, as JAX "
+                f"has){where}\nFix: bind it outside the primals, e.g. jvp(functools.partial("
+                f"f, {name}={name}), <the other primals>, <their tangents>); or pass it as a "
+                f"float (np.asarray({name}, float)) with a float tangent")
 
 
 def _as_tangent(d, x):

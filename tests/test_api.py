@@ -165,6 +165,30 @@ def uses_at(x):
     return x.at[0].multiply(3.0) * 2.0
 
 
+WEIGHTS = np.array([1.0, 2.0, 3.0])
+
+
+def reads_a_global(x, y):
+    return np.sum(np.sin(x) * WEIGHTS) * y, x * WEIGHTS ** 2
+
+
+def test_vjp_of_a_function_reading_a_global_array():
+    # the cotangent goes after the arguments, the global (passed last) after it
+    from helpers import numeric_vjp
+    x, y = np.array([0.1, 0.2, 0.3]), 2.0
+    ct = (1.5, np.array([1.0, -1.0, 0.5]))
+    with config.override(enable_x64=True):
+        out, vjp_fn = strop.vjp(reads_a_global, x, y)
+        bx, by = vjp_fn(ct)
+        jac = strop.jacrev(reads_a_global, (0, 1))(x, y)
+    inner = lambda x, y: ct[0] * reads_a_global(x, y)[0] + np.sum(   # noqa: E731
+        ct[1] * reads_a_global(x, y)[1])
+    np.testing.assert_allclose(bx, numeric_vjp(inner, [x, y], 0, 1.0), rtol=1e-6)
+    np.testing.assert_allclose(by, numeric_vjp(inner, [x, y], 1, 1.0), rtol=1e-6)
+    np.testing.assert_allclose(jac[1][0], np.diag(WEIGHTS ** 2))
+    np.testing.assert_allclose(jac[0][1], np.sum(np.sin(x) * WEIGHTS))
+
+
 def test_vjp_of_code_that_only_runs_transformed():
     x = np.array([1.0, 2.0])
     out, vjp_fn = strop.vjp(uses_at, x)

@@ -1,6 +1,8 @@
 """jvp against central finite differences and against vjp, on the constructs reverse mode
 supports: branches on argument values, while and for loops, early return, break, local
 mutation, .at[] updates, pytrees, has_aux; and its errors."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -193,3 +195,17 @@ def test_tangent_structure_mismatch():
 def test_primals_must_be_a_tuple():
     with pytest.raises(TypeError, match=r"jvp\(f, \(x,\), \(t,\)\)"):
         jvp(np.sin, np.ones(3), np.ones(3))
+
+
+def scaled_sin(x, n):
+    return np.sin(x) * n
+
+
+def test_integer_primal_says_what_to_do():
+    x = np.array([0.1, 0.2])
+    with pytest.raises(TypeError, match=r"primal 1 \(parameter 'n' of scaled_sin\) has dtype "
+                                        r"int64(.|\n)*test_forward.py(.|\n)*"
+                                        r"functools.partial\(f, n=n\)"):
+        jvp(scaled_sin, (x, 3), (np.ones(2), 0))
+    out, t = jvp(functools.partial(scaled_sin, n=3), (x,), (np.ones(2),))   # the fix
+    np.testing.assert_allclose(t, 3 * np.cos(x), rtol=1e-12)

@@ -99,6 +99,85 @@ def test_pytree_inputs_and_outputs():
     np.testing.assert_allclose(jf["s"]["x"], 2 * p["x"])
 
 
+def net(p):
+    return np.sum(np.tanh(p["w"] @ p["x"])) * p["b"]
+
+
+def net_grad(p):   # by hand, in NumPy
+    h = np.tanh(p["w"] @ p["x"])
+    s = (1 - h ** 2) * p["b"]
+    return {"b": np.sum(h), "w": np.outer(s, p["x"]), "x": p["w"].T @ s}
+
+
+def numeric_hessian_tree(grad_fn, p, eps=1e-6):
+    """JAX's layout, by finite differences: H[k1][k2] shaped p[k1].shape + p[k2].shape."""
+    out = {k1: {} for k1 in p}
+    for k2 in p:
+        x = np.asarray(p[k2], np.float64)
+        cols = {k1: np.zeros(np.shape(p[k1]) + x.shape) for k1 in p}
+        for i in np.ndindex(x.shape):
+            xp, xm = x.copy(), x.copy()
+            xp[i] += eps
+            xm[i] -= eps
+            gp = grad_fn({**p, k2: xp if x.ndim else xp[()]})
+            gm = grad_fn({**p, k2: xm if x.ndim else xm[()]})
+            for k1 in p:
+                cols[k1][(Ellipsis,) + i] = (np.asarray(gp[k1]) - np.asarray(gm[k1])) / (2 * eps)
+        for k1 in p:
+            out[k1][k2] = cols[k1]
+    return out
+
+
+PARAMS = {"w": rng.standard_normal((2, 3)), "x": rng.standard_normal(3), "b": 0.5}
+
+
+@pytest.mark.parametrize("make", [hessian, lambda f: jacfwd(grad(f)), lambda f: jacrev(grad(f)),
+                                  lambda f: jacfwd(jacrev(f)), lambda f: jacrev(jacrev(f))],
+                         ids=["hessian", "jacfwd-grad", "jacrev-grad", "jacfwd-jacrev",
+                              "jacrev-jacrev"])
+def test_hessian_of_a_dict_is_a_dict_of_dicts(make):
+    h = make(net)(PARAMS)
+    want = numeric_hessian_tree(net_grad, PARAMS)
+    assert isinstance(h, dict) and set(h) == set(PARAMS)
+    for k1 in PARAMS:
+        assert isinstance(h[k1], dict) and set(h[k1]) == set(PARAMS), k1
+        for k2 in PARAMS:
+            assert np.shape(h[k1][k2]) == np.shape(PARAMS[k1]) + np.shape(PARAMS[k2]), (k1, k2)
+            np.testing.assert_allclose(h[k1][k2], want[k1][k2], rtol=1e-6, atol=1e-8,
+                                       err_msg=f"H[{k1}][{k2}]")
+
+
+def test_jvp_of_grad_of_a_dict_gives_dicts():
+    t = {"w": rng.standard_normal((2, 3)), "x": rng.standard_normal(3), "b": 0.25}
+    g, hv = jvp(grad(net), (PARAMS,), (t,))
+    assert isinstance(g, dict) and isinstance(hv, dict) and set(hv) == set(PARAMS)
+    want = numeric_hessian_tree(net_grad, PARAMS)
+    for k1 in PARAMS:
+        np.testing.assert_allclose(g[k1], net_grad(PARAMS)[k1], rtol=1e-12)
+        expect = sum(np.tensordot(want[k1][k2], t[k2], axes=np.ndim(t[k2])) for k2 in PARAMS)
+        np.testing.assert_allclose(hv[k1], expect, rtol=1e-6, atol=1e-8)
+
+
+def net_aux(p):
+    return net(p), p["b"] * 2
+
+
+def test_hessian_of_a_dict_with_aux_and_of_several_arguments():
+    h, aux = jacfwd(grad(net_aux, has_aux=True), has_aux=True)(PARAMS)
+    assert aux == 1.0
+    np.testing.assert_allclose(h["w"]["x"], hessian(net)(PARAMS)["w"]["x"], rtol=1e-12)
+    g, hv, aux = jvp(grad(net_aux, has_aux=True), (PARAMS,), (PARAMS,), has_aux=True)
+    assert aux == 1.0 and set(hv) == set(PARAMS)
+    # argnums a tuple: ((H00, H01), (H10, H11)), as JAX nests them
+    f = lambda x, y: np.sum(np.sin(x) * y[0]) * np.sum(y ** 2)   # noqa: E731
+    x, y = rng.standard_normal(3), rng.standard_normal(2)
+    h = hessian(f, (0, 1))(x, y)
+    assert [[np.shape(b) for b in row] for row in h] == [[(3, 3), (3, 2)], [(2, 3), (2, 2)]]
+    np.testing.assert_allclose(h[0][1], numeric_jacobian(lambda y: grad(f, 0)(x, y), [y], 0),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(h[1][0], h[0][1].T, rtol=1e-10)
+
+
 def test_has_aux():
     f = lambda x: (np.sin(x), np.cos(x))   # noqa: E731
     for jac in (jacfwd, jacrev):
@@ -135,6 +214,42 @@ def test_jacfwd_of_jacrev_is_hessian():
     np.testing.assert_allclose(jacfwd(jacrev(scalar_fn))(x), H(x), rtol=1e-12)
 
 
+@pytest.mark.parametrize("outer, inner", [(jacrev, jacrev), (jacrev, jacfwd),
+                                          (jacfwd, jacfwd)],
+                         ids=["rev-rev", "rev-fwd", "fwd-fwd"])
+def test_every_composition_of_jacobians(outer, inner):
+    # reverse mode over a Jacobian's code: the rows (columns) list gets its cotangents back
+    x = np.array([0.3, 0.5, -0.7])
+    np.testing.assert_allclose(outer(inner(scalar_fn))(x), numeric_jacobian(
+        grad(scalar_fn), [x], 0), rtol=1e-6, atol=1e-8)
+    want = numeric_jacobian(lambda a: jacfwd(vec_fn, 1)(X, a), [W], 0)
+    got = outer(inner(vec_fn, 1), 1)(X, W)
+    assert got.shape == (2, 3, 3, 3, 3)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
+def two_outputs(x, w):
+    return np.tanh(w @ x), np.sum(x ** 2) * w[0]
+
+
+def loss_of_jacfwd(x, w):
+    (yx, yw), (sx, sw) = jacfwd(two_outputs, (0, 1))(x, w)
+    return np.sum(yw ** 2) + np.sum(sx * yx[0][:, None]) + np.sum(sw * yx[1])
+
+
+def loss_of_jacrev(x, w):
+    (yx, yw), (sx, sw) = jacrev(two_outputs, (0, 1))(x, w)
+    return np.sum(yw ** 2) + np.sum(sx * yx[0][:, None]) + np.sum(sw * yx[1])
+
+
+@pytest.mark.parametrize("loss", [loss_of_jacfwd, loss_of_jacrev])
+def test_reverse_over_jacobians_of_several_outputs_and_arguments(loss):
+    x, w = rng.standard_normal(3), rng.standard_normal((2, 3))
+    gx, gw = grad(loss, (0, 1))(x, w)
+    np.testing.assert_allclose(gx, numeric_vjp(loss, [x, w], 0, 1.0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gw, numeric_vjp(loss, [x, w], 1, 1.0), rtol=1e-6, atol=1e-8)
+
+
 def cube(x):
     return np.sin(x) * x ** 3
 
@@ -159,10 +274,61 @@ def test_jvp_of_grad_is_a_hessian_vector_product():
     np.testing.assert_allclose(hv, H(x) @ v, rtol=1e-10)
 
 
+def smooth(x, w):
+    """Numba compiles it: a branch on an argument's value, a loop, a matrix product."""
+    y = np.tanh(w @ x) * x[0]
+    if x[1] > 0:
+        y = y * np.exp(-x[2])
+    for i in range(2):
+        y = y + 0.5 * np.sin(y) * x[i]
+    return y
+
+
+def smooth_loss(x, w):
+    return np.sum(smooth(x, w) ** 2)
+
+
+@pytest.mark.parametrize("make, argnums", [
+    (jacfwd, 0), (jacrev, 0), (jacfwd, (0, 1)), (jacrev, (0, 1)), (hessian, 0),
+    (lambda f, argnums: jacfwd(jacrev(f, argnums), argnums), 1)],
+    ids=["jacfwd", "jacrev", "jacfwd-multi", "jacrev-multi", "hessian", "hessian-w"])
+def test_jit_of_jacobians_compiles(make, argnums):
+    x, w = np.array([0.3, 0.5, -0.7]), rng.standard_normal((2, 3))
+    f = smooth_loss if make is hessian or argnums == 1 else smooth
+    t = make(f, argnums)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+        got = jit(t)(x, w)
+        compiled = jit(t)
+        compiled(x, w)
+        assert compiled.last_backend == "cpu"
+    want = jit(t, backend="python")(x, w)
+    for g, v in zip(got if isinstance(argnums, tuple) else [got],
+                    want if isinstance(argnums, tuple) else [want]):
+        assert np.shape(g) == np.shape(v)
+        np.testing.assert_allclose(g, v, rtol=1e-12, atol=1e-14)
+    if make is hessian:
+        np.testing.assert_allclose(got, numeric_jacobian(grad(f), [x, w], 0), rtol=1e-6,
+                                   atol=1e-8)
+
+
+def test_jit_of_jacobians_of_numbers_compiles():
+    f = lambda s: np.sin(s) * s ** 3   # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+        for make in (jacfwd, jacrev, hessian):
+            compiled = jit(make(f))
+            np.testing.assert_allclose(compiled(0.7), make(f)(0.7), rtol=1e-12)
+            assert compiled.last_backend == "cpu"
+    np.testing.assert_allclose(jit(hessian(f))(0.7), numeric_vjp(grad(f), [0.7], 0, 1.0),
+                               rtol=1e-6)
+
+
 def test_jit_of_jacobians_matches():
     x = np.array([0.3, 0.5, -0.7])
     with warnings.catch_warnings():
-        # the Jacobian's assembly runs as Python (JitFallbackWarning): the values must agree
+        # vec_fn's norm(w, axis=0) and np.prod's inlined vjp do not compile under Numba:
+        # the function runs as Python (JitFallbackWarning) and the values must agree
         warnings.simplefilter("ignore", strop.errors.JitFallbackWarning)
         np.testing.assert_allclose(jit(H)(x), H(x), rtol=1e-12)
         np.testing.assert_allclose(jit(jacfwd(vec_fn))(X, W), jacfwd(vec_fn)(X, W), rtol=1e-12)

@@ -12,7 +12,8 @@ __all__ = ["tangent_like", "atleast_jvp", "broadcast_arrays_jvp", "pad_jvp", "so
            "matrix_power_jvp", "multi_dot_jvp", "minmax_jvp", "astype_tangent", "item_tangent",
            "sort_like_jvp", "at_multiply_value_jvp", "slogdet_jvp", "field_jvp",
            "solve_jvp_a", "jac_size", "basis", "out_size", "out_basis", "jac_fwd", "jac_rev",
-           "custom_cotangents", "check_tangent", "without_nondiff", "unsupported_vjp"]
+           "jac_rev_vjp", "jac_fwd_vjp",
+           "custom_cotangents", "check_tangent"]
 
 
 def _T(x):
@@ -383,6 +384,21 @@ def _structure(out, blocks_of):
     return walk(out)
 
 
+def _layout(spec, blocks):
+    """One output leaf's blocks as the Jacobian holds them: ``spec`` rebuilds the trees of
+    tree arguments; without trees it is a bool, True for a tuple (``argnums`` a tuple)."""
+    if isinstance(spec, (bool, np.bool_)):
+        return tuple(blocks) if spec else blocks[0]
+    return spec(blocks)
+
+
+def _blocks(spec, part):
+    """The inverse of ``_layout``."""
+    if isinstance(spec, (bool, np.bool_)):
+        return list(part) if spec else [part]
+    return spec.blocks(part)
+
+
 def jac_fwd(cols, out, xs, spec):
     """The Jacobian from jvp columns: ``cols[i]`` is the tangent of ``out`` for the i-th basis
     tangent of the inputs ``xs``."""
@@ -399,7 +415,7 @@ def jac_fwd(cols, out, xs, spec):
             dtype = np.result_type(_float_dtype(leaf), _float_dtype(x))
             m = np.stack(rows, axis=-1) if rows else np.zeros((int(np.size(leaf)), 0))
             blocks.append(np.asarray(m, dtype).reshape(shape + np.shape(x)))
-        return spec(blocks)
+        return _layout(spec, blocks)
     if len(outs) == 1 and outs[0] is out:
         return blocks_of(out, 0)
     return _structure(out, blocks_of)
@@ -421,42 +437,71 @@ def jac_rev(rows, out, xs, spec):
             dtype = np.result_type(_float_dtype(leaf), _float_dtype(x))
             m = np.stack(part) if part else np.zeros((0, int(np.size(x))))
             blocks.append(np.asarray(m, dtype).reshape(shape + np.shape(x)))
-        return spec(blocks)
+        return _layout(spec, blocks)
     if len(_leaves(out)) == 1 and not isinstance(out, (dict,) + _CONTAINERS):
         return blocks_of(out, 0)
     return _structure(out, blocks_of)
 
 
+def jac_rev_vjp(g, rows, out, xs, spec):
+    """The cotangents of ``jac_rev``'s rows (a list, as the rows went on it) from the
+    Jacobian's cotangent ``g``: ``jacrev(jacrev(f))`` differentiates jacrev's code."""
+    single = len(_leaves(out)) == 1 and not isinstance(out, (dict,) + _CONTAINERS)
+    cts = []
+    for leaf, part in zip(_leaves(out), [g] if single else _parts(g, out)):
+        n = int(np.size(leaf))
+        blocks = [np.reshape(b, (n, -1)) for b in _blocks(spec, part)]
+        cts.extend(tuple(np.reshape(b[r], np.shape(x)) for b, x in zip(blocks, xs))
+                   for r in range(n))
+    return cts
+
+
+def jac_fwd_vjp(g, cols, out, xs, spec):
+    """The cotangents of ``jac_fwd``'s columns (tangents of ``out``, one per element of the
+    inputs ``xs``) from the Jacobian's cotangent ``g``: ``jacrev(jacfwd(f))``."""
+    single = len(_leaves(out)) == 1 and not isinstance(out, (dict,) + _CONTAINERS)
+    parts = [g] if single else _parts(g, out)
+    blocks = [[np.reshape(b, (int(np.size(leaf)), -1)) for b in _blocks(spec, part)]
+              for leaf, part in zip(_leaves(out), parts)]
+    cts = []
+    for k, x in enumerate(xs):
+        for c in range(int(np.size(x))):
+            def column(leaf, j):
+                return np.reshape(blocks[j][k][:, c], np.shape(leaf))
+            cts.append(column(out, 0) if single else _structure(out, column))
+    return cts
+
+
+def _parts(g, out):
+    """The parts of ``g`` (``out``'s containers holding one Jacobian part per leaf) in the
+    order of ``out``'s leaves."""
+    if isinstance(out, dict):
+        return [p for k in out for p in _parts(g[k], out[k])]
+    if isinstance(out, _CONTAINERS):
+        return [p for gk, ok in zip(g, out) for p in _parts(gk, ok)]
+    return [g]
+
+
 # --- custom rules ------------------------------------------------------------------------------
 
-def custom_cotangents(cts, args, nondiff, name):
-    """The cotangents a custom_vjp's ``bwd`` returned, checked, with None (no cotangent) for
-    the ``nondiff_argnums`` arguments, one per argument of the function."""
-    n = len(args) - len(nondiff)
+def custom_cotangents(cts, args, name):
+    """The cotangents a custom_vjp's ``bwd`` returned, one per differentiable argument
+    (``args``), checked against them; None (no cotangent) becomes zeros."""
+    n = len(args)
     if not isinstance(cts, (tuple, list)) or len(cts) != n:
         got = f"a {type(cts).__name__} of length {len(cts)}" if isinstance(
             cts, (tuple, list)) else f"a {type(cts).__name__}"
         raise TypeError(f"the bwd function of the custom_vjp {name} must return a tuple of "
                         f"{n} cotangent(s), one per differentiable argument, but returned {got}")
-    it = iter(cts)
     out = []
-    for i, a in enumerate(args):
-        if i in nondiff:
-            out.append(None)
-            continue
-        c = next(it)
+    for i, (c, a) in enumerate(zip(cts, args)):
         if c is not None and np.shape(c) != np.shape(a) and not isinstance(a, _CONTAINERS + (
                 dict,)):
             raise ValueError(f"the bwd function of the custom_vjp {name} returned a cotangent "
-                             f"of shape {np.shape(c)} for argument {i}, which has shape "
-                             f"{np.shape(a)}: they must match")
+                             f"of shape {np.shape(c)} for its differentiable argument {i}, "
+                             f"which has shape {np.shape(a)}: they must match")
         out.append(zeros_like(a) if c is None else c)
     return tuple(out)
-
-
-def without_nondiff(g, nondiff):
-    """The cotangents ``custom_cotangents`` was given, from those it returned."""
-    return tuple(c for i, c in enumerate(g) if i not in nondiff)
 
 
 def check_tangent(t, x, name, i):
@@ -470,8 +515,3 @@ def check_tangent(t, x, name, i):
                         f"primal has dtype {dx}: they must match (pass e.g. "
                         f"np.asarray(t, {dx}))")
     return t
-
-
-def unsupported_vjp(what):
-    raise NotImplementedError(f"strop does not differentiate the {what} yet: compose the "
-                              f"other way round (jacfwd(jacrev(f)), jvp(grad(f)))")

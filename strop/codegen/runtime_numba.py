@@ -404,3 +404,5 @@ def _through_numpy_when_large(ufunc):
 
 
 VIA_NUMPY = {u: _through_numpy_when_large(u) for u in NUMPY_UFUNCS}
+
+from . import runtime_forward_numba  # noqa: E402,F401  (registers forward mode's helpers)

@@ -397,8 +397,8 @@ def jvp(fn, wrt, has_aux=False, kinds=None):
     f = Forward(fn, kinds)
     params, body, ret = f.prepare(wrt)
     tangent_params = [f.tan(p) for p in f.wrt]
+    out, aux = f.outputs(ret, body, has_aux)   # named first: a display gets its tangent
     new, init = f.tangent_body(body, params)
-    out, aux = f.outputs(ret, new, has_aux)
     elts = [ir.name(out), f.out_tangent(out, init)] + ([ir.name(aux)] if aux else [])
     new = drop_dead(new, ir.names_in(gast.Tuple(elts=elts, ctx=gast.Load())),
                     set(f.tangents.values()))
@@ -425,19 +425,18 @@ def jacfwd(fn, wrt, spec, has_aux=False, kinds=None):
         size = ir.call(ir.attr(f.ref("np", __import__("numpy")), "size"), [ir.name(p)])
         start = size if isinstance(start, gast.Constant) and start.value == 0 else gast.BinOp(
             left=start, op=gast.Add(), right=size)
+    out, aux = f.outputs(ret, body, has_aux)   # named first: a display gets its tangent
     new, init = f.tangent_body(body, params)
-    out, aux = f.outputs(ret, new, has_aux)
     new.append(ir.stmt(gast.Expr(value=ir.call(f.helper("push"), [
         ir.name(cols), f.out_tangent(out, init)])), loc))
     new = drop_dead(new, {out} | ({aux} if aux else set()), set(f.tangents.values()))
     loop = gast.For(target=ir.name(i, store=True), iter=ir.call("range", [ir.name(n)]),
                     body=seeds + new, orelse=[], type_comment=None)
     loop.loc = loc
-    spec_name = f.ref("spec", spec)
+    layout = ir.const(spec) if isinstance(spec, bool) else ir.name(f.ref("spec", spec))
     jac = f.namer.fresh("jac")
     tail = [ir.assign(jac, ir.call(f.helper("jac_fwd"), [ir.name(cols), ir.name(out),
-                                                          copy.deepcopy(xs), ir.name(spec_name)]),
-                      loc)]
+                                                          copy.deepcopy(xs), layout]), loc)]
     result = gast.Tuple(elts=[ir.name(jac), ir.name(aux)], ctx=gast.Load()) if aux \
         else ir.name(jac)
     return f.function(f"{fn.node.name}_jacfwd", params, head + [loop] + tail, result)

@@ -30,7 +30,8 @@ def jacrev(fn, wrt, spec, has_aux=False, kinds=None):
         refs[k] = obj
         return ir.name(k)
 
-    g = node.args.args.pop().id   # the cotangent parameter: now the basis cotangent
+    # the cotangent parameter (before the free variables): now the basis cotangent
+    g = node.args.args.pop(len(node.args.args) - len(vjp.free) - 1).id
     body = list(node.body)
     ret = body.pop()
     loc = ret.loc
@@ -47,15 +48,20 @@ def jacrev(fn, wrt, spec, has_aux=False, kinds=None):
         body.extend([size, seed])
     else:
         body[at:at] = [size, seed]
-    body.append(ir.stmt(gast.Expr(value=ir.call(helper("push"), [
-        ir.name(rows), gast.Tuple(elts=leaves, ctx=gast.Load())])), loc))
+    row = namer.fresh("_row")   # a name, so that reverse mode sees the tape as active
+    body.append(ir.assign(row, gast.Tuple(elts=leaves, ctx=gast.Load()), loc))
+    body.append(ir.stmt(gast.Expr(value=ir.call(helper("push"), [ir.name(rows), ir.name(row)])),
+                        loc))
     body.append(ir.assign(i, gast.BinOp(left=ir.name(i), op=gast.Add(), right=ir.const(1)),
                           loc))
     body.append(ir.assign(go, gast.Compare(left=ir.name(i), ops=[gast.Lt()],
                                            comparators=[ir.name(n)]), loc))
     loop = ir.stmt(gast.While(test=ir.name(go), body=body, orelse=[]), loc)
-    spec_ref = namer.fresh("spec")
-    refs[spec_ref] = spec
+    if isinstance(spec, bool):   # no trees: a constant
+        layout = ir.const(spec)
+    else:
+        layout = ir.name(namer.fresh("spec"))
+        refs[layout.id] = spec
     params = [a.id for a in node.args.args[:len(node.args.args) - len(fn.free)]]
     groups = fn.groups or tuple((False, (p,)) for p in params)
     xs = gast.Tuple(elts=[ir.name(p) for k in wrt for p in groups[k][1]], ctx=gast.Load())
@@ -64,7 +70,7 @@ def jacrev(fn, wrt, spec, has_aux=False, kinds=None):
             ir.assign(go, ir.const(True), loc),
             ir.assign(rows, ir.call(helper("stack")), loc)]
     tail = [ir.assign(jac, ir.call(helper("jac_rev"), [ir.name(rows), copy.deepcopy(out), xs,
-                                                       ir.name(spec_ref)]), loc)]
+                                                       layout]), loc)]
     result = gast.Tuple(elts=[ir.name(jac), copy.deepcopy(aux)], ctx=gast.Load()) if aux \
         else ir.name(jac)
     node.body = head + [loop] + tail + [ir.stmt(gast.Return(value=result), loc)]

@@ -548,6 +548,7 @@ class Reverse:
         body_out = [ir.assign(v, ir.const(None), ret.loc) for v in sorted(self.placeholders)]
         body_out += [ir.assign(t, ir.call(self.helper("stack")), ret.loc)
                      for t in sorted(self.tapes.values())]
+        self.run_fwd(body)
         body_out += body
         body_out += [ir.assign(k, ir.name(v), ret.loc) for v, k in kept.items()]
         if out in self.active:
@@ -564,9 +565,9 @@ class Reverse:
         ret_node.loc = ret.loc
         body_out.append(ret_node)
         args = copy.deepcopy(node.args)
-        if self.mode == "vjp":
-            args.args.append(gast.Name(id=g, ctx=gast.Param(), annotation=None,
-                                       type_comment=None))
+        if self.mode == "vjp":   # after the leaves, before the free variables (passed last)
+            args.args.insert(len(args.args) - len(self.fn.free), gast.Name(
+                id=g, ctx=gast.Param(), annotation=None, type_comment=None))
         suffix = {"grad": "grad", "value_and_grad": "value_and_grad", "vjp": "vjp"}[self.mode]
         fdef = gast.FunctionDef(name=f"{node.name}_{suffix}", args=args, body=body_out,
                                 decorator_list=[], returns=None, type_comment=None,
@@ -574,6 +575,22 @@ class Reverse:
         fdef.loc = node.loc
         return ir.Function(fdef, self.refs, dict(self.fn.free), self.fn.nparams,
                            self.fn.guards, self.fn.groups)
+
+    def run_fwd(self, body):
+        """The forward sweep computes an active custom_vjp call by its ``fwd``, as JAX does
+        (``y = f_fwd(x)[0]``): a transform of this code differentiates ``fwd`` (and the
+        adjoint's ``bwd``) as ordinary code, so ``hessian`` and ``jvp(grad)`` go through."""
+        for s in _walk_stmts(body):
+            if not (isinstance(s, gast.Assign) and isinstance(s.value, gast.Call)):
+                continue
+            fn = self.fn.callee(s.value.func)
+            if not getattr(fn, "__strop_custom_vjp__", False) or \
+                    not self.value_active(s.value, self.active):
+                continue
+            bound = lookup(fn).bind(s.value.args, {k.arg: k.value for k in s.value.keywords})
+            args = [_as_node(bound[p]) for p in fn.params]
+            fwd = ir.name(self.ref(getattr(fn.fwd, "__name__", "fwd"), fn.fwd))
+            s.value = ir.subscript(ir.call(fwd, args), ir.const(0))
 
     def outputs(self, ret, body):
         value = ret.value
@@ -683,7 +700,8 @@ def _describe(key, value):
 
 def reverse(fn, wrt, mode="grad", has_aux=False, multi=False, kinds=None):
     """The reverse-mode derivative of ``fn`` with respect to parameters ``wrt``; ``mode`` is
-    "grad", "value_and_grad" or "vjp" (an extra last parameter: the output's cotangent);
+    "grad", "value_and_grad" or "vjp" (an extra parameter after the leaves, before the free
+    variables: the output's cotangent);
     ``kinds``: parameter -> "scalar", "array" or "tree" (a container), as the call gave."""
     r = Reverse(fn, wrt, mode, has_aux)
     kinds = kinds or {}
