@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from .codegen import emit as emitter
-from .codegen.cpu import compile_function, lower
+from .codegen.cpu import compile_function, lower, weaken
 from .codegen.inplace import make_inplace
 from .codegen.tapes import arrays_for_tapes
 from .transformer.analysis import scalar_names
@@ -43,6 +43,8 @@ class Staged:
             params = [a.id for a in fn.node.args.args]     # found before lowering renames
             numbers = scalar_names(fn.node.body, params, set(scalars) & set(params), fn.callee)
             self.array_tapes = arrays_for_tapes(node, refs, numbers)
+            node = weaken(node, refs)
+            companions = tuple(weaken(c, refs) for c in companions)
         shown = dataclasses.replace(fn, node=node, refs=refs, companions=companions)
         text, linemap, injected = emitter.emit(shown, origin)
 

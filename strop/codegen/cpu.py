@@ -97,6 +97,39 @@ def lower(node, refs, replace=lambda obj: None):
     return Lower().visit(node)
 
 
+def weaken(node, refs):
+    """Python numbers in arithmetic, as NumPy types them: weak (float32 * 0.5 is float32),
+    where Numba would make float64 of it.  Run after the passes that read constants (tapes)."""
+    def bind():
+        for n, o in refs.items():
+            if o is runtime.weak:
+                return n
+        refs["weak"] = runtime.weak
+        return "weak"
+
+    class Weaken(gast.NodeTransformer):
+        def visit_BinOp(self, node):
+            self.generic_visit(node)
+            for side, other in (("left", node.right), ("right", node.left)):
+                c = getattr(node, side)
+                if isinstance(node.op, gast.Pow) and side == "right" and _is_number(c) and \
+                        type(c.value) is int:
+                    continue   # x ** 2 stays an integer power (a multiply, not pow())
+                if _is_number(c) and not isinstance(other, (gast.Constant, gast.List,
+                                                             gast.Tuple)) and not isinstance(
+                        node.op, (gast.LShift, gast.RShift, gast.BitAnd, gast.BitOr,
+                                  gast.BitXor)):
+                    setattr(node, side, gast.Call(func=gast.Name(
+                        id=bind(), ctx=gast.Load(), annotation=None, type_comment=None),
+                        args=[c, other], keywords=[]))
+            return node
+    return Weaken().visit(node)
+
+
+def _is_number(node):
+    return isinstance(node, gast.Constant) and type(node.value) in (int, float)
+
+
 def via_numpy():
     from .runtime_numba import VIA_NUMPY
     return VIA_NUMPY

@@ -9,7 +9,7 @@ __all__ = [
     "unbroadcast", "zeros_like", "ones_like", "add", "scale", "getitem_vjp", "setitem",
     "setitem_vjp", "expand_to", "astype_like", "stack", "push", "pop", "append", "insert",
     "pop_item", "item_of", "sort_like", "seed_grad", "tape_array", "balanced_eq", "sort_vjp",
-    "matmul", "matmul_vjp_x", "matmul_vjp_y",
+    "matmul", "matmul_vjp_x", "matmul_vjp_y", "weak",
     "at_get", "at_set", "at_add", "at_multiply", "at_min", "at_max", "at_set_inplace",
     "at_add_inplace", "at_multiply_inplace", "at_min_inplace", "at_max_inplace",
     "setitem_inplace",
@@ -367,6 +367,12 @@ def sort_vjp(g, x, axis=-1):
     out = np.zeros_like(np.asarray(g))
     np.put_along_axis(out, order, g, axis=axis)
     return out
+
+
+def weak(number, like):
+    """A Python number in arithmetic with ``like``: as it is (NumPy already treats it as weak,
+    taking ``like``'s precision); compiled code casts it to ``like``'s type (Numba would not)."""
+    return number
 
 
 def matmul(a, b):

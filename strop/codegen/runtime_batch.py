@@ -10,7 +10,8 @@ __all__ = ["select", "broadcast_lanes", "align_lanes", "lane_axes", "lane_axis",
            "lanes_max", "lanes_min", "matmul_lanes", "take_lanes", "getitem_lanes",
            "unbroadcast_lanes", "expand_to_lanes", "seed_grad_lanes", "transpose_lanes",
            "squeeze_lanes", "lane_index", "safe_index", "array_lanes",
-           "reshape_lanes", "getitem_vjp_lanes", "moveaxis_lanes", "lanes_like", "set_lane"]
+           "reshape_lanes", "getitem_vjp_lanes", "moveaxis_lanes", "lanes_like", "set_lane",
+           "extremum_grad_lanes"]
 
 
 def select(mask, new, old):
@@ -73,6 +74,12 @@ def _stack(outs):
     if isinstance(first, dict):
         return {k: _stack([o[k] for o in outs]) for k in first}
     return np.stack([np.asarray(o) for o in outs])
+
+
+def extremum_grad_lanes(a, ans, axis, keepdims, where=True):
+    """runtime.extremum_grad in each lane: the lane's ``axis`` (None: all of a lane's)."""
+    from .runtime import extremum_grad
+    return extremum_grad(a, ans, lane_axis(axis, a), keepdims, where)
 
 
 def lanes_like(first, n):

@@ -321,6 +321,18 @@ def _matmul_vjp_y(g, x, y):
         return impl
 
 
+@overload(rt.weak)
+def _weak(number, like):
+    kind = like.dtype if isinstance(like, types.Array) else like
+    same = (isinstance(kind, types.Float) and isinstance(number, (types.Integer, types.Float))
+            or isinstance(kind, types.Complex) and isinstance(number, types.Number)
+            or isinstance(kind, types.Integer) and isinstance(number, types.Integer))
+    if same:
+        cast = as_dtype(kind).type
+        return lambda number, like: cast(number)
+    return lambda number, like: number
+
+
 def _unrolled(text, **names):
     """An implementation written out for a tuple's length (Numba types tuples by length)."""
     space = dict(names)
@@ -364,7 +376,7 @@ def _set_lane(out, j, value):
     return impl
 
 
-_OVERLOADED = {rt.lanes_like, rt.set_lane, rt.tape_array, rt.seed_grad, rt.zeros_like, rt.add,
+_OVERLOADED = {rt.weak, rt.lanes_like, rt.set_lane, rt.tape_array, rt.seed_grad, rt.zeros_like, rt.add,
                rt.astype_like, rt.unbroadcast, rt.broadcast_like, rt.expand_to, rt.getitem_vjp, rt.setitem, rt.setitem_vjp,
                rt.item_vjp, rt.mean_grad, rt.matmul, rt.matmul_vjp_x, rt.matmul_vjp_y, rt.at_set,
                rt.at_add, rt.at_multiply, rt.at_min, rt.at_max, rt.at_get,

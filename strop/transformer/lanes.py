@@ -17,6 +17,7 @@ own number of trips (no masks, no work for finished lanes).  Unbatched statement
 run (``np.cos(t)`` of a loop counter) are hoisted before the loop: computed once, not per lane.
 Lane 0 is computed first to learn the results' types (the arrays are allocated from it).
 """
+import builtins
 import copy
 
 import gast
@@ -132,7 +133,8 @@ class Group:
         live_out = stmts[-1].live_out
         outs = _ordered(analysis.block_writes(stmts) & live_out, stmts)
         used = {n.id for g in stmts for n in gast.walk(g) if isinstance(n, gast.Name)}
-        ins = _ordered((analysis.live_in(stmts, live_out) & used) - set(v.refs), stmts)
+        ins = _ordered({n for n in analysis.live_in(stmts, live_out) & used if n not in v.refs
+                        and not (hasattr(builtins, n) and n not in self.defined)}, stmts)
         if any(n not in self.defined for n in ins):   # read before any lane assigns it
             if any(c is None for c in codes):
                 from .vectorize import NotBatchable

@@ -632,6 +632,13 @@ class Vectorize:
         new = [self.bcast(g, self.is_b(g)), self.bcast(x, self.is_b(x))] + args[2:]
         return ir.call(self.helper("expand_to_lanes"), new), True, self.rank_of(x)
 
+    def call_extremum_grad(self, v, args, kws):
+        a, ans, rest = args[0], args[1], args[2:]
+        if kws or len(rest) != 3 or self.is_b(rest[2]):   # a batched where: lane by lane
+            return None
+        new = [self.bcast(a, self.is_b(a)), self.bcast(ans, self.is_b(ans))] + rest
+        return ir.call(self.helper("extremum_grad_lanes"), new), True, self.rank_of(a)
+
     def call_matmul_vjp_x(self, v, args, kws):
         return self.matmul_vjp(args, "matmul_vjp_x_lanes", args[1])
 
@@ -776,7 +783,7 @@ class OutAxesError(Exception):
 
 
 LANE_QUERIES = {np.shape: "shape", np.ndim: "ndim", np.size: "size"}
-SPECIAL = {runtime.unbroadcast, runtime.seed_grad, runtime.expand_to, runtime.matmul_vjp_x,
+SPECIAL = {runtime.extremum_grad, runtime.unbroadcast, runtime.seed_grad, runtime.expand_to, runtime.matmul_vjp_x,
            runtime.matmul_vjp_y, runtime.getitem_vjp, np.reshape, np.ravel, np.transpose,
            np.squeeze, np.expand_dims, np.swapaxes, np.moveaxis, np.concatenate, np.stack,
            np.einsum}
