@@ -27,21 +27,10 @@ def lower(node, refs, replace=lambda obj: None):
         return None
 
     def bind(obj, base):
-        for n, o in refs.items():
-            if o is obj:
-                return n
-        n = base
-        while n in refs:
-            n += "_"
-        refs[n] = obj
-        return n
+        return _bind(refs, obj, base)
 
     def matmul_name():
-        for n, o in refs.items():
-            if o is runtime.matmul:
-                return n
-        refs["matmul"] = runtime.matmul
-        return "matmul"
+        return _bind(refs, runtime.matmul, "matmul")
 
     helpers = {n: o for n, o in refs.items() if n in runtime.__all__}
 
@@ -101,11 +90,7 @@ def weaken(node, refs):
     """Python numbers in arithmetic, as NumPy types them: weak (float32 * 0.5 is float32),
     where Numba would make float64 of it.  Run after the passes that read constants (tapes)."""
     def bind():
-        for n, o in refs.items():
-            if o is runtime.weak:
-                return n
-        refs["weak"] = runtime.weak
-        return "weak"
+        return _bind(refs, runtime.weak, "weak")
 
     class Weaken(gast.NodeTransformer):
         def visit_BinOp(self, node):
@@ -124,6 +109,18 @@ def weaken(node, refs):
                         args=[c, other], keywords=[]))
             return node
     return Weaken().visit(node)
+
+
+def _bind(refs, obj, base):
+    """The name ``refs`` binds ``obj`` to, binding it to ``base`` (made free) if none."""
+    for n, o in refs.items():
+        if o is obj:
+            return n
+    n = base
+    while n in refs:
+        n += "_"
+    refs[n] = obj
+    return n
 
 
 def _is_number(node):
