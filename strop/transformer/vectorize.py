@@ -15,6 +15,12 @@ Control flow on a batched condition runs every lane under a mask:
 - ``for i in range(n)`` with a batched ``n`` runs to the largest ``n``, lane ``b`` while
   ``i < n[b]``.
 
+A tuple or list holding batched values is a *container* of lanes: a tuple of batched values
+(every element batched, None kept as a placeholder), not a batched array, so ``t[0]`` stays
+``t[0]``.  The rank of each element's lanes (and of a nested container's) is kept in
+``elems``: ``x, = primals`` in a custom rule, and the cotangents of tuples in derivative code,
+keep what is known of their lanes.
+
 What the rewrite cannot batch (a loop that defines a value it needs on every lane, tapes in
 a batched loop) raises NotBatchable: the caller then runs the function lane by lane.
 """
@@ -24,6 +30,7 @@ import gast
 import numpy as np
 
 from ..codegen import runtime
+from ..codegen.runtime_forward import custom_cotangents
 from . import analysis, ir
 from .lanes import lane_block
 from .rules import RULES, lookup as rule_lookup
@@ -49,16 +56,18 @@ class Vectorize:
         self.size_expr = size_expr
         self.prologue = list(prologue)
         self.batched, self.rank, self.containers = set(batched), dict(ranks), set()
+        self.elems = {}   # container -> (rank, elems of a nested one) of each element
 
     # --- driver ----------------------------------------------------------------------------
     def run(self):
         node = self.fn.node
         _annotate_live(node.body, set())
         for _ in range(20):   # the batched names, to a fixpoint
-            before = (set(self.batched), dict(self.rank), set(self.containers))
+            before = (set(self.batched), dict(self.rank), set(self.containers),
+                      dict(self.elems))
             self.start()
             self.block(node.body, None, None)
-            if (self.batched, self.rank, self.containers) == before:
+            if (self.batched, self.rank, self.containers, self.elems) == before:
                 break
         self.start()
         size = [ir.assign(self.size, self.size_expr, getattr(node, "loc", None))]
@@ -147,9 +156,16 @@ class Vectorize:
                                loc)
         t = target.id
         pre = []
+        elems = self.elems_of(s.value)
         value, batched, rank = self.expr(s.value, mask, pre)
+        if elems is not None and (batched or t in self.elems):
+            self.set_elems(t, elems)
+            if not batched:   # unbatched here, a container of lanes elsewhere
+                value, batched = self.lanes_of(value), True
         masked = mask is not None and region is not None and t in region and t in self.defined
-        if masked:
+        if masked and t in self.elems:
+            value = self.select_elems(mask, value, t)
+        elif masked:
             batched = True
             if t not in self.batched:
                 self.set_name(t, True, rank)
@@ -325,14 +341,70 @@ class Vectorize:
         elts = v.elts
         if not any(self.is_b(e) for e in elts):
             return v, False, None
-        new = type(v)(elts=[self.bcast(e, self.is_b(e)) for e in elts], ctx=gast.Load())
-        return new, True, None
+        return self.lanes_of(v), True, None
 
     def display_dict(self, v):
         if not any(self.is_b(e) for e in v.values):
             return v, False, None
         return gast.Dict(keys=v.keys, values=[self.bcast(e, self.is_b(e)) for e in v.values]
                          ), True, None
+
+    # --- containers: tuples and lists of lanes ---------------------------------------------
+    def elems_of(self, v):
+        """(rank, elems of a nested container) of each element of ``v`` if it is a tuple or a
+        list of lanes (else None)."""
+        if isinstance(v, (gast.Tuple, gast.List)):
+            return tuple((self.rank_of(e), self.elems_of(e)) for e in v.elts)
+        if isinstance(v, gast.Name):
+            return self.elems.get(v.id)
+        if isinstance(v, gast.Subscript):
+            elem = self.element(v.value, v.slice)
+            return elem[1] if elem is not None else None
+        fn = self.fn.callee(v.func) if isinstance(v, gast.Call) else None
+        if fn in CONTAINER_CALLS:   # a container like the one in this argument
+            return self.elems_of(v.args[CONTAINER_CALLS[fn]])
+        return None
+
+    def element(self, x, idx):
+        elems = self.elems.get(x.id) if isinstance(x, gast.Name) else None
+        if elems is None or not isinstance(idx, gast.Constant) or \
+                not isinstance(idx.value, int) or not -len(elems) <= idx.value < len(elems):
+            return None
+        return elems[idx.value]
+
+    def set_elems(self, name, elems):
+        old = self.elems.get(name)
+        self.containers.add(name)
+        self.elems[name] = elems if old is None else _merge(old, elems)
+
+    def lanes_of(self, v):
+        """``v`` with every element a batched value (None stays None: a placeholder)."""
+        elems = self.elems_of(v)
+        if elems is not None and not self.is_b(v) and not isinstance(v, (gast.Tuple,
+                                                                            gast.List)):
+            v = gast.Tuple(elts=[ir.subscript(v, ir.const(i)) for i in range(len(elems))],
+                           ctx=gast.Load())
+        if not isinstance(v, (gast.Tuple, gast.List)):
+            return v if elems is not None else self.bcast(v, self.is_b(v))
+        return type(v)(elts=[e if _is_none(e) else self.lanes_of(e) for e in v.elts],
+                       ctx=gast.Load())
+
+    def select_elems(self, mask, value, t):
+        """``t = value`` in the lanes of ``mask``, element by element of the container."""
+        parts = []
+        for i, (r, sub) in enumerate(self.elems[t]):
+            new = value.elts[i] if isinstance(value, (gast.Tuple, gast.List)) else \
+                ir.subscript(value, ir.const(i))
+            if sub is not None:
+                raise NotBatchable("vmap cannot batch a nested tuple assigned under control "
+                                   "flow on a batched value", self.loc)
+            if _is_none(new):
+                parts.append(new)
+                continue
+            new = self.bcast(new, self.is_b(new) or isinstance(new, gast.Subscript))
+            pick = self.np_("where") if r == 0 else self.helper("select")
+            parts.append(ir.call(pick, [ir.name(mask), new, ir.subscript(t, ir.const(i))]))
+        return gast.Tuple(elts=parts, ctx=gast.Load())
 
     def aligned(self, parts):
         """Operands of an elementwise operation with batched lanes lined up: (nodes, batched,
@@ -408,7 +480,8 @@ class Vectorize:
         xb = self.is_b(x)
         ib = [self.is_b(p) for p in parts]
         if x.id in self.containers if isinstance(x, gast.Name) else False:
-            return v, xb, None   # an element of a list or tuple: batched like the container
+            elem = self.element(x, idx)   # an element of a list or tuple: batched like it
+            return v, xb, None if elem is None else elem[0]
         if not xb and not any(ib):
             return v, False, self.index_rank(x, parts)
         if mask is not None and any(ib):
@@ -489,10 +562,17 @@ class Vectorize:
             return v, False, self.call_rank(fn, args, kws)
         if fn in (float, int, bool):
             return ir.call(ir.attr(args[0], "astype"), [ir.name(fn.__name__)]), True, 0
+        if fn is len and self.elems_of(args[0]) is not None:
+            return ir.const(len(self.elems_of(args[0]))), False, 0
         if fn is len:
             return ir.subscript(ir.attr(args[0], "shape"), ir.const(1)), False, 0
         if fn in LANE_QUERIES and len(args) == 1 and not kws:
             return self.attribute(ir.attr(args[0], LANE_QUERIES[fn]))
+        if fn in CONTAINER_CALLS and self.elems_of(args[CONTAINER_CALLS[fn]]) is not None:
+            # on containers of lanes as they are, leaf by leaf
+            lanes = {CONTAINER_CALLS[fn]} | ({0} if fn is runtime.getitem_vjp else set())
+            return ir.call(v.func, [self.lanes_of(a) if i in lanes or self.elems_of(a)
+                                    else a for i, a in enumerate(v.args)]), True, None
         if fn is abs:   # Numba's abs takes numbers only
             v = ir.call(self.np_("abs"), args)
             fn = np.abs
@@ -620,6 +700,9 @@ class Vectorize:
     # --- derivative helpers ----------------------------------------------------------------
     def call_unbroadcast(self, v, args, kws):
         g, x = args
+        if self.is_b(g) and self.is_b(x) and self.rank_of(g) is not None and \
+                self.rank_of(g) == self.rank_of(x):   # lanes of one rank: as it is
+            return v, True, self.rank_of(x)
         return ir.call(self.helper("unbroadcast_lanes"), [g, x, ir.const(self.is_b(g)),
                                                          ir.const(self.is_b(x))]), \
             self.is_b(g), self.rank_of(x)
@@ -783,6 +866,10 @@ class OutAxesError(Exception):
 
 
 LANE_QUERIES = {np.shape: "shape", np.ndim: "ndim", np.size: "size"}
+# helpers that take containers: on containers of lanes they run as they are, leaf by leaf
+# (the value: which argument's elements the result's are like)
+CONTAINER_CALLS = {runtime.add: 0, runtime.scale: 0, runtime.zeros_like: 0,
+                   runtime.ones_like: 0, runtime.getitem_vjp: 1, custom_cotangents: 1}
 SPECIAL = {runtime.extremum_grad, runtime.unbroadcast, runtime.seed_grad, runtime.expand_to, runtime.matmul_vjp_x,
            runtime.matmul_vjp_y, runtime.getitem_vjp, np.reshape, np.ravel, np.transpose,
            np.squeeze, np.expand_dims, np.swapaxes, np.moveaxis, np.concatenate, np.stack,
@@ -792,6 +879,19 @@ SPECIAL = {runtime.extremum_grad, runtime.unbroadcast, runtime.seed_grad, runtim
 def _describe(v):
     from ..codegen.emit import unparse
     return unparse(v)
+
+
+def _is_none(node):
+    return isinstance(node, gast.Constant) and node.value is None
+
+
+def _merge(a, b):
+    """What two assignments to a container tell of its elements together."""
+    if len(a) != len(b):
+        return tuple((None, None) for _ in range(max(len(a), len(b))))
+    return tuple((ra if ra == rb else None,
+                  _merge(sa, sb) if sa is not None and sb is not None else None)
+                 for (ra, sa), (rb, sb) in zip(a, b))
 
 
 def _max_rank(ranks):
