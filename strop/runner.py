@@ -18,6 +18,7 @@ import numpy as np
 from .codegen import emit as emitter
 from .codegen.cpu import compile_function, lower, weaken
 from .codegen.inplace import make_inplace
+from .codegen.native import Native
 from .codegen.tapes import arrays_for_tapes
 from .transformer.analysis import scalar_names
 from .codegen.load import load
@@ -54,7 +55,7 @@ class Staged:
         if config.read("log_compiles"):
             log.warning("strop: transformed %s into %s (%s)", origin, fn.name, reason)
         if backend == "cpu":
-            self.runner = self.compile()
+            self.runner = Native(self.compile, self.generated.path)
 
     def compile(self, cache=True):
         return compile_function(self.generated.function, cache,
@@ -65,7 +66,7 @@ class Staged:
         compiled = self.backend == "cpu"
         values = config._values
         logging_ = values["log_compiles"]
-        before = len(self.runner.signatures) if compiled and logging_ else 0
+        before = self.runner.compiled if compiled and logging_ else 0
         try:
             if compiled and self.fn.split is not None:
                 out = self.fn.split(self.runner, args, free)
@@ -83,7 +84,7 @@ class Staged:
             if compiled:   # compiled code has no traceback: run it as Python to find the line
                 self.rerun_as_python(args, free, e)
             raise mapped(e, self.generated) from None
-        if compiled and logging_ and len(self.runner.signatures) > before:
+        if compiled and logging_ and self.runner.compiled > before:
             log.warning("strop: compiled %s for a new signature %s", self.fn.name,
                         self.runner.signatures[-1])
         if values["debug_nans"] or values["debug_infs"]:
@@ -93,10 +94,10 @@ class Staged:
     def recompile(self):
         """Drop this function's unreadable Numba cache index and compile afresh."""
         try:
-            os.unlink(self.runner._cache._cache_file._index_path)
+            os.unlink(self.runner.dispatcher._cache._cache_file._index_path)
         except (AttributeError, OSError):
             pass
-        self.runner = self.compile()
+        self.runner = Native(self.compile, self.generated.path)
 
     def rerun_as_python(self, args, free, error):
         try:

@@ -35,7 +35,25 @@ def test_second_process_compiles_nothing(tmp_path):
     first_values, first = run(tmp_path)
     second_values, second = run(tmp_path)
     assert first["backend"] == second["backend"] == "cpu"
-    assert int(first["misses"]) >= 1
+    assert int(first["misses"]) >= 1 and int(first["native"]) == 0
+    # the second links the machine code the first saved: Numba neither compiles nor opens its
+    # own cache (codegen/native.py)
+    assert int(second["native"]) >= 1
+    assert int(second["misses"]) == 0 and int(second["hits"]) == 0
+    assert first_values == second_values
+    # a second signature (an integer array) has its own saved code; errors still name the user line
+    assert first["picked"] == second["picked"] == "6.0,2.0"
+    assert int(first["pick_native"]) == 0 and int(second["pick_native"]) == 2
+    assert first["index_error"] == second["index_error"] == "user-line"
+
+
+@pytest.mark.slow
+def test_without_saved_machine_code_numbas_cache_serves(tmp_path):
+    first_values, _ = run(tmp_path)
+    for path in glob.glob(str(tmp_path / "*.native")):
+        os.unlink(path)
+    second_values, second = run(tmp_path)
+    assert int(second["native"]) == 0
     assert int(second["misses"]) == 0 and int(second["hits"]) >= 1
     assert first_values == second_values
 
@@ -52,7 +70,7 @@ def test_two_processes_compiling_at_once(tmp_path):
 def test_corrupted_cache_files_do_not_give_wrong_results(tmp_path):
     good_values, _ = run(tmp_path)
     for path in glob.glob(str(tmp_path / "**" / "*.nb*"), recursive=True) + glob.glob(
-            str(tmp_path / "*.py")):
+            str(tmp_path / "*.py")) + glob.glob(str(tmp_path / "*.native")):
         with open(path, "r+b") as f:       # truncate every cached file to half its size
             data = f.read()
             f.seek(0)

@@ -128,7 +128,7 @@ def _is_number(node):
 
 
 def via_numpy():
-    from .runtime_numba import VIA_NUMPY
+    from .via_numpy import VIA_NUMPY
     return VIA_NUMPY
 
 

@@ -42,11 +42,12 @@ def digest(source):
     return hashlib.sha256(f"strop {__version__}\n{source}".encode()).hexdigest()[:20]
 
 
-def _write_atomically(path, text):
+def write_atomically(path, data):
+    """Write ``data`` (text or bytes) to ``path`` so that no reader sees a partial file."""
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -86,7 +87,7 @@ def load(name, source, linemap, injected):
     except OSError:
         intact = False
     if not intact:        # missing, truncated or corrupted: write it again
-        _write_atomically(path, source)
+        write_atomically(path, source)
     spec = importlib.util.spec_from_file_location(modname, path)
     module = importlib.util.module_from_spec(spec)
     module.__dict__.update(injected)

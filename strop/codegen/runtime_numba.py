@@ -12,7 +12,7 @@ from numba.extending import overload, register_jitable
 from numba.np.numpy_support import as_dtype
 
 from . import runtime as rt
-from ..rng import compiled  # noqa: F401,E402  (strop.random's Numba implementations)
+from .via_numpy import LARGE, VIA_NUMPY
 
 SCALARS = (types.Float, types.Integer, types.Boolean)
 
@@ -388,17 +388,7 @@ for _name in rt.__all__:   # the rest: compiled from their own source, where Num
         register_jitable(_fn)
 
 
-# Transcendental ufuncs on large arrays: NumPy's SIMD loops (Numba calls the scalar libm
-# function per element when SVML is absent); small arrays and numbers stay compiled.
-LARGE = 4096
-NUMPY_UFUNCS = (np.tanh, np.exp, np.log, np.sin, np.cos, np.log1p, np.expm1)
-
-
-def _through_numpy_when_large(ufunc):
-    def stub(x):
-        return ufunc(x)
-    stub.__name__ = stub.__qualname__ = f"{ufunc.__name__}_np"
-
+def _through_numpy_when_large(ufunc, stub):
     @overload(stub)
     def impl(x):
         if isinstance(x, types.Array) and isinstance(x.dtype, types.Float):
@@ -412,9 +402,9 @@ def _through_numpy_when_large(ufunc):
                 return out
             return large
         return lambda x: ufunc(x)
-    return stub
 
 
-VIA_NUMPY = {u: _through_numpy_when_large(u) for u in NUMPY_UFUNCS}
+for _ufunc, _stub in VIA_NUMPY.items():   # see via_numpy.py
+    _through_numpy_when_large(_ufunc, _stub)
 
 from . import runtime_forward_numba  # noqa: E402,F401  (registers forward mode's helpers)

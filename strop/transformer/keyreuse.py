@@ -1,5 +1,6 @@
 """The transform-time KeyReuseWarning: a PRNG key consumed twice without a split gives the
 same random numbers twice, silently (JAX's sharp bit)."""
+import sys
 import warnings
 
 import gast
@@ -8,6 +9,8 @@ from ..errors import KeyReuseWarning
 
 
 def _consumers():
+    if "strop.rng" not in sys.modules:   # then no code can refer to its functions
+        return set()
     from .. import rng
     from ..rng import keys, samplers
     names = [n for n in rng.__all__ if n not in ("PRNGKey", "key_data", "fold_in", "KERNELS")]

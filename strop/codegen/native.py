@@ -1,0 +1,176 @@
+"""Compiled code reloaded without Numba's dispatcher: a warm process's first call in milliseconds.
+
+Numba's disk cache is correct but slow to open: before it loads a cached function, Numba builds
+its typing and lowering tables (~120 ms once per process, more with strop's overloads).  The
+machine code needs none of that.  So once Numba has compiled (or loaded) the code for some
+argument types, its object code, function descriptor and environment are saved beside the
+generated module, keyed by Numba's argument fingerprints; a later process links that object
+code with llvmlite and calls its Python entry point directly.  Numba stays the compiler and the
+fallback: argument types with no saved code go through the dispatcher.
+
+A saved file names the Numba, llvmlite and Python versions and the host CPU, and carries a
+hash of its contents: a file made elsewhere is never loaded, a truncated one is removed.
+"""
+import hashlib
+import io
+import os
+import pickle
+import sys
+
+from .load import write_atomically
+
+INT64 = range(-2 ** 63, 2 ** 63)
+
+
+class Native:
+    """A function compiled by Numba, called through saved machine code where there is some.
+    ``compile`` makes its Numba dispatcher, the first time one is needed."""
+
+    def __init__(self, compile, path):
+        from numba._dispatcher import compute_fingerprint
+        self._compile_dispatcher, self._dispatcher = compile, None
+        self.stem = os.path.splitext(path)[0]    # the generated module's file, less ".py"
+        self.entries = {}                        # fingerprints -> entry point
+        self.signatures = []                     # the entries' argument types
+        self.loaded = 0                          # signatures loaded from saved code
+        self.compiled = 0                        # ... compiled by Numba (or from its cache)
+        self._fingerprint = compute_fingerprint
+
+    @property
+    def dispatcher(self):
+        if self._dispatcher is None:
+            self._dispatcher = self._compile_dispatcher()
+        return self._dispatcher
+
+    def __call__(self, *args):
+        try:
+            key = tuple(map(self._fingerprint, args))
+        except (NotImplementedError, TypeError, ValueError):   # a type with no fingerprint
+            return self.dispatcher(*args)
+        if b"i" in key and any(type(a) is int and a not in INT64 for a in args):
+            return self.dispatcher(*args)        # Numba types a big int as uint64
+        entry = self.entries.get(key)
+        if entry is None:
+            entry = self.entries[key] = self._load(key) or self._compile(key, args)
+        return entry(*args)
+
+    def _file(self, key):
+        tag = repr((key, _platform()))
+        return f"{self.stem}-{hashlib.sha256(tag.encode()).hexdigest()[:16]}.native"
+
+    def _load(self, key):
+        path = self._file(key)
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            return None
+        digest, payload = data[:32], data[32:]
+        if hashlib.sha256(payload).digest() != digest:    # truncated or corrupted: remove it
+            _remove(path)
+            return None
+        try:
+            state = _Unpickler(io.BytesIO(payload)).load()
+            entry = _link(state)
+        except Exception:    # saved by an incompatible build: Numba compiles again
+            _remove(path)
+            return None
+        self.loaded += 1
+        self.signatures.append(tuple(state[3].args))
+        return entry
+
+    def _compile(self, key, args):
+        """Numba's entry point for ``args`` (compiling them, or loading Numba's own cache), and
+        its machine code saved for the next process."""
+        d = self.dispatcher
+        sig = tuple(d.typeof_pyval(a) for a in args)
+        d.compile(sig)         # not a call: the function runs once, on its caller's arguments
+        cres = d.overloads[sig]
+        self.compiled += 1
+        self.signatures.append(sig)
+        try:
+            from numba.core.serialize import dumps
+            payload = dumps(cres._reduce())
+            write_atomically(self._file(key), hashlib.sha256(payload).digest() + payload)
+        except Exception:      # what Numba cannot pickle it does not cache either
+            pass
+        return cres.entry_point
+
+
+def _link(state):
+    """The entry point of saved object code, linked into Numba's JIT (see CompileResult._rebuild;
+    only the target context is needed, not the typing tables)."""
+    from numba.core.compiler_lock import global_compiler_lock
+    from numba.core.registry import cpu_target
+    libdata, fndesc, env, _sig, _objmode, _lifted, _ann, reload_init, envs = state
+    with global_compiler_lock:
+        _runtime_symbols()
+        for fn in reload_init:
+            fn()
+        ctx = cpu_target.target_context
+        library = ctx.codegen().unserialize_library(libdata)
+        entry = ctx.get_executable(library, fndesc, env)
+        for other in envs:
+            library.codegen.set_env(other.env_name, other)
+    _KEPT.extend(envs)   # the machine code points at them: they live as long as the process
+    return entry
+
+
+_KEPT = []
+
+
+class _Unpickler(pickle.Unpickler):
+    """Numba's unpickler, but an environment of a Numba module not imported yet (the
+    ``np.empty`` that compiled code calls has one in ``numba.np.arrayobj``) is made without
+    importing it (~40 ms): its globals serve object mode only, its constants are kept."""
+
+    def find_class(self, module, name):
+        if (module, name) == ("numba.core.environment", "_rebuild_env"):
+            return _environment
+        return super().find_class(module, name)
+
+
+def _environment(modname, consts, env_name):
+    from numba.core.environment import Environment, _rebuild_env, lookup_environment
+    if modname in sys.modules or lookup_environment(env_name) is not None:
+        return _rebuild_env(modname, consts, env_name)
+    env = Environment({"__name__": modname})
+    env.consts[:] = consts
+    env.env_name = env_name
+    return env
+
+
+_registered = []
+
+
+def _runtime_symbols():
+    """The C functions of Numba's runtime (NRT), as its initialization registers them; its other
+    step, compiling the runtime's LLVM functions, is not needed: they are in the object code."""
+    if _registered:
+        return
+    import llvmlite.binding as ll
+    from numba.core.runtime import _nrt_python
+    for name, address in _nrt_python.c_helpers.items():
+        ll.add_symbol(name if name.startswith("_") else "NRT_" + name, address)
+    _registered.append(True)
+
+
+_PLATFORM = []
+
+
+def _platform():
+    """What machine code depends on: the compilers' versions and the CPU it was made for."""
+    if not _PLATFORM:
+        import llvmlite
+        import llvmlite.binding as ll
+        import numba
+        _PLATFORM.append((numba.__version__, llvmlite.__version__, sys.version,
+                          ll.get_host_cpu_name(), ll.get_host_cpu_features().flatten()))
+    return _PLATFORM[0]
+
+
+def _remove(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
