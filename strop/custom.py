@@ -14,6 +14,13 @@ as calls, and the row's templates call the user's rules.
   ``bwd`` as ordinary code.
 
 Called outside transforms, or under ``jit``, the function runs as written.
+
+Under ``vmap`` the rule is batched with the function, as in JAX: vmap's code computes the
+primal, and where an outer transform differentiates that code (``grad(vmap(f))``,
+``jvp(vmap(f))``) the call is of ``f.batched(...)``, a custom function of the same kind
+whose primal and rule are f's vmapped (the rule sees one example's primals and tangents, its
+own code vectorized like any other).  A ``vmap`` of a derivative (``vmap(grad(f))``) batches
+the rule's code already inlined.
 """
 import functools
 import inspect
@@ -21,6 +28,7 @@ import inspect
 import numpy as np
 
 from .codegen import load as loader
+from .codegen.runtime_forward import custom_cotangents
 from .transformer.rules import RULES, TEMPLATE_NAMESPACE, Rule
 
 __all__ = ["custom_jvp", "custom_vjp"]
@@ -59,11 +67,26 @@ class _Custom:
             args = ", ".join(self.params)
             name = f"{self.__name__}_custom"
             source = f"def {self.__name__}({args}):\n    return {name}({args})\n"
-            self._trampoline = loader.load(self.__name__, source, {}, {name: self}).function
+            self._trampoline = loader.load(self.__name__, source, _at(self.fun, 2),
+                                           {name: self}).function
         return self._trampoline
 
     def __repr__(self):
         return f"<{type(self).__name__} {self.__qualname__}>"
+
+    def batched(self, lanes):
+        """This function under ``vmap``: a custom function of the same kind whose primal and
+        rule are this one's vmapped.  ``lanes``: (batched, rank of a lane or None) of each
+        parameter's argument."""
+        cache = self.__dict__.setdefault("_batched", {})
+        if lanes not in cache:
+            b = _Batch(self, lanes)
+            primal = b.fresh("primal")
+            fun = b.function("", self.params, [f"return {primal}({', '.join(self.params)})"],
+                             {primal: b.lanes(self.fun, self.params)}, self.fun)
+            cache[lanes] = type(self)(fun, self.nondiff_argnums)
+            self._batch(b, cache[lanes])
+        return cache[lanes]
 
     def _name(self, obj, suffix):
         """A name for ``obj`` in the templates' namespace (and so in generated code)."""
@@ -79,6 +102,71 @@ class _Custom:
     def _register(self, vjps, jvps, joint=None):
         params = tuple((p, self.defaults.get(p, _no_default())) for p in self.params)
         RULES[self] = Rule(self, params, vjps, None, True, len(params), jvps, joint)
+
+
+class _Batch:
+    """What the batched version of a custom function is built from: generated adapters (flat
+    parameters, so that vmap knows each argument's axis) and vmaps of the user's functions."""
+
+    def __init__(self, owner, lanes):
+        from .api import ARRAY
+        self.owner, self.name = owner, f"{owner.__name__}_batched"
+        self.axes = {p: 0 if b else None for p, (b, _) in zip(owner.params, lanes)}
+        self.kinds = {p: ARRAY if r is None else f"{ARRAY}{r + b}"
+                      for p, (b, r) in zip(owner.params, lanes)}
+        self.taken = set(owner.params) | {"d" + p for p in owner.params}
+
+    def fresh(self, base):
+        """A name for the adapters that no parameter (or tangent) of theirs shadows."""
+        name = base
+        while name in self.taken:
+            name += "_"
+        self.taken.add(name)
+        return name
+
+    def lanes(self, fn, like):
+        """``vmap(fn)`` for arguments like the owner's parameters named in ``like`` (a tangent
+        is like its primal; None: batched, like the output)."""
+        from .api import ARRAY
+        from .vmap import vmap
+        axes = tuple(0 if p is None else self.axes[p] for p in like)
+        kinds = tuple(ARRAY if p is None else self.kinds[p] for p in like)
+        return _Lanes(vmap(fn, in_axes=axes), kinds, f"{getattr(fn, '__name__', 'f')}_lanes")
+
+    def function(self, suffix, params, body, injected, user):
+        """A generated function ``def <name>_<suffix>(params): body``, whose lines errors show
+        as the definition of ``user``, the user's function it calls."""
+        name = f"{self.name}_{suffix}".rstrip("_")
+        source = f"def {name}({', '.join(params)}):\n" + "".join(
+            f"    {line}\n" for line in body)
+        return loader.load(name, source, _at(user, len(body) + 1), injected).function
+
+
+class _Lanes:
+    """``vmap(fn)`` called by generated code: inlined, when that code is transformed, as its
+    code for arguments of known kinds (flat ones: vmap knows each one's axis)."""
+    plain = None
+
+    def __init__(self, vec, kinds, name):
+        self.vec, self.kinds, self.__name__ = vec, kinds, name
+
+    def __call__(self, *args):
+        return self.vec(*args)
+
+    def staged(self, key=None):
+        from .api import _settings
+        return (self.vec.plain or self.vec).staged(key or (self.kinds, (), _settings()))
+
+    @property
+    def call_positional(self):
+        return self.vec.call_positional
+
+
+def _at(user, n):
+    """A line map showing lines 1..n of a generated function as the definition of ``user``."""
+    code = getattr(user, "__code__", None)
+    return {i: (code.co_filename, code.co_firstlineno) for i in range(1, n + 1)} if code \
+        else {}
 
 
 def _no_default():
@@ -123,6 +211,23 @@ class custom_jvp(_Custom):   # noqa: N801  (JAX's name)
     def _finish(self, jvps, joint):
         self._transposed = None
         self._register({p: self._vjp_template(p) for p in jvps}, jvps, joint)
+
+    def _batch(self, b, new):
+        """``new``'s rule: the jvp vmapped (each of defjvps' functions, ``ans`` batched)."""
+        diff, nd = self.diff, "".join(n + ", " for n in self.nondiff)
+        if getattr(self, "jvps", None) is not None:
+            new.defjvps(*[None if fn is None else b.lanes(fn, [p, None] + self.params)
+                          for p, fn in zip(diff, self.jvps)])
+            return
+        tangents = ["d" + p for p in diff]
+        jvp, lanes, primals, dots = map(b.fresh, ("jvp", "lanes", "primals", "tangents"))
+        flat = b.function("jvp_flat", self.nondiff + diff + tangents,
+                          [f"return {jvp}({nd}{_tuple(diff)}, {_tuple(tangents)})"],
+                          {jvp: self.jvp}, self.jvp)
+        new.defjvp(b.function("jvp", self.nondiff + [primals, dots], [
+            f"{_tuple(diff)} = {primals}", f"{_tuple(tangents)} = {dots}",
+            f"return {lanes}({', '.join(self.nondiff + diff + tangents)})"],
+            {lanes: b.lanes(flat, self.nondiff + diff + diff)}, self.jvp))
 
     # reverse mode: the jvp transposed
     def _vjp_template(self, p):
@@ -201,3 +306,25 @@ class custom_vjp(_Custom):   # noqa: N801  (JAX's name)
                f"{self.__name__!r})"
         self._register({p: f"{call}[{i}]" for i, p in enumerate(self.diff)}, {})
         return fwd, bwd
+
+    def _batch(self, b, new):
+        """``new``'s fwd and bwd: its residuals are the arguments, and ``bwd`` runs ``fwd``
+        again (as the reverse sweep does) then ``bwd``, vmapped; the cotangent of an
+        unbatched argument is summed over the lanes."""
+        diff, nd, args = self.diff, "".join(n + ", " for n in self.nondiff), ", ".join(
+            self.params)
+        fwd, bwd, check, lanes, np_, g, res, cts = map(b.fresh, (
+            "fwd", "bwd", "custom_cotangents", "lanes", "np", "g", "res", "cts"))
+        flat = b.function("vjp_flat", self.params + [g], [
+            f"return {check}({bwd}({nd}{fwd}({args})[1], {g}), {_tuple(diff)}, "
+            f"{self.__name__!r})"], {bwd: self.bwd, fwd: self.fwd, check: custom_cotangents},
+            self.bwd)
+        summed = [f"{cts}[{i}]" if b.axes[p] is not None else f"{np_}.sum({cts}[{i}], axis=0)"
+                  for i, p in enumerate(diff)]
+        new.defvjp(
+            b.function("fwd", self.params, [f"return {fwd}({args})[0], {_tuple(diff)}"],
+                       {fwd: b.lanes(self.fwd, self.params)}, self.fwd),
+            b.function("bwd", self.nondiff + [res, g], [
+                f"{_tuple(diff)} = {res}", f"{cts} = {lanes}({args}, {g})",
+                f"return {_tuple(summed)}"], {lanes: b.lanes(flat, self.params + [None]),
+                                             np_: np}, self.bwd))

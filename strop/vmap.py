@@ -5,6 +5,11 @@ argument and the sizes, as JAX's do), resolves pytree prefixes of ``in_axes`` to
 leaf parameter, and moves each batched argument's axis to the front in the generated code.
 A function the rewrite cannot batch runs lane by lane (``each``): the generated source says
 why, at the user line.
+
+What an outer transform transforms (``grad(vmap(f))``, ``jvp(vmap(f))``, ``vmap(f)`` called in
+a transformed function) is ``plain``: the same vmap with calls of custom_jvp/custom_vjp
+functions kept, as calls of their batched versions (custom.py), so that their rules are used.
+vmap's own code calls their primal functions, inlined.
 """
 import copy
 
@@ -45,37 +50,57 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
     if axis_size is not None and (not isinstance(axis_size, (int, np.integer)) or axis_size < 0):
         raise TypeError(f"vmap axis_size must be a non-negative int, got {axis_size!r}")
     name = getattr(api._user_function(fun), "__name__", "f")
-    t = Vectorized(fun, None, f"vmap({name})")
-    t._build = t.build
-    t.in_axes, t.out_axes, t.axis_size = in_axes, out_axes, axis_size
-    return t
+    return Vectorized.make(fun, f"vmap({name})", in_axes, out_axes, axis_size)
 
 
 vmap.__strop_transform__ = True
 
 
 class Vectorized(api.Transformed):
-    differentiates = False
+    differentiates = False   # custom functions inlined as their primal (see plain)
     lanes = False    # per-lane code fused into loops over the batch (transformer/lanes.py)
+    uncompiled = None   # jit(vmap(f)): vmap(f), for an empty batch and after a fallback
+
+    @classmethod
+    def make(cls, fun, name, in_axes, out_axes, axis_size):
+        t = cls(fun, None, name)
+        t._build = t.build
+        t.in_axes, t.out_axes, t.axis_size = in_axes, out_axes, axis_size
+        t._outer = None
+        return t
+
+    @property
+    def plain(self):
+        """What an outer transform transforms: this vmap, custom functions kept (as calls of
+        their batched versions, whose rules are the rules vmapped)."""
+        if self.differentiates:
+            return None
+        if self._outer is None:
+            self._outer = Vectorized.make(self.fun, self.__name__, self.in_axes,
+                                          self.out_axes, self.axis_size)
+            self._outer.differentiates = True
+        if self._outer._last_key is None and self._last_key and not self._last_key[1]:
+            self._outer._last_key = self._last_key   # the kinds it was called with
+        return self._outer
 
     def compiled(self, static_argnums=()):
         """``jit(vmap(f))``: the batched code with per-lane runs fused into loops over the
         batch, compiled by Numba, and run in chunks of lanes on all cores where that pays."""
-        t = Vectorized(self.fun, None, f"jit({self.__name__})")
-        t._build = t.build
-        t.in_axes, t.out_axes, t.axis_size = self.in_axes, self.out_axes, self.axis_size
-        t.backend, t.lanes, t.plain, t.static_argnums = "cpu", True, self, static_argnums
+        t = Vectorized.make(self.fun, f"jit({self.__name__})", self.in_axes, self.out_axes,
+                            self.axis_size)
+        t._outer = self.plain
+        t.backend, t.lanes, t.uncompiled, t.static_argnums = "cpu", True, self, static_argnums
         return t
 
     def call_positional(self, args):
-        if self.check_args_axes(args) == 0 and self.plain is not None:
-            return self.plain.call_positional(args)   # no lane to run: vmap(f)'s NumPy code
+        if self.check_args_axes(args) == 0 and self.uncompiled is not None:
+            return self.uncompiled.call_positional(args)   # no lane to run: vmap(f)'s code
         return super().call_positional(args)
 
     def staged(self, key=None, reason=None):
         st = super().staged(key, reason)
-        if self.plain is not None and st.python is None:   # a fallback runs vmap(f)'s code
-            st.python = lambda: self.plain.staged(key).generated.function
+        if self.uncompiled is not None and st.python is None:   # a fallback runs vmap(f)'s
+            st.python = lambda: self.uncompiled.staged(key).generated.function   # code
         return st
 
     def inner_kinds(self, kinds):

@@ -484,9 +484,10 @@ def _parts(g, out):
 
 # --- custom rules ------------------------------------------------------------------------------
 
-def custom_cotangents(cts, args, name):
+def custom_cotangents(cts, args, name, lanes=0):
     """The cotangents a custom_vjp's ``bwd`` returned, one per differentiable argument
-    (``args``), checked against them; None (no cotangent) becomes zeros."""
+    (``args``), checked against them; None (no cotangent) becomes zeros.  ``lanes``: 1 under
+    vmap (messages give the shapes of one lane)."""
     n = len(args)
     if not isinstance(cts, (tuple, list)) or len(cts) != n:
         got = f"a {type(cts).__name__} of length {len(cts)}" if isinstance(
@@ -498,8 +499,8 @@ def custom_cotangents(cts, args, name):
         if c is not None and np.shape(c) != np.shape(a) and not isinstance(a, _CONTAINERS + (
                 dict,)):
             raise ValueError(f"the bwd function of the custom_vjp {name} returned a cotangent "
-                             f"of shape {np.shape(c)} for its differentiable argument {i}, "
-                             f"which has shape {np.shape(a)}: they must match")
+                             f"of shape {np.shape(c)[lanes:]} for its differentiable argument "
+                             f"{i}, which has shape {np.shape(a)[lanes:]}: they must match")
         out.append(zeros_like(a) if c is None else c)
     return tuple(out)
 

@@ -175,15 +175,15 @@ def _jacobian(kind):
 
 
 @overload(rf.custom_cotangents)
-def _custom_cotangents(cts, args, name):
+def _custom_cotangents(cts, args, name, lanes=0):
     """Checked as the Python version checks; on a mismatch the compiled code raises and the
     Python version, run again, says what was wrong."""
     if not isinstance(cts, types.BaseTuple) or len(cts) != len(args):
-        def wrong(cts, args, name):
+        def wrong(cts, args, name, lanes=0):
             raise TypeError("the bwd function of a custom_vjp must return a tuple of one "
                             "cotangent per differentiable argument")
         return wrong
-    lines = ["def impl(cts, args, name):"]
+    lines = ["def impl(cts, args, name, lanes=0):"]
     for k, (c, a) in enumerate(zip(cts, args)):
         if _none(c):
             lines.append(f"    c{k} = zeros_like(args[{k}])")

@@ -84,7 +84,8 @@ class Vectorize:
 
     def start(self):
         self.refs = dict(self.fn.refs)
-        self.namer = ir.Namer(ir.names_in(self.fn.node) | set(self.refs))
+        self.namer = ir.Namer(ir.names_in(self.fn.node) | set(self.refs) |
+                              {self.fn.node.name + "_vmap"})   # the function made
         self.size = self.namer.fresh("batch_size")
         self.companions = []
         self.defined = {a.id for a in self.fn.node.args.args}
@@ -560,6 +561,8 @@ class Vectorize:
             return v, tape is not None and self.is_b(tape), None
         if not any(flags):
             return v, False, self.call_rank(fn, args, kws)
+        if getattr(fn, "__strop_custom__", False):
+            return self.custom(v, fn, args, kws)
         if fn in (float, int, bool):
             return ir.call(ir.attr(args[0], "astype"), [ir.name(fn.__name__)]), True, 0
         if fn is len and self.elems_of(args[0]) is not None:
@@ -571,8 +574,11 @@ class Vectorize:
         if fn in CONTAINER_CALLS and self.elems_of(args[CONTAINER_CALLS[fn]]) is not None:
             # on containers of lanes as they are, leaf by leaf
             lanes = {CONTAINER_CALLS[fn]} | ({0} if fn is runtime.getitem_vjp else set())
-            return ir.call(v.func, [self.lanes_of(a) if i in lanes or self.elems_of(a)
-                                    else a for i, a in enumerate(v.args)]), True, None
+            new = ir.call(v.func, [self.lanes_of(a) if i in lanes or self.elems_of(a)
+                                   else a for i, a in enumerate(v.args)])
+            if fn is custom_cotangents:   # its messages give the shapes of one lane
+                new.args.append(ir.const(1))
+            return new, True, None
         if fn is abs:   # Numba's abs takes numbers only
             v = ir.call(self.np_("abs"), args)
             fn = np.abs
@@ -609,6 +615,18 @@ class Vectorize:
             if out is not None:
                 return out
         return self.each(v, fn, args, kws)
+
+    def custom(self, v, fn, args, kws):
+        """A custom_jvp/custom_vjp call, kept where an outer transform differentiates this
+        code: a call of its batched version (custom.py), whose rule is its rule vmapped."""
+        bound = rule_lookup(fn).bind(args, kws) if rule_lookup(fn) else None
+        if bound is None or not all(isinstance(a, (gast.AST, bool, int, float, str,
+                                                   type(None))) for a in bound.values()):
+            raise NotBatchable(f"vmap cannot batch this call of {fn.__name__}", self.loc)
+        values = [a if isinstance(a, gast.AST) else ir.const(a)
+                  for a in (bound[p] for p in fn.params)]
+        batched = fn.batched(tuple((self.is_b(a), self.rank_of(a)) for a in values))
+        return ir.call(ir.name(self.ref(batched, batched.__name__)), values), True, None
 
     def call_rank(self, fn, args, kws):
         if isinstance(fn, np.ufunc) or table.is_elementwise(fn):
@@ -694,6 +712,9 @@ class Vectorize:
                                self.loc)
         if isinstance(fn, tuple) or fn is None:
             raise NotBatchable(f"vmap cannot batch this call ({_describe(v)})", self.loc)
+        if any(self.elems_of(a) is not None for a in args):   # each slices arrays only
+            raise NotBatchable(f"vmap has no batching rule for {getattr(fn, '__name__', fn)} "
+                               f"with a tuple or list of batched values", self.loc)
         flags = gast.Tuple(elts=[ir.const(self.is_b(a)) for a in args], ctx=gast.Load())
         return ir.call(self.helper("each"), [v.func, flags] + args), True, None
 
