@@ -8,7 +8,7 @@ import pytest
 
 import strop
 from helpers import numeric_vjp, x64_fixture
-from strop import custom_jvp, custom_vjp, grad, jacfwd, jit, jvp, vmap
+from strop import custom_jvp, custom_vjp, grad, jacfwd, jacrev, jit, jvp, vmap
 
 x64 = pytest.fixture(autouse=True)(x64_fixture)
 
@@ -90,6 +90,7 @@ def test_vmap_of_grad_uses_the_rule(h):
 def test_grad_of_vmap_uses_the_rule(h):
     got = grad(lambda x: np.sum(vmap(h)(x)))(XS)
     np.testing.assert_allclose(got, loop(grad(h), XS), rtol=1e-12)
+    np.testing.assert_allclose(jacrev(vmap(h))(XS), np.diag(got), rtol=1e-12)
 
 
 @pytest.mark.parametrize("h", [sin100, branchy], ids=["custom_jvp", "custom_jvp-if"])
@@ -98,6 +99,7 @@ def test_jvp_of_vmap_and_vmap_of_jvp_use_the_rule(h):
     out, t = jvp(vmap(h), (XS,), (TS,))
     np.testing.assert_allclose(out, want[0], rtol=1e-12)
     np.testing.assert_allclose(t, want[1], rtol=1e-12)
+    np.testing.assert_allclose(jacfwd(vmap(h))(XS) @ TS, want[1], rtol=1e-12)
     out, t = vmap(lambda x, t: jvp(h, (x,), (t,)))(XS, TS)   # run lane by lane
     np.testing.assert_allclose(out, want[0], rtol=1e-12)
     np.testing.assert_allclose(t, want[1], rtol=1e-12)
