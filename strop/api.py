@@ -1,6 +1,5 @@
 """The public transforms: thin wrappers that check arguments and build, cache and call the
 generated code."""
-import copy
 import dataclasses
 import functools
 import inspect
@@ -203,7 +202,7 @@ def _hashable(value, i):
 
 def bind_statics(fn, values):
     """The function with static parameters (index -> value) bound as constants."""
-    node = copy.deepcopy(fn.node)
+    node = ir.clone(fn.node)
     refs = dict(fn.refs)
     params = node.args.args
     body = []

@@ -4,19 +4,19 @@ Generated code reads as plain Python; two things change for Numba: tapes become 
 with ``append``/``pop`` (Numba infers their item type), and runtime helpers resolve to their
 Numba implementations (``runtime_numba``, registered with ``numba.extending.overload``).
 """
-import copy
 import types
 
 import gast
 
 from . import runtime
+from ..transformer.ir import clone
 
 
 def lower(node, refs, replace=lambda obj: None):
     """A copy of the generated FunctionDef with tape helpers spelled as list operations,
     ``@`` as a call of ``matmul``, and each reference (``random.split``) to an object that
     ``replace`` maps to another bound to that one; ``refs`` gains what the copy needs."""
-    node = copy.deepcopy(node)
+    node = clone(node)
 
     def resolve(expr):
         if isinstance(expr, gast.Name):

@@ -4,12 +4,11 @@ After it a function has: ``for`` only over ``range(...)``, no ``break``/``contin
 guards instead), and at most one ``return``, last.  Reverse mode, forward mode and vmap then
 only ever see structured ``if``/``while``/``for range``.
 """
-import copy
 
 import gast
 
 from ..errors import TransformError
-from .ir import call, const, name
+from .ir import call, clone, const, name
 
 RETURN, BREAK, CONTINUE = "return", "break", "continue"
 ITERABLE = "__strop_iterable__"   # stands for runtime.iterable until names are resolved
@@ -174,10 +173,10 @@ class Canonicalizer:
             last = gast.BinOp(left=start, op=gast.Add(), right=gast.BinOp(
                 left=gast.BinOp(left=n, op=gast.Sub(), right=const(1)), op=gast.Mult(),
                 right=step))
-            before = gast.BinOp(left=copy.deepcopy(start), op=gast.Sub(),
-                                right=copy.deepcopy(step))
+            before = gast.BinOp(left=clone(start), op=gast.Sub(),
+                                right=clone(step))
             s.iter = call("range", [last, before, gast.UnaryOp(op=gast.USub(),
-                                                              operand=copy.deepcopy(step))])
+                                                              operand=clone(step))])
             return [], s
         loc = lambda node: gast.copy_location(node, s)  # noqa: E731
         k = self.namer.fresh("_i")
@@ -291,4 +290,4 @@ def _range_args(it):
 
 def canonicalize(node, namer, location):
     """A canonical copy of the FunctionDef ``node``."""
-    return Canonicalizer(namer, location).function(copy.deepcopy(node))
+    return Canonicalizer(namer, location).function(clone(node))

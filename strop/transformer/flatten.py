@@ -4,7 +4,6 @@ list or tuple for becomes one parameter per leaf (``params_w1``, ``params_b1``, 
 gradient is one adjoint per leaf.  A tree the code uses otherwise (iterated, passed whole) is
 rebuilt from its leaves at the start instead.
 """
-import copy
 import dataclasses
 import functools
 import re
@@ -59,7 +58,7 @@ def _rebuild(sample, names):
 def flatten_params(fn, trees):
     """``fn`` with the parameters at the indices of ``trees`` (index -> treedef) replaced by
     their leaves; ``fn.groups`` records, per user parameter, (flattened?, its parameters)."""
-    node = copy.deepcopy(fn.node)
+    node = ir.clone(fn.node)
     taken = ir.names_in(node) | set(fn.refs)
     args, groups, prologue = [], [], []
     for i, a in enumerate(node.args.args):

@@ -31,7 +31,7 @@ _ANS = "__ans__"   # stands for the output in a template until it is known where
 class Forward:
     def __init__(self, fn, kinds=None):
         self.fn = fn
-        self.node = copy.deepcopy(fn.node)
+        self.node = ir.clone(fn.node)
         self.refs = dict(fn.refs)
         self.namer = ir.Namer(ir.names_in(self.node) | set(self.refs))
         self.tangents = {}
@@ -185,7 +185,7 @@ class Forward:
         d2 = analysis.definitely_assigned(s.orelse, defined)
         b1 += [ir.assign(self.tan(v), self.zeros(ir.name(v), d1), s.loc) for v in sorted(i2 - i1)]
         b2 += [ir.assign(self.tan(v), self.zeros(ir.name(v), d2), s.loc) for v in sorted(i1 - i2)]
-        node = ir.if_(copy.deepcopy(s.test), b1 or [gast.Pass()], b2, s.loc)
+        node = ir.if_(ir.clone(s.test), b1 or [gast.Pass()], b2, s.loc)
         return [node], i1 | i2
 
     def loop(self, s, init, defined):
@@ -235,12 +235,12 @@ class Forward:
         if isinstance(value, gast.Dict):
             if not any(carries(v) for v in value.values):
                 return None
-            return gast.Dict(keys=[copy.deepcopy(k) for k in value.keys],
+            return gast.Dict(keys=[ir.clone(k) for k in value.keys],
                              values=[self.tangent_of(v, init) for v in value.values])
         if isinstance(value, gast.Subscript):
             if not carries(value.value):
                 return None
-            return ir.subscript(self.tan(value.value.id), copy.deepcopy(value.slice))
+            return ir.subscript(self.tan(value.value.id), ir.clone(value.slice))
         if isinstance(value, gast.BinOp):
             key, args, kws = BINOPS[type(value.op)], [value.left, value.right], []
         elif isinstance(value, gast.UnaryOp):
@@ -377,7 +377,7 @@ class Forward:
     def function(self, name, params, body, result, extra_params=()):
         """An ir.Function: ``extra_params`` go after the leaf parameters (before the free
         variables, which the runner passes last)."""
-        args = copy.deepcopy(self.node.args)
+        args = ir.clone(self.node.args)
         n = self.nleaves()
         args.args[n:n] = [gast.Name(id=p, ctx=gast.Param(), annotation=None, type_comment=None)
                           for p in extra_params]
@@ -420,7 +420,7 @@ def jacfwd(fn, wrt, spec, has_aux=False, kinds=None):
     seeds, start = [], ir.const(0)
     for p in f.wrt:
         seeds.append(ir.assign(f.tan(p), ir.call(f.helper("basis"), [ir.name(p), ir.name(i),
-                                                                       copy.deepcopy(start)]),
+                                                                       ir.clone(start)]),
                                loc))
         size = ir.call(ir.attr(f.ref("np", __import__("numpy")), "size"), [ir.name(p)])
         start = size if isinstance(start, gast.Constant) and start.value == 0 else gast.BinOp(
@@ -436,7 +436,7 @@ def jacfwd(fn, wrt, spec, has_aux=False, kinds=None):
     layout = ir.const(spec) if isinstance(spec, bool) else ir.name(f.ref("spec", spec))
     jac = f.namer.fresh("jac")
     tail = [ir.assign(jac, ir.call(f.helper("jac_fwd"), [ir.name(cols), ir.name(out),
-                                                          copy.deepcopy(xs), layout]), loc)]
+                                                          ir.clone(xs), layout]), loc)]
     result = gast.Tuple(elts=[ir.name(jac), ir.name(aux)], ctx=gast.Load()) if aux \
         else ir.name(jac)
     return f.function(f"{fn.node.name}_jacfwd", params, head + [loop] + tail, result)

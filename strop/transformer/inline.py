@@ -1,6 +1,5 @@
 """Inlining: calls to user functions, nested defs, lambdas and strop transforms become the
 callee's own normalized statements, its locals renamed apart (part of the normalizer)."""
-import copy
 
 import gast
 
@@ -119,7 +118,7 @@ class Inliner:
             raise self.error("a nested function passed to a function strop does not inline is "
                              "not supported", e, scope,
                              fix="pass a lambda, or define the function at module level")
-        lam = copy.deepcopy(node)
+        lam = ir.clone(node)
         params = {a.id for a in lam.args.args}
 
         class Rename(gast.NodeTransformer):

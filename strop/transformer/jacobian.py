@@ -6,7 +6,6 @@ pushed on a list, and ``jac_rev`` assembles them into blocks shaped ``out.shape 
 The result is a function of the same parameters as ``f``, so other transforms take it as they
 take ``f`` (``hessian = jacfwd(jacrev(f))``).
 """
-import copy
 
 import gast
 
@@ -17,7 +16,7 @@ from .reverse import reverse
 
 def jacrev(fn, wrt, spec, has_aux=False, kinds=None):
     vjp = reverse(fn, wrt, "vjp", has_aux, True, kinds)
-    node = copy.deepcopy(vjp.node)
+    node = ir.clone(vjp.node)
     refs = dict(vjp.refs)
     namer = ir.Namer(ir.names_in(node) | set(refs))
 
@@ -40,8 +39,8 @@ def jacrev(fn, wrt, spec, has_aux=False, kinds=None):
     leaves = [e for grp in grads.elts for e in (grp.elts if isinstance(grp, gast.Tuple)
                                                    else [grp])]
     i, n, go, rows = (namer.fresh(b) for b in ("_i", "_n", "_more", "_rows"))
-    size = ir.assign(n, ir.call(helper("out_size"), [copy.deepcopy(out)]), loc)
-    seed = ir.assign(g, ir.call(helper("out_basis"), [copy.deepcopy(out), ir.name(i)]), loc)
+    size = ir.assign(n, ir.call(helper("out_size"), [ir.clone(out)]), loc)
+    seed = ir.assign(g, ir.call(helper("out_basis"), [ir.clone(out), ir.name(i)]), loc)
     at = next((k for k, s in enumerate(body) if isinstance(s, gast.Assign)
                and isinstance(s.value, gast.Name) and s.value.id == g), None)
     if at is None:   # the output does not depend on the inputs: zeros, its type checked
@@ -69,9 +68,9 @@ def jacrev(fn, wrt, spec, has_aux=False, kinds=None):
     head = [ir.assign(i, ir.const(0), loc), ir.assign(n, ir.const(1), loc),
             ir.assign(go, ir.const(True), loc),
             ir.assign(rows, ir.call(helper("stack")), loc)]
-    tail = [ir.assign(jac, ir.call(helper("jac_rev"), [ir.name(rows), copy.deepcopy(out), xs,
+    tail = [ir.assign(jac, ir.call(helper("jac_rev"), [ir.name(rows), ir.clone(out), xs,
                                                        layout]), loc)]
-    result = gast.Tuple(elts=[ir.name(jac), copy.deepcopy(aux)], ctx=gast.Load()) if aux \
+    result = gast.Tuple(elts=[ir.name(jac), ir.clone(aux)], ctx=gast.Load()) if aux \
         else ir.name(jac)
     node.body = head + [loop] + tail + [ir.stmt(gast.Return(value=result), loc)]
     node.name = namer.fresh(f"{fn.node.name}_jacrev")

@@ -11,7 +11,6 @@ Input: a parsed user function.  Output: an ``ir.Function`` whose statements are
 where an atom is a name, a constant or a reference to a bound object (``np.pi``).
 """
 import builtins
-import copy
 import inspect
 
 import gast
@@ -196,7 +195,7 @@ class Normalizer(Inliner):
             new = self.to_name(gast.BinOp(left=current, op=s.op, right=self.expr(s.value, scope)))
             self.store_item(s.target.value, base, index, new, scope)
         elif kind is gast.AugAssign:
-            current = copy.deepcopy(s.target)
+            current = ir.clone(s.target)
             for n in gast.walk(current):
                 if hasattr(n, "ctx"):
                     n.ctx = gast.Load()
@@ -271,7 +270,7 @@ class Normalizer(Inliner):
                 return
             seq = value if isinstance(value, gast.Name) else self.to_name(value)
             for i, elt in enumerate(target.elts):
-                item = ir.subscript(copy.deepcopy(seq), ir.const(i))
+                item = ir.subscript(ir.clone(seq), ir.const(i))
                 self.assign(elt, item if isinstance(elt, gast.Name) else self.to_name(item), scope)
         elif isinstance(target, gast.Subscript):
             base = self.expr(_as_load(target.value), scope)
@@ -669,7 +668,7 @@ def _is_local(user_name, scope):
 
 
 def _as_load(node):
-    node = copy.deepcopy(node)
+    node = ir.clone(node)
     for n in gast.walk(node):
         if hasattr(n, "ctx"):
             n.ctx = gast.Load()
@@ -677,7 +676,7 @@ def _as_load(node):
 
 
 def _as_store(node):
-    node = copy.deepcopy(node)
+    node = ir.clone(node)
     node.ctx = gast.Store()
     return node
 

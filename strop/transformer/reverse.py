@@ -11,7 +11,6 @@ Adjoints start "unset": the first contribution assigns (``bx = ...``), later one
 statement whose output adjoint is unset contributes nothing.  Where paths merge (branches,
 loop iterations) unset adjoints are set to zeros so that every path agrees.
 """
-import copy
 
 import gast
 import numpy as np
@@ -42,7 +41,7 @@ SEQUENCE_RESULTS = [np.array, np.asarray, np.split, np.array_split, np.hsplit, n
 class Reverse:
     def __init__(self, fn, wrt, mode, has_aux):
         self.fn = fn
-        self.node = copy.deepcopy(fn.node)
+        self.node = ir.clone(fn.node)
         self.refs = dict(fn.refs)
         self.wrt, self.mode, self.has_aux = wrt, mode, has_aux
         self.namer = ir.Namer(ir.names_in(self.node) | set(self.refs))
@@ -311,17 +310,17 @@ class Reverse:
         if isinstance(value, gast.Name):
             return pre, [(value.id, g)] if act(value) else []
         if isinstance(value, (gast.Tuple, gast.List)):
-            return pre, [(e.id, ir.subscript(copy.deepcopy(g), ir.const(i)))
+            return pre, [(e.id, ir.subscript(ir.clone(g), ir.const(i)))
                          for i, e in enumerate(value.elts) if act(e)]
         if isinstance(value, gast.Dict):
-            return pre, [(v.id, ir.subscript(copy.deepcopy(g), copy.deepcopy(k)))
+            return pre, [(v.id, ir.subscript(ir.clone(g), ir.clone(k)))
                          for k, v in zip(value.keys, value.values) if act(v)]
         if isinstance(value, gast.Subscript):
             if not act(value.value):
                 return pre, []
             index = _index_value(value.slice)
             return pre, [(value.value.id, ir.call(self.helper("getitem_vjp"),
-                                                  [g, copy.deepcopy(value.value), index]))]
+                                                  [g, ir.clone(value.value), index]))]
         if isinstance(value, gast.BinOp):
             key, args, kws = BINOPS[type(value.op)], [value.left, value.right], []
         elif isinstance(value, gast.UnaryOp):
@@ -342,7 +341,7 @@ class Reverse:
         if rule is None and isinstance(key, tuple) and key[0] == "attr":
             # a field of a pytree object (a named tuple, a registered class)
             return pre, [(value.value.id, ir.call(self.helper("getattr_vjp"), [
-                g, copy.deepcopy(value.value), ir.const(value.attr)]))]
+                g, ir.clone(value.value), ir.const(value.attr)]))]
         if rule is None:
             raise TransformError(
                 f"no derivative rule for {_describe(key, value)}, and its result depends on the "
@@ -375,7 +374,7 @@ class Reverse:
     def share_out(self, arg, cot, act):
         out = []
         for i, t in enumerate(_targets(arg)):
-            part = ir.subscript(copy.deepcopy(cot), ir.const(i))
+            part = ir.subscript(ir.clone(cot), ir.const(i))
             if isinstance(t, gast.Name):
                 if act(t):
                     out.append((t.id, part))
@@ -411,7 +410,7 @@ class Reverse:
         b2, i2 = self.rev_stmts(s.orelse, ctx, set(init))
         b1 += [self.zeros(v, s) for v in sorted(i2 - i1)]
         b2 += [self.zeros(v, s) for v in sorted(i1 - i2)]
-        node = ir.if_(copy.deepcopy(s.test), b1, b2, s.loc)
+        node = ir.if_(ir.clone(s.test), b1, b2, s.loc)
         return Chunk([node]), i1 | i2
 
     def rev_loop(self, s, ctx, init):
@@ -429,7 +428,7 @@ class Reverse:
         body = [child.start] + body
         if isinstance(s, gast.For):
             it = _reversed_range(s.iter)
-            node = gast.For(target=copy.deepcopy(s.target), iter=it, body=body, orelse=[],
+            node = gast.For(target=ir.clone(s.target), iter=it, body=body, orelse=[],
                             type_comment=None)
         else:
             node = gast.For(target=ir.name(self.namer.fresh("_"), store=True),
@@ -564,7 +563,7 @@ class Reverse:
         ret_node = gast.Return(value=results)
         ret_node.loc = ret.loc
         body_out.append(ret_node)
-        args = copy.deepcopy(node.args)
+        args = ir.clone(node.args)
         if self.mode == "vjp":   # after the leaves, before the free variables (passed last)
             args.args.insert(len(args.args) - len(self.fn.free), gast.Name(
                 id=g, ctx=gast.Param(), annotation=None, type_comment=None))
@@ -624,9 +623,9 @@ def _reversed_range(it):
     if simple:
         stop = args[-1]
         last = ir.const(stop.value - 1) if isinstance(stop, gast.Constant) else gast.BinOp(
-            left=copy.deepcopy(stop), op=gast.Sub(), right=ir.const(1))
+            left=ir.clone(stop), op=gast.Sub(), right=ir.const(1))
         return ir.call("range", [last, ir.const(-1), ir.const(-1)])
-    return ir.call("reversed", [copy.deepcopy(it)])
+    return ir.call("reversed", [ir.clone(it)])
 
 
 def _located(stmts, loc):
@@ -686,7 +685,7 @@ def _as_node(v):
 
 def _index_value(index):
     from .normalize import _index_value as convert
-    return convert(copy.deepcopy(index))
+    return convert(ir.clone(index))
 
 
 def _describe(key, value):

@@ -1,11 +1,11 @@
 """Rule templates inlined into generated code: names substituted, constants folded."""
 import builtins
-import copy
 import operator
 
 import gast
 import numpy as np
 
+from .ir import clone
 from .rules import TEMPLATE_NAMESPACE, template_ast
 
 _FOLD = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
@@ -15,7 +15,7 @@ _FOLD = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul
 def instantiate(template, env, bind):
     """The template's expression with ``env``'s names replaced by its nodes; other names are
     template globals (``np``, runtime helpers), bound through ``bind(name, object)``."""
-    expr = _Substitute(env, bind).visit(copy.deepcopy(template_ast(template)))
+    expr = _Substitute(env, bind).visit(clone(template_ast(template)))
     return _Fold().visit(expr)
 
 
@@ -25,7 +25,7 @@ class _Substitute(gast.NodeTransformer):
 
     def visit_Name(self, node):
         if node.id in self.env:
-            return copy.deepcopy(self.env[node.id])
+            return clone(self.env[node.id])
         if node.id not in TEMPLATE_NAMESPACE and hasattr(builtins, node.id):
             return node   # sum, zip, dict: the generated module sees the builtins
         return gast.Name(id=self.bind(node.id, TEMPLATE_NAMESPACE[node.id]), ctx=gast.Load(),
