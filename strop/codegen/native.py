@@ -11,6 +11,7 @@ fallback: argument types with no saved code go through the dispatcher.
 A saved file names the Numba, llvmlite and Python versions and the host CPU, and carries a
 hash of its contents: a file made elsewhere is never loaded, a truncated one is removed.
 """
+import glob
 import hashlib
 import io
 import os
@@ -159,13 +160,18 @@ _PLATFORM = []
 
 
 def _platform():
-    """What machine code depends on: the compilers' versions and the CPU it was made for."""
+    """What machine code depends on: the compilers' versions, the CPU it was made for, and
+    strop's own files (the Numba implementations of its helpers are compiled into it)."""
     if not _PLATFORM:
         import llvmlite
         import llvmlite.binding as ll
         import numba
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        stamps = sorted((e.path, e.stat().st_mtime_ns, e.stat().st_size)
+                        for d in (root, *glob.glob(os.path.join(root, "*", "")))
+                        for e in os.scandir(d) if e.name.endswith(".py"))
         _PLATFORM.append((numba.__version__, llvmlite.__version__, sys.version,
-                          ll.get_host_cpu_name(), ll.get_host_cpu_features().flatten()))
+                          ll.get_host_cpu_name(), ll.get_host_cpu_features().flatten(), stamps))
     return _PLATFORM[0]
 
 
