@@ -195,3 +195,11 @@ def test_vjp_of_code_that_only_runs_transformed():
     np.testing.assert_allclose(out, [6.0, 4.0])
     (ct,) = vjp_fn(np.array([1.0, 1.0]))
     np.testing.assert_allclose(ct, [6.0, 2.0])
+
+
+def test_lambdas_with_the_same_parameters_on_one_line_are_told_apart():
+    # each lambda's own code positions say which one it is (once, both took the first)
+    square, cube = (lambda x: x ** 2), (lambda x: x ** 3)
+    assert strop.jit(square)(3.0) == 9.0 and strop.jit(cube)(3.0) == 27.0
+    d_square, cube_ = (strop.jit(strop.grad(lambda x: x ** 2)), strop.jit(lambda x: x ** 3))
+    assert d_square(3.0) == 6.0 and cube_(3.0) == 27.0

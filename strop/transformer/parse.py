@@ -108,8 +108,9 @@ def _lambda_node(code):
     """The lambda that compiled to ``code``, found in its whole file (a lambda is often in the
     middle of a statement spanning lines), as ``def lambda_<line>(...): return ...``."""
     tree = gast.parse("".join(linecache.getlines(code.co_filename)))
-    positions = [(ln, col) for ln, _, col, _ in code.co_positions()
-                 if ln is not None and col is not None]
+    # where its instructions came from (RESUME and RETURN have an empty span at column 0)
+    positions = [(ln, col) for ln, end, col, end_col in code.co_positions()
+                 if ln is not None and col is not None and (end, end_col) != (ln, col)]
     lambdas = [n for n in gast.walk(tree) if isinstance(n, gast.Lambda)
                and n.lineno == code.co_firstlineno]
     params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
