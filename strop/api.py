@@ -416,6 +416,8 @@ def jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=(), back
     t.static_argnums = statics
     t.donate_argnums = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(
         donate_argnums)
+    if backend == "cpu":    # an outer transform sees the code as it was before lowering
+        t.plain = jit(fun, statics, (), donate_argnums, backend="python")
     return t
 
 

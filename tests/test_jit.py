@@ -8,6 +8,7 @@ import pytest
 import strop
 from strop import config, grad, jit
 from strop.errors import JitFallbackWarning
+from helpers import numeric_vjp
 
 
 @pytest.fixture(autouse=True)
@@ -115,6 +116,24 @@ def test_jit_of_grad_matches_grad(f, args, argnums):
 def test_grad_of_jit_is_transformed_not_a_black_box():
     np.testing.assert_allclose(grad(jit(seed_f))(2.0), 12.0)
     np.testing.assert_allclose(grad(jit(seed_f))(4.0), -4.0)
+
+
+def rollout(w, x):
+    for _ in range(3):            # a loop (tapes), a product, a ufunc Numba code calls via NumPy
+        x = np.sin(w @ x)
+    return np.sum(x * x)
+
+
+def test_transforms_of_jit_see_the_code_before_it_was_lowered_for_numba():
+    with config.override(enable_x64=True):
+        w, x = np.random.default_rng(0).normal(size=(2, 3, 3))
+        jitted = jit(rollout)
+        assert jitted(w, x[0]) == pytest.approx(rollout(w, x[0]), rel=1e-12)
+        np.testing.assert_allclose(grad(jitted)(w, x[0]), grad(rollout)(w, x[0]), rtol=1e-12)
+        np.testing.assert_allclose(grad(jitted)(w, x[0]),
+                                   numeric_vjp(rollout, (w, x[0]), 0, 1.0), rtol=1e-6)
+        np.testing.assert_allclose(strop.vmap(jitted, in_axes=(None, 0))(w, x),
+                                   [rollout(w, xi) for xi in x], rtol=1e-12)
 
 
 def test_globals_are_read_every_call():
