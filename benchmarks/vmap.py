@@ -1,6 +1,6 @@
 """vmap against ``jax.jit(jax.vmap(...))`` on the CPU, medians in one run.
 
-    python benchmarks/vmap.py [--repeats R] [--quick]
+    python benchmarks/vmap.py [--repeats R] [--quick] [--only rk4,newton,mlp]
 
 Workloads (the issue's):
   rk4      4096 independent RK4 integrations of a damped, driven oscillator (2 states) over
@@ -119,7 +119,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke test)")
+    ap.add_argument("--only", default="rk4,newton,mlp", help="the workloads to run, by name")
     args = ap.parse_args()
+    only = set(args.only.split(","))
     strop.config.update("enable_x64", True)
     jax = _timing.import_jax(x64=True)
     rng = np.random.default_rng(0)
@@ -137,17 +139,19 @@ def main():
     def check_rk4(out):
         np.testing.assert_allclose(np.asarray(out)[lanes],
                                    [rk4(y0[i], v0[i], k[i], steps) for i in lanes], rtol=1e-9)
-    rows += rows_for("rk4", (rk4, dict(in_axes=(0, 0, 0, None))), (y0, v0, k, steps),
-                     jax and jax.vmap(lambda a, b, c: jr[0](a, b, c, steps)), (y0, v0, k),
-                     check_rk4, jax)
+    if "rk4" in only:
+        rows += rows_for("rk4", (rk4, dict(in_axes=(0, 0, 0, None))), (y0, v0, k, steps),
+                         jax and jax.vmap(lambda a, b, c: jr[0](a, b, c, steps)), (y0, v0, k),
+                         check_rk4, jax)
 
     a = np.exp(rng.uniform(-3, 12, nn))      # trip counts from a few to ~50
 
     def check_newton(out):
         out = np.asarray(out)
         np.testing.assert_allclose(out ** 3 + out, a, rtol=1e-8)
-    rows += rows_for("newton", (newton, {}), (a,), jax and jax.vmap(jr[1]), (a,),
-                     check_newton, jax)
+    if "newton" in only:
+        rows += rows_for("newton", (newton, {}), (a,), jax and jax.vmap(jr[1]), (a,),
+                         check_newton, jax)
 
     # timed now, under x64 (the MLP below runs in float32, where Newton's 1e-9 tolerance
     # would never be met)
@@ -164,10 +168,10 @@ def main():
     def check_mlp(out):
         got = out["w1"] if isinstance(out, dict) else out
         np.testing.assert_allclose(np.asarray(got)[[0, 511]], one, rtol=2e-4, atol=1e-6)
-    mlp_rows = rows_for("mlp", (strop.grad(loss), dict(in_axes=(None, 0, 0))),
-                        (params, xs, ys),
-                        jax and (lambda p, x, y: jax.vmap(jax.grad(jr[2]), in_axes=(None, 0, 0))(
-                            p, x, y)["w1"]), (params, xs, ys), check_mlp, jax)
+    mlp_rows = [] if "mlp" not in only else rows_for(
+        "mlp", (strop.grad(loss), dict(in_axes=(None, 0, 0))), (params, xs, ys),
+        jax and (lambda p, x, y: jax.vmap(jax.grad(jr[2]), in_axes=(None, 0, 0))(p, x, y)["w1"]),
+        (params, xs, ys), check_mlp, jax)
     if jax is not None:
         jax.config.update("jax_enable_x64", False)
     _timing.run_rows(mlp_rows, repeats=args.repeats, min_batch_s=0.05, budget_s=120)
@@ -177,6 +181,8 @@ def main():
     print()
     by = {r.name: r for r in rows}
     for name, target in (("rk4", 1.0), ("newton", 1 / 3), ("mlp", 1.3)):
+        if name not in only:
+            continue
         best = min((by[f"{name}: strop {v}"] for v in ("vmap", "jit(vmap)")
                     if by[f"{name}: strop {v}"].samples), key=lambda r: r.median, default=None)
         j = by[f"{name}: JAX jit(vmap)"]

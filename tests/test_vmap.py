@@ -22,6 +22,8 @@ def loop(f, in_axes, *args, out_axes=0):
     n = next(np.shape(a)[ax] for a, ax in zip(args, axes) if ax is not None)
     outs = [f(*[a if ax is None else np.take(a, i, axis=ax) for a, ax in zip(args, axes)])
             for i in range(n)]
+    if isinstance(outs[0], dict):
+        return {k: np.stack([o[k] for o in outs], axis=out_axes) for k in outs[0]}
     if isinstance(outs[0], tuple):
         oa = out_axes if isinstance(out_axes, tuple) else (out_axes,) * len(outs[0])
         return tuple(np.stack([o[k] for o in outs], axis=a) if a is not None else outs[0][k]
@@ -35,9 +37,11 @@ def check(f, *args, in_axes=0, out_axes=0, **tol):
     want = loop(jit(f, backend="python"), in_axes, *args, out_axes=out_axes)
     batched = vmap(f, in_axes=in_axes, out_axes=out_axes)
     for got in batched(*args), compiled(batched, f, in_axes, args)(*args):
-        if isinstance(want, tuple):
-            for g, w in zip(got, want):
-                np.testing.assert_allclose(g, w, **tol)
+        if isinstance(want, (tuple, dict)):
+            assert type(got) is type(want) and len(got) == len(want)
+            for k in (want if isinstance(want, dict) else range(len(want))):
+                np.testing.assert_allclose(got[k], want[k], **tol)
+                assert np.result_type(got[k]) == np.result_type(want[k])
         else:
             np.testing.assert_allclose(got, want, **tol)
     return got
@@ -231,6 +235,74 @@ def test_per_example_gradients():
     for k in w:
         want = np.stack([grad(loss)(w, x, y)[k] for x, y in zip(xs, ys)])
         np.testing.assert_allclose(got[k], want, rtol=1e-10)
+
+
+def mlp_loss(w, x, y):
+    h = np.tanh(x @ w["w1"] + w["b1"])
+    logits = h @ w["w2"] + w["b2"]
+    logits = logits - logits.max()
+    return -np.sum((logits - np.log(np.sum(np.exp(logits)))) * y)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_compiled_per_example_gradients_of_an_mlp(dtype):
+    """jit(vmap(grad)) compiles (no fallback where jit(grad) compiles one example), keeps
+    float32 float32, and equals grad example by example, through a max with ties."""
+    w = {"w1": RNG.normal(size=(5, 8)), "b1": RNG.normal(size=8),
+         "w2": RNG.normal(size=(8, 3)), "b2": np.zeros(3)}
+    xs, ys = RNG.normal(size=(7, 5)), np.eye(3)[RNG.integers(0, 3, 7)]
+    w["w2"][:, 1] = w["w2"][:, 0]       # the first two logits tie in every example
+    w, xs, ys = ({k: v.astype(dtype) for k, v in w.items()}, xs.astype(dtype),
+                 ys.astype(dtype))
+    tol = dict(rtol=1e-10, atol=1e-12) if dtype == np.float64 else dict(rtol=2e-5, atol=1e-6)
+    with strop.config.override(enable_x64=dtype == np.float64):
+        got = check(grad(mlp_loss), w, xs, ys, in_axes=(None, 0, 0), **tol)
+    assert got["w1"].dtype == dtype and got["w1"].shape == (7, 5, 8)
+    src = strop.source(jit(vmap(grad(mlp_loss), in_axes=(None, 0, 0))))
+    # the products and the per-example weight gradients run on the whole batch, not per lane
+    lanes = src.split("def mlp_loss_grad_vmap")[0]
+    assert "matmul_vjp_y_lanes(" in src and "matmul_vjp_y(" not in lanes
+
+
+def product(a, b):
+    return np.sum(np.tanh(a @ b))
+
+
+@pytest.mark.parametrize("sa,sb,in_axes", [
+    ((3,), (3, 4), (0, None)),        # a layer: one BLAS call, outer products per example
+    ((2, 3), (3,), (None, 0)),        # a matrix times a batch of vectors
+    ((2, 3), (3,), (0, None)),        # a batch of matrices times a vector
+    ((3,), (3, 4), (None, 0)),        # a vector times a batch of matrices
+    ((3,), (3,), (0, None)),          # dot products
+    ((2, 3), (3, 4), (0, 0)),         # both batched
+    ((4, 2, 3), (3, 5), (0, None)),   # stacked matrices per example
+])
+def test_products_and_their_gradients(sa, sb, in_axes):
+    n = 5
+    a = RNG.normal(size=((n,) if in_axes[0] == 0 else ()) + sa)
+    b = RNG.normal(size=((n,) if in_axes[1] == 0 else ()) + sb)
+    check(grad(product, argnums=(0, 1)), a, b, in_axes=in_axes, rtol=1e-10)
+
+
+def affine(x, b, s):
+    return np.sum(np.tanh(x * s + b) ** 2)
+
+
+def test_cotangents_summed_to_unbatched_shapes():
+    """Per-example gradients of a broadcast row and of a number: each lane's cotangent
+    summed to their shapes."""
+    x = RNG.normal(size=(4, 2, 3))
+    check(grad(affine, argnums=(1, 2)), x, RNG.normal(size=(1, 3)), 0.7,
+          in_axes=(0, None, None), rtol=1e-10)
+
+
+def peak(x):
+    return np.max(np.sin(x)) * 2.0
+
+
+def test_gradient_through_a_max_with_nan_and_ties():
+    x = np.array([[0.1, 0.5, 0.2], [np.nan, 1.0, 0.0], [0.3, 0.3, 0.1]])
+    check(grad(peak), x, rtol=1e-12)
 
 
 def row_energy(x, w):

@@ -112,6 +112,8 @@ def matmul_lanes(a, b, a_batched, b_batched):
     """``a @ b`` in each lane, for 1-D or N-D lanes, either operand batched."""
     a, b = np.asarray(a), np.asarray(b)
     ra, rb = a.ndim - a_batched, b.ndim - b_batched
+    if a_batched and not b_batched and ra >= 1 and rb == 2:   # every lane's rows: one product
+        return np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[-1:])
     if ra == 1:
         a = np.expand_dims(a, -2)
     if rb == 1:
@@ -208,9 +210,10 @@ def unbroadcast_lanes(g, x, g_batched, x_batched):
     axes = tuple(i + 1 for i, s in enumerate(shape) if s == 1 and g.shape[i + 1] != 1)
     if axes:
         g = g.sum(axis=axes, keepdims=True)
-    g = np.broadcast_to(g, g.shape[:1] + tuple(shape))
+    if g.shape[1:] != tuple(shape):
+        g = np.broadcast_to(g, g.shape[:1] + tuple(shape))
     dtype = np.result_type(x) if np.issubdtype(np.result_type(x), np.inexact) else g.dtype
-    return g.astype(dtype)
+    return g.astype(dtype, copy=False)
 
 
 def expand_to_lanes(g, x, axis=None, keepdims=False):
@@ -251,6 +254,8 @@ def matmul_vjp_x_lanes(g, x, y, x_batched, y_batched):
         return align_lanes(g, 1) * y
     if ry == 1:
         return np.expand_dims(g, -1) * (align_lanes(y, g.ndim) if y_batched else y)
+    if rx == 1 and ry == 2 and not y_batched:     # y @ g in each lane: g @ y.T for all
+        return np.matmul(g, y.T)
     if rx == 1:
         return matmul_lanes(y, np.expand_dims(g, -1), y_batched, True)[..., 0]
     return matmul_lanes(g, np.swapaxes(y, -1, -2), True, y_batched)
@@ -262,12 +267,16 @@ def matmul_vjp_y_lanes(g, x, y, x_batched, y_batched):
     g = np.asarray(g)
     if rx == 1 and ry == 1:
         return align_lanes(g, 1) * x
+    if rx == 1 and g.ndim == 2:     # an outer product in each lane
+        return np.einsum("bi,bj->bij" if x_batched else "i,bj->bij", x, g)
     if rx == 1:
         xe = np.expand_dims(x, -1)
         ge = np.expand_dims(g, -2)
         if x_batched:
             xe = align_lanes(xe, ge.ndim - 1)
         return xe * ge
+    if rx == 2 and ry == 1 and not x_batched:     # x.T @ g in each lane: g @ x for all
+        return np.matmul(g, x)
     if ry == 1:
         return matmul_lanes(np.swapaxes(x, -1, -2), np.expand_dims(g, -1), x_batched, True)[
             ..., 0]

@@ -196,6 +196,33 @@ def _mean_grad(a, axis=None, where=True):
         return lambda a, axis=None, where=True: dt(1.0) / a.size
 
 
+@overload(rt.extremum_grad)
+def _extremum_grad(a, ans, axis=None, keepdims=False, where=True):
+    """Over all of ``a`` (axis None): the elements equal to the result share it evenly."""
+    if not (isinstance(a, types.Array) and _none(axis) and isinstance(where, types.Boolean)):
+        return None
+    dt = _float_of(a)
+    scalar = not isinstance(ans, types.Array)
+
+    def impl(a, ans, axis=None, keepdims=False, where=True):
+        top = ans if scalar else ans.flat[0]
+        out = np.zeros(a.shape, dt)
+        if top != top:
+            out[...] = np.nan
+            return out
+        if not where:
+            return out
+        flat, hits = out.reshape(-1), 0
+        for i, v in enumerate(a.flat):
+            if v == top:
+                flat[i] = 1
+                hits += 1
+        if hits > 1:
+            flat /= hits
+        return out
+    return impl
+
+
 # .at[idx] with JAX's out-of-bounds modes, for an integer or a 1-D integer array index on the
 # first axis (other indices fall back): get clamps, updates drop ("clip" clamps them).
 @register_jitable
@@ -268,57 +295,271 @@ def _at_get(x, idx, mode=None, fill_value=None):
 
 def _matmul_type(a, b):
     dt = numba.from_dtype(np.result_type(_float_of(a), _float_of(b)))
-    nd = max(a.ndim, b.ndim) - (a.ndim == 1) - (b.ndim == 1)
+    nd = max(a.ndim, b.ndim, 2) - (a.ndim == 1) - (b.ndim == 1)
     return dt if nd == 0 else types.Array(dt, nd, "C")
 
 
 def _through_numpy(fn, out_type):
-    """Run the NumPy helper ``fn`` (BLAS-backed products) from compiled code."""
-    def impl(*args):
+    """``fn(*args)`` run through NumPy from compiled code (BLAS products), its result
+    C-contiguous in ``out_type``'s dtype; called as ``run((a, b, ...))``."""
+    dt = out_type.dtype.name
+
+    def run(args):
         with numba.objmode(out=out_type):
-            out = fn(*args)
+            out = np.ascontiguousarray(fn(*args), dtype=dt)
         return out
-    return impl
+    return register_jitable(run)
+
+
+# One example's product of a vector and a matrix is small: it runs as a loop (a call into NumPy
+# costs more than the product).  Products of matrices, and of large ones, go to BLAS through
+# NumPy.
+SMALL_PRODUCT = 1 << 16
+
+
+def _product_dtype(*ts):
+    return np.result_type(*[_float_of(t) for t in ts]).type
+
+
+def _floats(*ts):
+    return all(isinstance(t, types.Array) and isinstance(t.dtype, types.Float) for t in ts)
+
+
+@register_jitable
+def _outer(a, b, dt):
+    out = np.empty((a.size, b.size), dt)
+    for i in range(a.size):
+        ai = a[i]
+        for j in range(b.size):
+            out[i, j] = ai * b[j]
+    return out
+
+
+@register_jitable
+def _mat_vec(m, v, dt):
+    """``m @ v``."""
+    out = np.empty(m.shape[0], dt)
+    for i in range(m.shape[0]):
+        acc = dt(0)
+        for j in range(m.shape[1]):
+            acc += m[i, j] * v[j]
+        out[i] = acc
+    return out
+
+
+@register_jitable
+def _vec_mat(v, m, dt):
+    """``v @ m``, row by row (the inner loop runs along a row, and vectorizes)."""
+    out = np.zeros(m.shape[1], dt)
+    for i in range(m.shape[0]):
+        vi = v[i]
+        for j in range(m.shape[1]):
+            out[j] += vi * m[i, j]
+    return out
+
+
+@register_jitable
+def _vec_vec(a, b, dt):
+    acc = dt(0)
+    for i in range(a.size):
+        acc += a[i] * b[i]
+    return acc
+
+
+def _small_or_numpy(loop, fn, out_type, matrix):
+    """``loop(args)``, or ``fn`` through NumPy where ``args[matrix]`` has more than
+    SMALL_PRODUCT elements; called as ``run((a, b, ...))``."""
+    numpy_run = _through_numpy(fn, out_type)
+
+    @register_jitable
+    def run(args):
+        if args[matrix].size > SMALL_PRODUCT:
+            return numpy_run(args)
+        return loop(*args)
+    return run
 
 
 @overload(rt.matmul)
 def _matmul(a, b):
-    if isinstance(a, types.Array) and isinstance(b, types.Array):
-        out_type = _matmul_type(a, b)
+    if not (isinstance(a, types.Array) and isinstance(b, types.Array)):
+        return None
+    dt = _product_dtype(a, b)
+    if _floats(a, b) and (a.ndim, b.ndim) == (1, 1):
+        return lambda a, b: _vec_vec(a, b, dt)
+    if _floats(a, b) and (a.ndim, b.ndim) in ((1, 2), (2, 1)):
+        loop = _vec_mat if a.ndim == 1 else _mat_vec
+        run = _small_or_numpy(register_jitable(lambda a, b: loop(a, b, dt)), np.matmul,
+                              _matmul_type(a, b), 1 if a.ndim == 1 else 0)
+    else:
+        run = _through_numpy(np.matmul, _matmul_type(a, b))
+    return lambda a, b: run((a, b))
 
-        def impl(a, b):
-            with numba.objmode(out=out_type):
-                out = np.matmul(a, b)
+
+def _vjp_type(g, x, y, wrt, flags=None):
+    """The type of runtime.matmul_vjp_x's result (``wrt`` "x") or matmul_vjp_y's.  With
+    ``flags`` (x_batched, y_batched: the _lanes helpers), ``g`` and the result have a batch
+    axis, and ``x`` and ``y`` where their flags say."""
+    lanes = flags is not None
+    xb, yb = flags or (0, 0)
+    gd, xd, yd = getattr(g, "ndim", 0) - lanes, x.ndim - xb, y.ndim - yb
+    other, od = (y, yd) if wrt == "x" else (x, xd)
+    if xd == 1 and yd == 1:
+        nd = 1
+    elif od == 1:                                     # an outer product
+        nd = gd + 1
+    elif (xd if wrt == "x" else yd) == 1:             # a matrix times a vector
+        nd = max(od, gd + 1) - 1
+    else:
+        nd = max(od, gd)
+    return types.Array(numba.from_dtype(np.dtype(_product_dtype(g, other))), nd + lanes, "C")
+
+
+# (runtime helper, x.ndim, y.ndim): (its loop, the argument holding the matrix: None where
+# the loop always runs)
+_VJP_LOOPS = {
+    (rt.matmul_vjp_x, 1, 1): (register_jitable(lambda g, x, y, dt: g * y), None),
+    (rt.matmul_vjp_x, 2, 1): (register_jitable(lambda g, x, y, dt: _outer(g, y, dt)), None),
+    (rt.matmul_vjp_x, 1, 2): (register_jitable(lambda g, x, y, dt: _mat_vec(y, g, dt)), 2),
+    (rt.matmul_vjp_y, 1, 1): (register_jitable(lambda g, x, y, dt: g * x), None),
+    (rt.matmul_vjp_y, 1, 2): (register_jitable(lambda g, x, y, dt: _outer(x, g, dt)), None),
+    (rt.matmul_vjp_y, 2, 1): (register_jitable(lambda g, x, y, dt: _vec_mat(g, x, dt)), 1),
+}
+
+
+def _matmul_vjp(helper, wrt):
+    """The Numba implementation of ``helper`` (runtime.matmul_vjp_x, ``wrt`` "x", or
+    matmul_vjp_y): products of a vector and a matrix as loops, the rest through NumPy."""
+    def impl(g, x, y):
+        if not (isinstance(x, types.Array) and isinstance(y, types.Array)):
+            return None
+        other = y if wrt == "x" else x
+        key = (helper, x.ndim, y.ndim)
+        if key in _VJP_LOOPS and (x.ndim == y.ndim == 1 or _floats(g, other)):
+            loop, matrix = _VJP_LOOPS[key]
+            dt = _product_dtype(g, other)
+            if matrix is None:
+                return lambda g, x, y: loop(g, x, y, dt)
+            run = _small_or_numpy(register_jitable(lambda g, x, y: loop(g, x, y, dt)), helper,
+                                  _vjp_type(g, x, y, wrt), matrix)
+        else:
+            run = _through_numpy(helper, _vjp_type(g, x, y, wrt))
+        return lambda g, x, y: run((g, x, y))
+    return impl
+
+
+overload(rt.matmul_vjp_x)(_matmul_vjp(rt.matmul_vjp_x, "x"))
+overload(rt.matmul_vjp_y)(_matmul_vjp(rt.matmul_vjp_y, "y"))
+
+
+def _flag(t):
+    """The value of a literal bool argument (batched code passes True/False), or None."""
+    return bool(t.literal_value) if isinstance(t, types.BooleanLiteral) else None
+
+
+@overload(rt.matmul_lanes, prefer_literal=True)
+def _matmul_lanes(a, b, a_batched, b_batched):
+    ab, bb = _flag(a_batched), _flag(b_batched)
+    if not (isinstance(a, types.Array) and isinstance(b, types.Array)) or None in (ab, bb):
+        return None
+    ra, rb = a.ndim - ab, b.ndim - bb
+    dt = numba.from_dtype(np.result_type(as_dtype(a.dtype), as_dtype(b.dtype)))
+    run = _through_numpy(rt.matmul_lanes, types.Array(
+        dt, max(ra, rb, 2) - (ra == 1) - (rb == 1) + 1, "C"))
+    return lambda a, b, a_batched, b_batched: run((a, b, ab, bb))
+
+
+def _rows(a, n):
+    """``a`` as ``n`` rows: itself when it has a batch axis (2-D), else repeated."""
+
+
+@overload(_rows)
+def _rows_impl(a, n):
+    if a.ndim == 2:
+        return lambda a, n: a
+
+    def repeated(a, n):
+        out = np.empty((n, a.size), a.dtype)
+        for i in range(n):
+            out[i] = a
+        return out
+    return repeated
+
+
+@register_jitable
+def _outer_lanes(a, b, dt):
+    """The outer product of ``a[k]`` and ``b[k]`` for each lane ``k`` (2-D ``a``, ``b``),
+    written in place in one loop nest (the inner loop vectorizes)."""
+    n, p, q = a.shape[0], a.shape[1], b.shape[1]
+    out = np.empty((n, p, q), dt)
+    for k in range(n):
+        for i in range(p):
+            aki = a[k, i]
+            for j in range(q):
+                out[k, i, j] = aki * b[k, j]
+    return out
+
+
+def _matmul_vjp_lanes(helper, wrt):
+    """The Numba implementation of ``helper`` (runtime.matmul_vjp_x_lanes, ``wrt`` "x", or
+    matmul_vjp_y_lanes): each lane's outer product (a vector times a vector of a product
+    with a matrix) written in place, the rest through NumPy (BLAS)."""
+    def impl(g, x, y, x_batched, y_batched):
+        xb, yb = _flag(x_batched), _flag(y_batched)
+        if not (isinstance(x, types.Array) and isinstance(y, types.Array)) or None in (xb, yb):
+            return None
+        other = y if wrt == "x" else x
+        outer = (2, 1) if wrt == "x" else (1, 2)
+        if _floats(g, other) and (x.ndim - xb, y.ndim - yb) == outer and g.ndim == 2:
+            dt = _product_dtype(g, other)
+            if wrt == "x":     # outer(g, y) in each lane
+                return lambda g, x, y, x_batched, y_batched: _outer_lanes(
+                    g, _rows(y, g.shape[0]), dt)
+            return lambda g, x, y, x_batched, y_batched: _outer_lanes(   # outer(x, g)
+                _rows(x, g.shape[0]), g, dt)
+        run = _through_numpy(helper, _vjp_type(g, x, y, wrt, (xb, yb)))
+        return lambda g, x, y, x_batched, y_batched: run((g, x, y, xb, yb))
+    return impl
+
+
+overload(rt.matmul_vjp_x_lanes, prefer_literal=True)(_matmul_vjp_lanes(rt.matmul_vjp_x_lanes,
+                                                                       "x"))
+overload(rt.matmul_vjp_y_lanes, prefer_literal=True)(_matmul_vjp_lanes(rt.matmul_vjp_y_lanes,
+                                                                       "y"))
+
+
+@overload(rt.unbroadcast_lanes, prefer_literal=True)
+def _unbroadcast_lanes(g, x, g_batched, x_batched):
+    gb, xb = _flag(g_batched), _flag(x_batched)
+    if None in (gb, xb) or not isinstance(g, types.Array) and gb:
+        return None
+    if not gb:
+        if xb:
+            return lambda g, x, g_batched, x_batched: rt.unbroadcast(g, x[0])
+        return lambda g, x, g_batched, x_batched: rt.unbroadcast(g, x)
+    dt = _float_of(x) if isinstance(getattr(x, "dtype", x), types.Float) else _float_of(g)
+    same_dtype = as_dtype(g.dtype).type is dt
+    lane_nd = x.ndim - xb if isinstance(x, types.Array) else 0
+    if lane_nd == 0:
+        if g.ndim == 1:
+            return lambda g, x, g_batched, x_batched: g if same_dtype else g.astype(dt)
+
+        def numbers(g, x, g_batched, x_batched):     # each lane's sum
+            out = np.empty(g.shape[0], dt)
+            for k in range(g.shape[0]):
+                out[k] = g[k].sum()
             return out
-        return impl
+        return numbers
+    same_rank = g.ndim - 1 == lane_nd
 
-
-@overload(rt.matmul_vjp_x)
-def _matmul_vjp_x(g, x, y):
-    if isinstance(x, types.Array) and isinstance(y, types.Array):
-        out_type = types.Array(numba.from_dtype(np.dtype(_float_of(x))), max(
-            x.ndim, getattr(g, "ndim", 0) + (y.ndim == 1) + 0 * (x.ndim == 1)) if x.ndim > 1
-            else 1, "C")
-
-        def impl(g, x, y):
-            with numba.objmode(out=out_type):
-                out = np.ascontiguousarray(rt.matmul_vjp_x(g, x, y), dtype=out_type.dtype.name)
-            return out
-        return impl
-
-
-@overload(rt.matmul_vjp_y)
-def _matmul_vjp_y(g, x, y):
-    if isinstance(x, types.Array) and isinstance(y, types.Array):
-        nd = y.ndim if y.ndim > 1 else 1
-        nd = max(nd, getattr(g, "ndim", 0) + (x.ndim == 1)) if y.ndim > 1 else 1
-        out_type = types.Array(numba.from_dtype(np.dtype(_float_of(y))), nd, "C")
-
-        def impl(g, x, y):
-            with numba.objmode(out=out_type):
-                out = np.ascontiguousarray(rt.matmul_vjp_y(g, x, y), dtype=out_type.dtype.name)
-            return out
-        return impl
+    def impl(g, x, g_batched, x_batched):
+        shape = x.shape[1:] if xb else x.shape
+        if same_rank and g.shape[1:] == shape:      # nothing to sum: the cotangent itself
+            return g if same_dtype else g.astype(dt)
+        out = np.empty((g.shape[0],) + shape, dt)
+        for k in range(g.shape[0]):
+            out[k] = _sum_to(g[k], shape, dt)
+        return out
+    return impl
 
 
 @overload(rt.weak)
@@ -378,7 +619,8 @@ def _set_lane(out, j, value):
 
 _OVERLOADED = {rt.weak, rt.lanes_like, rt.set_lane, rt.tape_array, rt.seed_grad, rt.zeros_like, rt.add,
                rt.astype_like, rt.unbroadcast, rt.broadcast_like, rt.expand_to, rt.getitem_vjp, rt.setitem, rt.setitem_vjp,
-               rt.item_vjp, rt.mean_grad, rt.matmul, rt.matmul_vjp_x, rt.matmul_vjp_y, rt.at_set,
+               rt.item_vjp, rt.mean_grad, rt.extremum_grad, rt.matmul, rt.matmul_lanes, rt.matmul_vjp_x_lanes,
+               rt.matmul_vjp_y_lanes, rt.unbroadcast_lanes, rt.matmul_vjp_x, rt.matmul_vjp_y, rt.at_set,
                rt.at_add, rt.at_multiply, rt.at_min, rt.at_max, rt.at_get,
                rt.stack, rt.push, rt.pop}
 for _name in rt.__all__:   # the rest: compiled from their own source, where Numba can

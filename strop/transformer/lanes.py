@@ -24,6 +24,7 @@ import gast
 
 from . import analysis, ir
 from ..codegen import runtime
+from ..codegen.via_numpy import NUMPY_UFUNCS
 
 
 def lane_block(v, stmts):
@@ -50,15 +51,15 @@ def lane_block(v, stmts):
 def classify(v, s):
     """(the statement as Vectorize batches it, or None where it cannot; its kind): "lane" for
     per-lane code (an assignment of a batched value, control flow on a batched value),
-    "plain" for code that reads no batched value, "batched" for the rest (a product NumPy's
-    ``@`` batches in one BLAS call, a derivative's tape, control flow on an unbatched value
-    whose body was fused on its own)."""
+    "plain" for code that reads no batched value, "batched" for the rest (what runs better
+    on the whole batch: ``_batch_wide``; a derivative's tape, control flow on an unbatched
+    value whose body was fused on its own)."""
     from .vectorize import NotBatchable
     before = set(v.batched)
     compound = isinstance(s, (gast.If, gast.While, gast.For))
     batched_test = compound and _test_batched(v, s)
     lane = (batched_test or isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
-            and not _one_product(v, s)) and _per_lane(v, s)
+            and not _batch_wide(v, s)) and _per_lane(v, s)
     try:
         code = v.stmt(s, None, None)
     except NotBatchable:
@@ -81,11 +82,23 @@ def _test_batched(v, s):
     return v.is_b(s.test)
 
 
-def _one_product(v, s):
-    """``a @ b`` with one operand batched: NumPy's matmul batches it in one BLAS call."""
+def _batch_wide(v, s):
+    """Whether assignment ``s`` runs better on the whole batch than lane by lane:
+    ``a @ b`` with one operand batched and the derivatives of products (one BLAS call, or an
+    outer product per lane written where it belongs); a cotangent summed to the shape of an
+    unbatched value (a per-example gradient: the cotangent itself, not copied lane by lane);
+    a transcendental ufunc (NumPy's SIMD loop: Numba calls libm per element)."""
     value = s.value
-    return isinstance(value, gast.BinOp) and isinstance(value.op, gast.MatMult) and \
-        v.is_b(value.left) != v.is_b(value.right)
+    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.MatMult):
+        return v.is_b(value.left) != v.is_b(value.right)
+    if not isinstance(value, gast.Call) or not value.args:
+        return False
+    fn = v.fn.callee(value.func)
+    if fn in (runtime.matmul_vjp_x, runtime.matmul_vjp_y):
+        return True
+    if fn is runtime.unbroadcast:
+        return len(value.args) == 2 and not v.is_b(value.args[1])
+    return fn in NUMPY_UFUNCS and v.is_b(value.args[0])
 
 
 def _touches_batched(v, s, before):
