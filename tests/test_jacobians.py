@@ -312,6 +312,28 @@ def test_jit_of_jacobians_compiles(make, argnums):
                                    atol=1e-8)
 
 
+def branch_in_loop(x):
+    y = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0:        # temporaries assigned in one branch only: None before the first
+            y = y + x[i] ** 3
+        else:
+            y = y + np.sin(x[i])
+    return y
+
+
+def test_jit_of_a_hessian_with_a_branch_in_a_loop_compiles():
+    x = np.array([0.5, -0.3, 1.2, -2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+        compiled = jit(hessian(branch_in_loop))
+        got = compiled(x)
+        assert compiled.last_backend == "cpu"
+    np.testing.assert_allclose(got, hessian(branch_in_loop)(x), rtol=1e-12)
+    np.testing.assert_allclose(got, numeric_jacobian(grad(branch_in_loop), [x], 0), rtol=1e-6,
+                               atol=1e-8)
+
+
 def test_jit_of_jacobians_of_numbers_compiles():
     f = lambda s: np.sin(s) * s ** 3   # noqa: E731
     with warnings.catch_warnings():

@@ -49,6 +49,8 @@ def _zeros_like(x):
     if isinstance(x, SCALARS):
         zero = dt(0.0)
         return lambda x: zero
+    if isinstance(x, types.NoneType):   # a temporary not assigned yet: no tangent either
+        return lambda x: None
 
 
 @overload(rt.add)
