@@ -393,7 +393,12 @@ def test_compiled_lane_loops_match_the_loop_in_chunks(monkeypatch):
     monkeypatch.setattr(parallel, "threads", lambda: 3)
     y0, k = RNG.normal(size=(2, 11)), RNG.uniform(0.5, 2.0, 11)
     f = jit(vmap(decay, in_axes=(1, 0, None), out_axes=(1, None)))
-    y, t = f(y0, k, 30)
+    joined, join = [], parallel.join
+    monkeypatch.setattr(parallel, "join", lambda outs, spec: joined.append(len(outs)) or join(
+        outs, spec))
+    for _ in range(3):     # compiled, then measured (whole batches), then run in chunks
+        y, t = f(y0, k, 30)
+    assert joined[-1] == 3
     want = loop(decay, (1, 0, None), y0, k, 30, out_axes=(1, None))
     np.testing.assert_allclose(y, want[0], rtol=1e-13)
     assert t == pytest.approx(want[1])

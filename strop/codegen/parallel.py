@@ -2,9 +2,10 @@
 
 Lanes are independent (that is what vmap means), so the compiled batched function run on a
 slice of the batch gives that slice of the result.  Its code runs without the GIL, so the
-chunks run at once on threads.  Whether it pays is measured, not guessed: the first call runs
-a few lanes alone to learn the cost of a lane; a batch that costs less than ``MIN_SECONDS``
-runs in one piece.
+chunks run at once on threads.  Whether it pays is measured, not guessed: the second call
+runs a few lanes alone, then the whole batch, to learn the cost of a lane and of joining the
+chunks' outputs; a batch that costs less than ``MIN_SECONDS``, or whose chunks would save
+less time than joining them costs, runs in one piece.
 """
 import os
 import threading
@@ -41,7 +42,9 @@ class Split:
 
     def __init__(self, axes, out_axes):
         self.axes, self.out_axes = list(axes), out_axes
-        self.lane_seconds = None      # measured on the first call
+        self.lane_seconds = None      # measured on the second call
+        self.join_seconds = 0.0
+        self.warm = False
 
     def __call__(self, runner, args, free):
         batched = [(i, ax) for i, ax in enumerate(self.axes[:len(args)]) if ax is not None]
@@ -51,14 +54,13 @@ class Split:
         i, ax = batched[0]
         n = np.shape(args[i])[ax]
         if self.lane_seconds is None:
-            runner(*self.cut(args, 0, min(n, 1)), *free)        # compiles
-            m = min(n, SAMPLE_LANES)
-            start = time.perf_counter()
-            runner(*self.cut(args, 0, m), *free)
-            self.lane_seconds = (time.perf_counter() - start) / max(m, 1)
+            if not self.warm:      # the first call compiles, and touches memory the first time
+                self.warm = True
+                return runner(*args, *free)
+            return self.measure(runner, args, free, n)
         worth = n * self.lane_seconds / MIN_SECONDS if MIN_SECONDS else n
         parts = min(parts, n, int(worth))
-        if parts < 2:
+        if parts < 2 or MIN_SECONDS and self.lane_seconds * (1 - 1 / parts) <= self.join_seconds:
             return runner(*args, *free)
         bounds = [n * k // parts for k in range(parts + 1)]
         rest = [pool().submit(runner, *self.cut(args, lo, hi), *free)
@@ -66,6 +68,25 @@ class Split:
         outs = [runner(*self.cut(args, bounds[0], bounds[1]), *free)]
         outs += [f.result() for f in rest]
         return join(outs, self.out_axes)
+
+    def measure(self, runner, args, free, n):
+        """The second call (the first compiles): timed on a few lanes, then on the whole batch
+        in one piece (the result it returns).  What a lane costs is the difference (a call's own
+        cost, such as a BLAS call through NumPy, is not a lane's), and what joining chunks
+        costs is a copy of the outputs, timed: chunks pay only when they save more than
+        that (per-example gradients are large outputs of little work per byte)."""
+        m = min(n, SAMPLE_LANES)
+        start = time.perf_counter()
+        runner(*self.cut(args, 0, m), *free)
+        few = time.perf_counter() - start
+        start = time.perf_counter()
+        out = runner(*args, *free)
+        whole = time.perf_counter() - start
+        self.lane_seconds = max(whole - few, 0.0) / (n - m) if n > m else whole / max(n, 1)
+        start = time.perf_counter()
+        join([out, out], self.out_axes)
+        self.join_seconds = (time.perf_counter() - start) / max(2 * n, 1)
+        return out
 
     def cut(self, args, lo, hi):
         out = []

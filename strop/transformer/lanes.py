@@ -156,6 +156,8 @@ class Group:
             return hoisted + [x for c in codes for x in c]
         if not outs:
             return hoisted
+        if _no_work(v, codes):    # a loop would only copy: the batched code, as it is
+            return hoisted + [x for c in codes for x in c]
         for n in outs:
             v.set_name(n, True, v.rank.get(n))
         return hoisted + self.loop(stmts, ins, outs)
@@ -171,6 +173,21 @@ class Group:
             elts=[ir.name(n, store=True) for n in outs], ctx=gast.Store())
         return lane_loop(name, ins, v.batched, target, v.size, v.namer, v.helper, stmts[0].loc,
                          "lane by lane, fused: one loop over the batch (lane 0 gives the types)")
+
+
+def _no_work(v, codes):
+    """Whether the batched code of a group only passes values on: copies, and cotangents
+    summed to the shape of a value (unbroadcast: the identity where the shapes agree, as for
+    the cotangent of ``h`` in ``h @ w``)."""
+    for code in codes:
+        if code is None or len(code) != 1 or not isinstance(code[0], gast.Assign):
+            return False
+        value = code[0].value
+        if not (isinstance(value, gast.Name) or isinstance(value, gast.Call) and isinstance(
+                value.func, gast.Name) and v.refs.get(value.func.id) in (
+                runtime.unbroadcast, runtime.unbroadcast_lanes)):
+            return False
+    return True
 
 
 def companion(name, params, body, loc):
