@@ -87,7 +87,8 @@ def _batch_wide(v, s):
     ``a @ b`` with one operand batched and the derivatives of products (one BLAS call, or an
     outer product per lane written where it belongs); a cotangent summed to the shape of an
     unbatched value (a per-example gradient: the cotangent itself, not copied lane by lane);
-    a transcendental ufunc (NumPy's SIMD loop: Numba calls libm per element)."""
+    a transcendental ufunc of arrays (NumPy's SIMD loop: Numba calls libm per element; of a
+    number per lane it stays in the lane loop, whose other statements it would cut off)."""
     value = s.value
     if isinstance(value, gast.BinOp) and isinstance(value.op, gast.MatMult):
         return v.is_b(value.left) != v.is_b(value.right)
@@ -98,7 +99,7 @@ def _batch_wide(v, s):
         return True
     if fn is runtime.unbroadcast:
         return len(value.args) == 2 and not v.is_b(value.args[1])
-    return fn in NUMPY_UFUNCS and v.is_b(value.args[0])
+    return fn in NUMPY_UFUNCS and v.is_b(value.args[0]) and v.rank_of(value.args[0]) != 0
 
 
 def _touches_batched(v, s, before):
