@@ -90,12 +90,23 @@ class Native:
         self.compiled += 1
         self.signatures.append(sig)
         try:
+            if not _savable(cres):
+                return cres.entry_point
             from numba.core.serialize import dumps
             payload = dumps(cres._reduce())
             write_atomically(self._file(key), hashlib.sha256(payload).digest() + payload)
         except Exception:      # what Numba cannot pickle it does not cache either
             pass
         return cres.entry_point
+
+
+def _savable(cres):
+    """What Numba's own cache saves (no lifted loops, no dynamic globals), whose environments a
+    later process finds again by module name (not code made by ``exec``)."""
+    if cres.lifted or cres.library.has_dynamic_globals:
+        return False
+    return all(env.can_cache() for env in (cres.environment,
+                                             *cres._find_referenced_environments()))
 
 
 def _link(state):

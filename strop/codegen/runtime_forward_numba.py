@@ -15,16 +15,9 @@ from numba.extending import overload, register_jitable
 
 from . import runtime as rt
 from . import runtime_forward as rf
-from .runtime_numba import SCALARS, _float_of, _none
+from .runtime_numba import SCALARS, _float_of, _none, _unrolled
 
 LEAVES = (types.Array,) + SCALARS
-
-
-def _written_out(text, **names):
-    """An implementation from source text (unrolled over a tuple's length)."""
-    space = dict(names)
-    exec(text, space)
-    return space["impl"]
 
 
 def _size(x):
@@ -61,7 +54,7 @@ def _tangent_like(t, ans):
 def _jac_size(xs):
     if isinstance(xs, types.BaseTuple):
         terms = "".join(f" + size(xs[{k}])" for k in range(len(xs)))
-        return _written_out(f"def impl(xs):\n    return 0{terms}\n", size=_size)
+        return _unrolled(f"def impl(xs):\n    return 0{terms}\n", size=_size)
 
 
 @overload(rf.basis)
@@ -169,7 +162,7 @@ def _jacobian(kind):
         lines = _blocks_text(kind, n)
         result = "(" + "".join(f"j{k}, " for k in range(n)) + ")" if multi else "j0"
         lines.append(f"    return {result}")
-        return _written_out("\n".join(lines) + "\n", np=np, size=_size, put=_put,
+        return _unrolled("\n".join(lines) + "\n", np=np, size=_size, put=_put,
                             shaped=_shaped, dtypes=tuple(_dtype(out, x) for x in xs))
     return typer
 
@@ -196,7 +189,7 @@ def _custom_cotangents(cts, args, name, lanes=0):
                       "        raise ValueError('a cotangent of the wrong shape')"]
         lines.append(f"    c{k} = cts[{k}]")
     lines.append("    return (" + "".join(f"c{k}, " for k in range(len(cts))) + ")")
-    return _written_out("\n".join(lines) + "\n", zeros_like=rt.zeros_like)
+    return _unrolled("\n".join(lines) + "\n", zeros_like=rt.zeros_like)
 
 
 @overload(rt.getitem_vjp, prefer_literal=True)
@@ -208,7 +201,7 @@ def _getitem_vjp_tuple(g, x, idx):
     at = idx.literal_value % len(x)
     parts = "".join("g, " if k == at else "None, " if _none(t) else f"zeros_like(x[{k}]), "
                     for k, t in enumerate(x))
-    return _written_out(f"def impl(g, x, idx):\n    return ({parts})\n",
+    return _unrolled(f"def impl(g, x, idx):\n    return ({parts})\n",
                         zeros_like=rt.zeros_like)
 
 

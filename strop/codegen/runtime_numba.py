@@ -577,8 +577,10 @@ def _weak(number, like):
 
 
 def _unrolled(text, **names):
-    """An implementation written out for a tuple's length (Numba types tuples by length)."""
-    space = dict(names)
+    """An implementation written out for a tuple's length (Numba types tuples by length).
+    Its globals name this module, so that compiled code calling it can be saved and linked
+    again (codegen/native.py finds environments by module)."""
+    space = {"__name__": __name__, **names}
     exec(text, space)
     return space["impl"]
 
