@@ -59,7 +59,8 @@ class Staged:
 
     def compile(self, cache=True):
         return compile_function(self.generated.function, cache,
-                                tuple(c.name for c in self.fn.companions))
+                                tuple((c.name, not getattr(c, "unchecked", False))
+                                      for c in self.fn.companions))
 
     def run(self, args):
         free = [v.read() for v in self.fn.free.values()]

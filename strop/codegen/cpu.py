@@ -135,18 +135,24 @@ def via_numpy():
 def compile_function(function, cache=True, companions=()):
     """``numba.njit`` of a generated function (cached on disk next to its module).
 
-    ``companions``: names of functions of the same module it calls (vmap's per-lane code);
-    they are compiled inlined into it, which then runs without the GIL (vmap's lane chunks
-    run on threads).  The module keeps the Python versions, for the code run as Python."""
+    ``companions``: (name, checked) of functions of the same module it calls (vmap's per-lane
+    code); checked ones are compiled inlined into it and with bounds checks, which then runs
+    without the GIL (vmap's lane chunks run on threads).  The module keeps the Python
+    versions, for the code run as Python."""
     import numba
-    from . import runtime_numba  # noqa: F401  (registers the helpers' Numba implementations)
+    from . import runtime_numba, runtime_wide_numba  # noqa: F401  (the helpers' Numba code)
     if companions:
+        # NumPy's error model: a lane sees array elements, whose division by zero NumPy
+        # makes inf, not an error (and vmap's wide loops compute lanes that are done)
         space = dict(function.__globals__)
-        for name in companions:
-            space[name] = numba.njit(cache=cache, boundscheck=True, inline="always")(space[name])
+        for name, checked in companions:
+            # a wide loop indexes only the lanes it was given: unchecked, it vectorizes
+            options = dict(boundscheck=True, inline="always") if checked else {}
+            space[name] = numba.njit(cache=cache, error_model="numpy", **options)(space[name])
         seen = types.FunctionType(function.__code__, space, function.__name__,
                                   function.__defaults__, function.__closure__)
         seen.__qualname__, seen.__module__ = function.__qualname__, function.__module__
-        return numba.njit(cache=cache, boundscheck=True, nogil=True)(seen)
+        return numba.njit(cache=cache, boundscheck=True, nogil=True,
+                          error_model="numpy")(seen)
     # boundscheck: an index out of range raises IndexError, never reads garbage
     return numba.njit(cache=cache, boundscheck=True)(function)

@@ -16,6 +16,8 @@ innermost (no temporary per operation), and a ``while`` on a batched value runs 
 own number of trips (no masks, no work for finished lanes).  Unbatched statements met inside a
 run (``np.cos(t)`` of a loop counter) are hoisted before the loop: computed once, not per lane.
 Lane 0 is computed first to learn the results' types (the arrays are allocated from it).
+A group around a ``while`` of plain arithmetic runs 64 lanes side by side instead (wide.py), so
+that it vectorizes.
 """
 import builtins
 import copy
@@ -23,6 +25,7 @@ import copy
 import gast
 
 from . import analysis, ir
+from .wide import wide_loop
 from ..codegen import runtime
 from ..codegen.via_numpy import NUMPY_UFUNCS
 
@@ -172,8 +175,10 @@ class Group:
         v.companions.append(companion(name, ins, body, stmts[0].loc))
         target = ir.name(outs[0], store=True) if len(outs) == 1 else gast.Tuple(
             elts=[ir.name(n, store=True) for n in outs], ctx=gast.Store())
-        return lane_loop(name, ins, v.batched, target, v.size, v.namer, v.helper, stmts[0].loc,
+        code = lane_loop(name, ins, v.batched, target, v.size, v.namer, v.helper, stmts[0].loc,
                          "lane by lane, fused: one loop over the batch (lane 0 gives the types)")
+        wide = wide_loop(v, stmts, ins, outs, code[0].targets[0].id, stmts[0].loc)
+        return code if wide is None else [code[0]] + wide + [code[-1]]
 
 
 def _no_work(v, codes):
