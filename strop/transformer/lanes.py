@@ -178,7 +178,10 @@ class Group:
         code = lane_loop(name, ins, v.batched, target, v.size, v.namer, v.helper, stmts[0].loc,
                          "lane by lane, fused: one loop over the batch (lane 0 gives the types)")
         wide = wide_loop(v, stmts, ins, outs, code[0].targets[0].id, stmts[0].loc)
-        return code if wide is None else [code[0]] + wide + [code[-1]]
+        if wide is None:
+            return code
+        code[0].note = "room for the outputs (lane 0 gives their types)"
+        return [code[0]] + wide + [code[-1]]
 
 
 def _no_work(v, codes):

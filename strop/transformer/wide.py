@@ -146,9 +146,12 @@ def _wide(name, ins, pre, loop, post, state, outs, v, loc):
     def lane():
         return gast.BinOp(left=ir.name(lo), op=gast.Add(), right=ir.name(k))
 
-    def load(names):
-        return [ir.assign(n, ir.subscript(kept[n], ir.name(k)), None) for n in names] + [
-            ir.assign(n, ir.subscript(lanes[n], lane()), None) for n in lanes if n not in kept]
+    def load(stmts, tail=()):
+        """Each lane's values that ``stmts`` (then ``tail``, names) read."""
+        read = analysis.live_in(stmts, set(tail))
+        return [ir.assign(n, ir.subscript(kept[n], ir.name(k)), None) for n in state
+                if n in read] + [ir.assign(n, ir.subscript(lanes[n], lane()), None)
+                                 for n in lanes if n not in kept and n in read]
 
     def each(body):
         return ir.stmt(gast.For(target=ir.name(k, store=True), iter=ir.call("range", [
@@ -169,20 +172,19 @@ def _wide(name, ins, pre, loop, post, state, outs, v, loc):
     before = each(starts + ir.clone(pre) + [store(n, ir.name(n)) for n in state])
     changed = [n for n in state if n in analysis.block_writes(loop.body)]
     trip = each([ir.assign(on, ir.subscript(kept[loop.test.id], ir.name(k)), None)]
-                + load(state) + ir.clone(loop.body)
+                + load(loop.body) + ir.clone(loop.body)
                 + [store(n, gast.IfExp(test=ir.name(on), body=ir.name(n),
                                        orelse=ir.subscript(kept[n], ir.name(k))))
                    for n in changed])
     trips = ir.stmt(gast.While(test=ir.name(more), body=[trip, ir.assign(more, any_lane(), None)],
                                orelse=[]), None)
     result = ir.name(outs[0]) if len(outs) == 1 else _tuple(outs)
-    after = each(load(state) + ir.clone(post) + [ir.stmt(gast.Expr(value=ir.call(
+    after = each(load(post, outs) + ir.clone(post) + [ir.stmt(gast.Expr(value=ir.call(
         v.helper("set_lane"), [ir.name(out), lane(), result])), None)])
     body = [unpack, before, ir.assign(more, any_lane(), None), trips, after]
     node = _function(name, params, body, loc)
     node.unchecked = True   # it indexes only the lanes it was given (no user subscript)
-    node.doc = (f"Lanes {lo} to {lo} + {w} of the batch side by side: each statement for "
-                f"every lane in turn, trips until no lane's condition holds.")
+    node.doc = f"Lanes {lo} to {lo} + {w} side by side, until none of them loops."
     return node
 
 
