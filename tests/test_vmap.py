@@ -455,3 +455,79 @@ def test_per_example_gradients_through_a_max():
     want = np.stack([grad(log_softmax_loss)(w, x, y) for x, y in zip(xs, ys)])
     np.testing.assert_allclose(f(w, xs, ys), want, rtol=1e-12, atol=1e-15)
     assert "each(" not in strop.source(f)
+
+
+# --- vmap(g) called inside a jitted function: lanes of unknown rank aligned by align_to ---
+def sin_times(x):
+    return np.sin(x) * x
+
+
+def scale_rows(a, v):
+    return np.tanh(a) + v       # a lane: a number; v's: a vector
+
+
+def cos_times(a, m):
+    return np.cos(a) * m        # a lane: a number, m: one matrix for every lane
+
+
+def calls_vmap(x, a, v, m):
+    return np.sum(vmap(sin_times)(x)) + np.sum(vmap(scale_rows)(a, v) ** 2) + \
+        np.sum(vmap(cos_times, in_axes=(0, None))(a, m) ** 2)
+
+
+CALLS_VMAP_ARGS = (np.linspace(0.1, 1.0, 5), RNG.normal(size=4), RNG.normal(size=(4, 3)),
+                   RNG.normal(size=(2, 3)))
+
+
+def test_jit_of_a_function_calling_vmap_compiles():
+    want = jit(calls_vmap, backend="python")(*CALLS_VMAP_ARGS)
+    assert want == pytest.approx(sum(
+        np.sum(loop(f, axes, *args) ** p) for f, axes, args, p in (
+            (sin_times, 0, CALLS_VMAP_ARGS[:1], 1), (scale_rows, 0, CALLS_VMAP_ARGS[1:3], 2),
+            (cos_times, (0, None), CALLS_VMAP_ARGS[1:4:2], 2))), rel=1e-12)
+    f = jit(calls_vmap)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+        assert f(*CALLS_VMAP_ARGS) == pytest.approx(want, rel=1e-12)
+    assert f.last_backend == "cpu"
+    src = strop.source(f)
+    assert "align_to(" in src and "runtime_batch.py" not in src and "np.ndim" not in src
+
+
+def test_jit_grad_of_a_function_calling_vmap_compiles():
+    from helpers import numeric_vjp
+    f = jit(grad(calls_vmap, argnums=(0, 1, 2, 3)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+        got = f(*CALLS_VMAP_ARGS)
+    assert f.last_backend == "cpu"
+    for k in range(4):
+        np.testing.assert_allclose(got[k], numeric_vjp(calls_vmap, CALLS_VMAP_ARGS, k, 1.0),
+                                   rtol=1e-6, atol=1e-8)
+    src = strop.source(f)
+    assert "unalign(" in src and "runtime_batch.py" not in src
+
+
+def test_jit_hessian_and_jacfwd_of_a_function_calling_vmap():
+    from helpers import numeric_vjp
+    x = CALLS_VMAP_ARGS[0]
+
+    def energy(x):
+        return np.sum(vmap(sin_times)(x) ** 2)
+    h, fwd = jit(strop.hessian(energy)), jit(strop.jacfwd(energy))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+        got_h, got_fwd = h(x), fwd(x)
+    assert h.last_backend == fwd.last_backend == "cpu"
+    want = np.stack([numeric_vjp(grad(energy), (x,), 0, e) for e in np.eye(5)])
+    np.testing.assert_allclose(got_h, want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(got_fwd, numeric_vjp(energy, (x,), 0, 1.0), rtol=1e-6)
+
+
+def test_vmap_of_grad_of_a_function_calling_vmap():
+    def loss(a, m):
+        return np.sum(vmap(cos_times, in_axes=(0, None))(a, m) ** 2)
+    a_s, m = RNG.normal(size=(3, 4)), CALLS_VMAP_ARGS[3]
+    want = loop(grad(loss), (0, None), a_s, m)
+    for f in vmap(grad(loss), in_axes=(0, None)), jit(vmap(grad(loss), in_axes=(0, None))):
+        np.testing.assert_allclose(f(a_s, m), want, rtol=1e-12)

@@ -6,10 +6,10 @@ lane at once, what the per-example code did for one.
 """
 import numpy as np
 
-__all__ = ["select", "broadcast_lanes", "align_lanes", "lane_axes", "lane_axis", "each",
-           "lanes_max", "lanes_min", "matmul_lanes", "take_lanes", "getitem_lanes",
-           "unbroadcast_lanes", "expand_to_lanes", "seed_grad_lanes", "transpose_lanes",
-           "squeeze_lanes", "lane_index", "safe_index", "array_lanes",
+__all__ = ["select", "broadcast_lanes", "align_lanes", "align_to", "unalign", "lane_axes",
+           "lane_axis", "each", "lanes_max", "lanes_min", "matmul_lanes", "take_lanes",
+           "getitem_lanes", "unbroadcast_lanes", "expand_to_lanes", "seed_grad_lanes",
+           "transpose_lanes", "squeeze_lanes", "lane_index", "safe_index", "array_lanes",
            "reshape_lanes", "getitem_vjp_lanes", "moveaxis_lanes", "lanes_like", "set_lane",
            "extremum_grad_lanes"]
 
@@ -35,6 +35,17 @@ def align_lanes(x, rank):
     x = np.asarray(x)
     extra = rank - (x.ndim - 1)
     return x.reshape(x.shape[:1] + (1,) * extra + x.shape[1:]) if extra > 0 else x
+
+
+def align_to(x, other, other_batched):
+    """Batched ``x`` aligned (align_lanes) to the lanes of ``other``: to the rank of ``other``
+    itself where it is not batched.  Its Numba version knows both ranks when it compiles."""
+    return align_lanes(x, np.ndim(other) - other_batched)
+
+
+def unalign(g, x):
+    """The cotangent ``g`` of ``align_to(x, ...)`` with the axes it inserted dropped."""
+    return np.reshape(g, np.shape(x))
 
 
 def lane_axes(x):

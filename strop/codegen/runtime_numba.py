@@ -626,7 +626,7 @@ _OVERLOADED = {rt.weak, rt.lanes_like, rt.set_lane, rt.tape_array, rt.seed_grad,
                rt.item_vjp, rt.mean_grad, rt.extremum_grad, rt.matmul, rt.matmul_lanes, rt.matmul_vjp_x_lanes,
                rt.matmul_vjp_y_lanes, rt.unbroadcast_lanes, rt.matmul_vjp_x, rt.matmul_vjp_y, rt.at_set,
                rt.at_add, rt.at_multiply, rt.at_min, rt.at_max, rt.at_get,
-               rt.stack, rt.push, rt.pop}
+               rt.stack, rt.push, rt.pop, rt.align_to, rt.unalign}
 for _name in rt.__all__:   # the rest: compiled from their own source, where Numba can
     _fn = getattr(rt, _name)
     if callable(_fn) and _fn not in _OVERLOADED and getattr(_fn, "__module__", "").startswith(
@@ -654,3 +654,25 @@ for _ufunc, _stub in VIA_NUMPY.items():   # see via_numpy.py
     _through_numpy_when_large(_ufunc, _stub)
 
 from . import runtime_forward_numba  # noqa: E402,F401  (registers forward mode's helpers)
+
+
+@overload(rt.align_to, prefer_literal=True)
+def _align_to(x, other, other_batched):
+    """The axes inserted written out for the ranks the types give (a view, as x[:, None])."""
+    ob = _flag(other_batched)
+    if ob is None or not isinstance(x, types.Array) or not isinstance(other, (types.Array,
+                                                                             *SCALARS)):
+        return None
+    extra = getattr(other, "ndim", 0) - ob - (x.ndim - 1)
+    if extra <= 0:
+        return lambda x, other, other_batched: x
+    return _unrolled(f"def impl(x, other, other_batched):\n    return x[:{', None' * extra}]\n")
+
+
+@overload(rt.unalign)
+def _unalign(g, x):
+    """The inserted axes (of length 1) indexed away: a view, whatever g's layout."""
+    extra = g.ndim - getattr(x, "ndim", 0) if isinstance(g, types.Array) else 0
+    if extra <= 0:
+        return lambda g, x: g
+    return _unrolled(f"def impl(g, x):\n    return g[:{', 0' * extra}]\n")

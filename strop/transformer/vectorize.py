@@ -421,16 +421,12 @@ class Vectorize:
                 out.append(p)
             elif top is not None:
                 out.append(_expand(p, top - r))
-            else:
-                others = [ir.call(self.np_("ndim"), [q]) if not qb else gast.BinOp(
-                    left=ir.call(self.np_("ndim"), [q]), op=gast.Sub(), right=ir.const(1))
-                    for q, qb in zip(parts, flags) if q is not p
-                    and not isinstance(q, gast.Constant)]
-                if not others:
-                    out.append(p)
-                    continue
-                want = others[0] if len(others) == 1 else ir.call("max", others)
-                out.append(ir.call(self.helper("align_lanes"), [p, want]))
+            else:   # ranks known when it compiles: lined up to each other operand in turn
+                node = p
+                for q, qb in zip(parts, flags):
+                    if q is not p and not isinstance(q, gast.Constant):
+                        node = ir.call(self.helper("align_to"), [node, q, ir.const(qb)])
+                out.append(node)
         return out, True, top
 
     def elementwise(self, v, parts, build):
@@ -728,6 +724,29 @@ class Vectorize:
                                                          ir.const(self.is_b(x))]), \
             self.is_b(g), self.rank_of(x)
 
+    def call_align_to(self, v, args, kws):
+        """Axes inserted after the lanes' own batch axis (ranks known), else lane by lane."""
+        x, other, ob = args
+        rx, ro = self.rank_of(x), self.rank_of(other)
+        if kws or rx is None or ro is None or not isinstance(ob, gast.Constant):
+            return None
+        extra = ro - ob.value - (rx - 1)
+        return self.lane_axes_at(x, [ir.const(None)] * extra), self.is_b(x), rx + max(extra, 0)
+
+    def call_unalign(self, v, args, kws):
+        g, x = args
+        rg, rx = self.rank_of(g), self.rank_of(x)
+        if kws or rg is None or rx is None:
+            return None
+        return self.lane_axes_at(g, [ir.const(0)] * (rg - rx)), self.is_b(g), rx
+
+    def lane_axes_at(self, x, index):
+        """``x[:, index]`` in each lane: ``index`` after the axis align_to keeps first."""
+        if not index:
+            return x
+        lead = [gast.Slice(lower=None, upper=None, step=None) for _ in range(1 + self.is_b(x))]
+        return ir.subscript(x, gast.Tuple(elts=lead + index, ctx=gast.Load()))
+
     def call_seed_grad(self, v, args, kws):
         return ir.call(self.helper("seed_grad_lanes"), args), True, 0
 
@@ -894,7 +913,7 @@ CONTAINER_CALLS = {runtime.add: 0, runtime.scale: 0, runtime.zeros_like: 0,
 SPECIAL = {runtime.extremum_grad, runtime.unbroadcast, runtime.seed_grad, runtime.expand_to, runtime.matmul_vjp_x,
            runtime.matmul_vjp_y, runtime.getitem_vjp, np.reshape, np.ravel, np.transpose,
            np.squeeze, np.expand_dims, np.swapaxes, np.moveaxis, np.concatenate, np.stack,
-           np.einsum}
+           np.einsum, runtime.align_to, runtime.unalign}
 
 
 def _describe(v):
