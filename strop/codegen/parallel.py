@@ -16,6 +16,7 @@ import numpy as np
 
 MIN_SECONDS = 2e-3     # below this a call runs on one thread (a thread hand-off costs ~50 µs)
 SAMPLE_LANES = 16
+EXPLORE, TRIES = 256, 3  # every 256 calls, 3 in a row the way (chunks or one piece) not chosen
 
 _pool, _lock = None, threading.Lock()
 
@@ -45,6 +46,8 @@ class Split:
         self.lane_seconds = None      # measured on the second call
         self.join_seconds = 0.0
         self.warm = False
+        self.best = {}                # pieces -> the fastest time per lane seen so cut
+        self.calls = 0
 
     def __call__(self, runner, args, free):
         batched = [(i, ax) for i, ax in enumerate(self.axes[:len(args)]) if ax is not None]
@@ -62,6 +65,27 @@ class Split:
         parts = min(parts, n, int(worth))
         if parts < 2 or MIN_SECONDS and self.lane_seconds * (1 - 1 / parts) <= self.join_seconds:
             return runner(*args, *free)
+        if MIN_SECONDS:
+            parts = self.choose(parts)
+        start = time.perf_counter()
+        out = runner(*args, *free) if parts == 1 else self.chunks(runner, args, free, n, parts)
+        took = (time.perf_counter() - start) / n
+        self.best[parts] = min(self.best.get(parts, took), took)
+        return out
+
+    def choose(self, parts):
+        """``parts`` pieces, or one, whichever has run faster (a measurement taken while
+        another process held the cores must not decide for good): each is tried now and
+        then, and its best time per lane kept."""
+        self.calls += 1
+        for way in (parts, 1):
+            if way not in self.best:
+                return way
+        ahead = parts if self.best[parts] < self.best[1] else 1
+        # a few calls in a row: the first of a way runs on memory the other way left behind
+        return (parts + 1 - ahead) if self.calls % EXPLORE < TRIES else ahead
+
+    def chunks(self, runner, args, free, n, parts):
         bounds = [n * k // parts for k in range(parts + 1)]
         rest = [pool().submit(runner, *self.cut(args, lo, hi), *free)
                 for lo, hi in zip(bounds[1:-1], bounds[2:])]
@@ -83,6 +107,7 @@ class Split:
         out = runner(*args, *free)
         whole = time.perf_counter() - start
         self.lane_seconds = max(whole - few, 0.0) / (n - m) if n > m else whole / max(n, 1)
+        self.best[1] = whole / max(n, 1)
         start = time.perf_counter()
         join([out, out], self.out_axes)
         self.join_seconds = (time.perf_counter() - start) / max(2 * n, 1)
