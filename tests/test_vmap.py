@@ -531,3 +531,16 @@ def test_vmap_of_grad_of_a_function_calling_vmap():
     want = loop(grad(loss), (0, None), a_s, m)
     for f in vmap(grad(loss), in_axes=(0, None)), jit(vmap(grad(loss), in_axes=(0, None))):
         np.testing.assert_allclose(f(a_s, m), want, rtol=1e-12)
+
+
+def test_chunks_or_one_piece_is_chosen_by_the_best_times_seen():
+    from strop.codegen import parallel
+    split = parallel.Split([0], 0)
+    split.best = {1: 10.0}     # one piece, timed once while another process held the cores
+    assert split.choose(2) == 2                 # chunks not tried yet: tried
+    split.best[2] = 4.0
+    picks = [split.choose(2) for _ in range(parallel.EXPLORE)]
+    assert picks.count(1) == parallel.TRIES     # one piece tried again, a few calls in a row
+    split.best[1] = 1.0                         # ... and found faster: kept
+    picks = [split.choose(2) for _ in range(parallel.EXPLORE)]
+    assert picks.count(2) == parallel.TRIES and picks.count(1) == parallel.EXPLORE - parallel.TRIES

@@ -109,15 +109,3 @@ def test_code_that_can_raise_runs_lane_by_lane():
     np.testing.assert_array_equal(f(a, table), [indexed(v, table) for v in a])
     assert "_wide1(" not in strop.source(f) and f.last_backend == "cpu"
 
-
-def test_chunks_or_one_piece_is_chosen_by_the_best_times_seen():
-    from strop.codegen import parallel
-    split = parallel.Split([0], 0)
-    split.best = {1: 10.0}     # one piece, timed once while another process held the cores
-    assert split.choose(2) == 2                 # chunks not tried yet: tried
-    split.best[2] = 4.0
-    picks = [split.choose(2) for _ in range(parallel.EXPLORE)]
-    assert picks.count(1) == parallel.TRIES     # one piece tried again, a few calls in a row
-    split.best[1] = 1.0                         # ... and found faster: kept
-    picks = [split.choose(2) for _ in range(parallel.EXPLORE)]
-    assert picks.count(2) == parallel.TRIES and picks.count(1) == parallel.EXPLORE - parallel.TRIES
