@@ -391,3 +391,22 @@ def test_tapes_of_numbers_in_a_range_loop_are_arrays():
     np.testing.assert_allclose(got, g(0.3, 0.2, 0.1, 50), rtol=1e-12)
     assert jg.staged().array_tapes == {"_tape_omega", "_tape_theta"}
     assert "_tape_theta[_] = theta" in strop.source(jg)      # indexed by the loop variable
+
+
+def sum_and_first(x):
+    return np.sum(x * x), x[0] * 2, x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_results_come_back_in_the_type_the_uncompiled_code_gives(dtype):
+    # a float32 number was a Python float (Numba's boxing); a float64 one is a Python float,
+    # equal to NumPy's np.float64 (its subclass).  Integers follow Numba's rules (int32 * 2 is
+    # an int64 there): not checked here.
+    x = np.arange(1, 4).astype(dtype)
+    want = jit(sum_and_first, backend="python")(x)
+    # compiled now, then linked from the machine code saved by the first (codegen/native.py)
+    for got in jit(sum_and_first)(x), jit(sum_and_first)(x):
+        for g, w in zip(got[:2], want[:2]):
+            assert np.result_type(g) == w.dtype and g == w
+            assert type(g) is type(w) or dtype == np.float64
+        np.testing.assert_array_equal(got[2], want[2])

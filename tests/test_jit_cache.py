@@ -42,7 +42,7 @@ def test_second_process_compiles_nothing(tmp_path):
     assert int(second["misses"]) == 0 and int(second["hits"]) == 0
     assert first_values == second_values
     # a second signature (an integer array) has its own saved code; errors still name the user line
-    assert first["picked"] == second["picked"] == "6.0,2.0"
+    assert first["picked"] == second["picked"] == "np.float32(6.0),2.0"
     assert int(first["pick_native"]) == 0 and int(second["pick_native"]) == 2
     assert first["index_error"] == second["index_error"] == "user-line"
 

@@ -18,6 +18,8 @@ import os
 import pickle
 import sys
 
+import numpy as np
+
 from .load import write_atomically
 
 INT64 = range(-2 ** 63, 2 ** 63)
@@ -78,7 +80,7 @@ class Native:
             return None
         self.loaded += 1
         self.signatures.append(tuple(state[3].args))
-        return entry
+        return _boxed(entry, state[3].return_type)
 
     def _compile(self, key, args):
         """Numba's entry point for ``args`` (compiling them, or loading Numba's own cache), and
@@ -97,7 +99,25 @@ class Native:
             write_atomically(self._file(key), hashlib.sha256(payload).digest() + payload)
         except Exception:      # what Numba cannot pickle it does not cache either
             pass
-        return cres.entry_point
+        return _boxed(cres.entry_point, cres.signature.return_type)
+
+
+def _boxed(entry, restype):
+    """``entry``, its numbers of other than 64 bits returned as NumPy scalars of their type, as
+    the uncompiled code returns them (Numba makes a Python float of a float32)."""
+    box = _box(restype)
+    return entry if box is None else lambda *args: box(entry(*args))
+
+
+def _box(t):
+    from numba.core import types
+    if isinstance(t, types.Number) and str(t) not in ("float64", "int64", "complex128"):
+        return np.dtype(str(t)).type
+    if isinstance(t, types.BaseTuple) and not isinstance(t, types.BaseNamedTuple):
+        parts = [_box(e) for e in t]
+        if any(parts):
+            return lambda v: tuple(x if p is None else p(x) for p, x in zip(parts, v))
+    return None
 
 
 def _savable(cres):
