@@ -18,8 +18,8 @@ import gast
 from ..codegen import runtime, runtime_forward
 from ..errors import TransformError
 from . import analysis, ir
-from .reverse import (BINOPS, SEQUENCE_RESULTS, UNARYOPS, _as_node, _describe, _rename,
-                      _targets)
+from .reverse import (SEQUENCE_RESULTS, _as_node, _describe, _rename, _targets, operation,
+                      tape_op)
 from .reverse import _walk_stmts as _walk
 from .rules import RULES, TEMPLATE_NAMESPACE, lookup, rule_name
 from .rules.table import _NO_DEFAULT
@@ -69,7 +69,7 @@ class Forward:
         before the first push)."""
         active = set(params)
         assigns = [n for n in _walk(stmts) if isinstance(n, gast.Assign)]
-        pushes = [n.value.args for n in _walk(stmts) if self.tape_op(n) == "push"]
+        pushes = [n.value.args for n in _walk(stmts) if tape_op(self.fn, n) == "push"]
         changed = True
         while changed:
             changed = False
@@ -84,18 +84,6 @@ class Forward:
                     changed = True
         return active
 
-    def tape_op(self, s):
-        value = s.value if isinstance(s, (gast.Expr, gast.Assign)) else None
-        if isinstance(value, gast.Call):
-            fn = self.fn.callee(value.func)
-            if fn is runtime.push and isinstance(s, gast.Expr):
-                return "push"
-            if fn is runtime.pop and isinstance(s, gast.Assign):
-                return "pop"
-            if fn is runtime.stack and isinstance(s, gast.Assign):
-                return "stack"
-        return None
-
     # --- statements ------------------------------------------------------------------------
     def block(self, stmts, init, defined):
         out = []
@@ -106,7 +94,7 @@ class Forward:
         return out, init
 
     def stmt(self, s, init, defined):
-        op = self.tape_op(s)
+        op = tape_op(self.fn, s)
         if op is not None:
             return self.tape(s, op, init, defined)
         if isinstance(s, gast.Assign):
@@ -241,22 +229,10 @@ class Forward:
             if not carries(value.value):
                 return None
             return ir.subscript(self.tan(value.value.id), ir.clone(value.slice))
-        if isinstance(value, gast.BinOp):
-            key, args, kws = BINOPS[type(value.op)], [value.left, value.right], []
-        elif isinstance(value, gast.UnaryOp):
-            if type(value.op) not in UNARYOPS:
-                return None
-            key, args, kws = UNARYOPS[type(value.op)], [value.operand], []
-        elif isinstance(value, gast.Attribute):
-            key, args, kws = ("attr", value.attr), [value.value], []
-        elif isinstance(value, gast.Call):
-            key = self.fn.callee(value.func)
-            args = ([value.func.value] if isinstance(key, tuple) else []) + list(value.args)
-            kws = [(k.arg, k.value) for k in value.keywords]
-        else:
+        op = operation(self.fn, value)
+        if op is None:
             return None
-        names = [n for a in list(args) + [v for _, v in kws] for t in _targets(a)
-                 for n in gast.walk(t) if isinstance(n, gast.Name)]
+        key, args, kws, names = op
         if not any(carries(n) for n in names):
             return None
         if getattr(key, "__strop_custom_vjp__", False):

@@ -107,7 +107,7 @@ class Reverse:
     def find_active(self, stmts, params):
         active = set(params)
         assigns = [n for n in _walk_stmts(stmts) if isinstance(n, gast.Assign)]
-        pushes = [n.value.args for n in _walk_stmts(stmts) if self.tape_op(n) == "push"]
+        pushes = [n.value.args for n in _walk_stmts(stmts) if tape_op(self.fn, n) == "push"]
         changed = True
         while changed:
             changed = False
@@ -181,17 +181,6 @@ class Reverse:
         return isinstance(obj, np.ufunc) or (getattr(obj, "__module__", "") or "").startswith(
             "numpy") and obj not in SEQUENCE_RESULTS
 
-    def tape_op(self, s):
-        """"push" or "pop" for the tape statements of generated code (differentiated again)."""
-        value = s.value if isinstance(s, (gast.Expr, gast.Assign)) else None
-        if isinstance(value, gast.Call):
-            fn = self.fn.callee(value.func)
-            if fn is runtime.push and isinstance(s, gast.Expr):
-                return "push"
-            if fn is runtime.pop and isinstance(s, gast.Assign):
-                return "pop"
-        return None
-
     def value_active(self, value, active):
         names = ir.names_in(value) & active
         if not names:
@@ -222,8 +211,8 @@ class Reverse:
         return out, init
 
     def rev_stmt(self, s, ctx, init):
-        op = self.tape_op(s)
-        if op is not None and s.value.args[0].id in self.active:
+        op = tape_op(self.fn, s)
+        if op in ("push", "pop") and s.value.args[0].id in self.active:
             return self.rev_tape(s, op, init)
         if isinstance(s, gast.Assign):
             return self.rev_assign(s, init)
@@ -321,21 +310,11 @@ class Reverse:
             index = _index_value(value.slice)
             return pre, [(value.value.id, ir.call(self.helper("getitem_vjp"),
                                                   [g, ir.clone(value.value), index]))]
-        if isinstance(value, gast.BinOp):
-            key, args, kws = BINOPS[type(value.op)], [value.left, value.right], []
-        elif isinstance(value, gast.UnaryOp):
-            key, args, kws = UNARYOPS[type(value.op)], [value.operand], []
-        elif isinstance(value, gast.Attribute):
-            key, args, kws = ("attr", value.attr), [value.value], []
-        elif isinstance(value, gast.Call):
-            key = self.fn.callee(value.func)
-            args = ([value.func.value] if isinstance(key, tuple) else []) + list(value.args)
-            kws = [(k.arg, k.value) for k in value.keywords]
-        else:
+        op = operation(self.fn, value)
+        if op is None:
             return pre, []
-        act_args = [n for a in list(args) + [v for _, v in kws] for t in _targets(a)
-                    for n in gast.walk(t) if isinstance(n, gast.Name)]
-        if not any(act(t) for t in act_args):
+        key, args, kws, names = op
+        if not any(act(n) for n in names):
             return pre, []
         rule = lookup(key)
         if rule is None and isinstance(key, tuple) and key[0] == "attr":
@@ -651,6 +630,42 @@ def _rename(node, mapping):
 
 def stmt_expr(call, loc):
     return ir.stmt(gast.Expr(value=call), loc)
+
+
+def tape_op(fn, s):
+    """"push", "pop" or "stack" for the tape statements of generated code (differentiated
+    again), else None."""
+    value = s.value if isinstance(s, (gast.Expr, gast.Assign)) else None
+    if isinstance(value, gast.Call):
+        callee = fn.callee(value.func)
+        if callee is runtime.push and isinstance(s, gast.Expr):
+            return "push"
+        if callee is runtime.pop and isinstance(s, gast.Assign):
+            return "pop"
+        if callee is runtime.stack and isinstance(s, gast.Assign):
+            return "stack"
+    return None
+
+
+def operation(fn, value):
+    """(rule key, positional operands, keyword operands) of an operator, attribute or call
+    ``value``, and the names among its operands; None for other values (and operators that
+    have no rule: ``not x``)."""
+    if isinstance(value, gast.BinOp):
+        key, args, kws = BINOPS[type(value.op)], [value.left, value.right], []
+    elif isinstance(value, gast.UnaryOp) and type(value.op) in UNARYOPS:
+        key, args, kws = UNARYOPS[type(value.op)], [value.operand], []
+    elif isinstance(value, gast.Attribute):
+        key, args, kws = ("attr", value.attr), [value.value], []
+    elif isinstance(value, gast.Call):
+        key = fn.callee(value.func)
+        args = ([value.func.value] if isinstance(key, tuple) else []) + list(value.args)
+        kws = [(k.arg, k.value) for k in value.keywords]
+    else:
+        return None
+    names = [n for a in list(args) + [v for _, v in kws] for t in _targets(a)
+             for n in gast.walk(t) if isinstance(n, gast.Name)]
+    return key, args, kws, names
 
 
 def _walk_stmts(stmts):
