@@ -66,8 +66,8 @@ class Transformed:
             groups = inner.groups or tuple((False, (a.id,)) for a in
                                            inner.node.args.args[:inner.nparams])
             start = [sum(len(g[1]) for g in groups[:i]) for i in range(len(groups))]
-            kind_of = {n: (TREE_LEAF if tree else k) for (tree, names), k in zip(groups, kinds)
-                       for n in names}
+            kind_of = {n: leaf for (tree, names), k in zip(groups, kinds)
+                       for n, leaf in zip(names, k[2] if tree else [k] * len(names))}
             if statics:
                 inner = bind_statics(inner, {start[i]: v for i, v in
                                              zip(self.static_argnums, statics)})
@@ -157,13 +157,12 @@ class Transformed:
 
 
 SCALAR, ARRAY, TREE = "scalar", "array", "tree"
-TREE_LEAF = ARRAY   # a leaf of a flattened tree argument: an array of unknown rank
 
 
 def _kind(a):
     """What generated code may assume of an argument: a number (specialized as a scalar), an
-    array, a dict/list/tuple flattened to its leaves ((TREE, its structure)), or another
-    container (differentiated leaf by leaf)."""
+    array, a dict/list/tuple flattened to its leaves ((TREE, its structure, each leaf's kind)),
+    or another container (differentiated leaf by leaf)."""
     if isinstance(a, (float, int, np.floating, np.integer)):
         return SCALAR
     if isinstance(a, np.ndarray):
@@ -172,7 +171,9 @@ def _kind(a):
     if len(leaves) == 1 and leaves[0] is a:
         return ARRAY
     treedef = tree_structure(a)
-    return (TREE, treedef) if leaf_paths(treedef) is not None else TREE
+    if leaf_paths(treedef) is None:
+        return TREE
+    return TREE, treedef, tuple(_kind(x) for x in leaves)
 
 
 def _kinds(args, static=()):

@@ -105,11 +105,16 @@ class Vectorized(api.Transformed):
 
     def inner_kinds(self, kinds):
         """A lane of a batched array has one dimension less."""
-        out = []
-        for k, spec in zip(kinds, self.arg_axes(len(kinds))):
+        def lane(k, axis):
             r = _rank(k)
-            out.append(f"{api.ARRAY}{r - 1}" if spec is not None and k != api.SCALAR
-                       and r is not None and r > 0 else k)
+            return f"{api.ARRAY}{r - 1}" if axis is not None and r is not None and r > 0 else k
+        out = []
+        for i, (k, spec) in enumerate(zip(kinds, self.arg_axes(len(kinds)))):
+            if type(k) is tuple:   # a tree: each leaf by its own axis
+                sample = k[1].unflatten(range(k[1].num_leaves))
+                axes = dict(_leaf_axes(sample, spec, str(i), leaf_ids=True))
+                k = k[:2] + (tuple(lane(x, axes.get(j)) for j, x in enumerate(k[2])),)
+            out.append(lane(k, spec) if type(k) is not tuple else k)
         return tuple(out)
 
     # --- the arguments' axes ---------------------------------------------------------------

@@ -258,10 +258,18 @@ def test_compiled_per_example_gradients_of_an_mlp(dtype):
     with strop.config.override(enable_x64=dtype == np.float64):
         got = check(grad(mlp_loss), w, xs, ys, in_axes=(None, 0, 0), **tol)
     assert got["w1"].dtype == dtype and got["w1"].shape == (7, 5, 8)
-    src = strop.source(jit(vmap(grad(mlp_loss), in_axes=(None, 0, 0))))
+    fast = jit(vmap(grad(mlp_loss), in_axes=(None, 0, 0)))
+    with strop.config.override(enable_x64=dtype == np.float64):
+        fast(w, xs, ys)
+    src = strop.source(fast)    # the code for the last call's kinds (the leaves' ranks)
     # the products and the per-example weight gradients run on the whole batch, not per lane
     lanes = src.split("def mlp_loss_grad_vmap")[0]
     assert "matmul_vjp_y_lanes(" in src and "matmul_vjp_y(" not in lanes
+    # values whose lanes are arrays are computed on the whole batch (a lane loop would
+    # allocate each lane's array); lane loops compute numbers (each lane's max, sums)
+    assert "extremum_grad_lanes(" in src and "expand_to_lanes(" in src
+    for name in ("extremum_grad(", "expand_to(", "tanh_np(", " ** 2", "weak("):
+        assert name not in lanes, name
 
 
 def product(a, b):

@@ -225,6 +225,54 @@ def _extremum_grad(a, ans, axis=None, keepdims=False, where=True):
     return impl
 
 
+@overload(rt.expand_to_lanes)
+def _expand_to_lanes(g, x, axis=None, keepdims=False):
+    """Each lane's number repeated over the lane of ``x`` (a reduction over all of a lane)."""
+    if not (isinstance(g, types.Array) and g.ndim == 1 and isinstance(x, types.Array) and
+            _none(axis)):
+        return None
+    dt = g.dtype
+
+    def impl(g, x, axis=None, keepdims=False):
+        out = np.empty(x.shape, dt)
+        rows = out.reshape((x.shape[0], -1))
+        for j in range(rows.shape[0]):
+            rows[j, :] = g[j]
+        return out
+    return impl
+
+
+@overload(rt.extremum_grad_lanes)
+def _extremum_grad_lanes(a, ans, axis, keepdims, where=True):
+    """extremum_grad over all of each lane (axis None): a lane's elements equal to its
+    result share it evenly."""
+    if not (isinstance(a, types.Array) and isinstance(ans, types.Array) and ans.ndim == 1
+            and _none(axis) and isinstance(where, (types.Boolean, types.Omitted))):
+        return None
+    dt = _float_of(a)
+
+    def impl(a, ans, axis, keepdims, where=True):
+        n = a.shape[0]
+        out = np.zeros(a.shape, dt)
+        if not where:
+            return out
+        rows, lanes = out.reshape((n, -1)), np.ascontiguousarray(a).reshape((n, -1))
+        for j in range(n):
+            top = ans[j]
+            if top != top:
+                rows[j, :] = np.nan
+                continue
+            hits = 0
+            for i in range(lanes.shape[1]):
+                if lanes[j, i] == top:
+                    rows[j, i] = 1
+                    hits += 1
+            if hits > 1:
+                rows[j, :] /= hits
+        return out
+    return impl
+
+
 # .at[idx] with JAX's out-of-bounds modes, for an integer or a 1-D integer array index on the
 # first axis (other indices fall back): get clamps, updates drop ("clip" clamps them).
 @register_jitable
@@ -623,7 +671,8 @@ def _set_lane(out, j, value):
 
 _OVERLOADED = {rt.weak, rt.lanes_like, rt.set_lane, rt.tape_array, rt.seed_grad, rt.zeros_like, rt.add,
                rt.astype_like, rt.unbroadcast, rt.broadcast_like, rt.expand_to, rt.getitem_vjp, rt.setitem, rt.setitem_vjp,
-               rt.item_vjp, rt.mean_grad, rt.extremum_grad, rt.matmul, rt.matmul_lanes, rt.matmul_vjp_x_lanes,
+               rt.item_vjp, rt.mean_grad, rt.extremum_grad, rt.expand_to_lanes,
+               rt.extremum_grad_lanes, rt.matmul, rt.matmul_lanes, rt.matmul_vjp_x_lanes,
                rt.matmul_vjp_y_lanes, rt.unbroadcast_lanes, rt.matmul_vjp_x, rt.matmul_vjp_y, rt.at_set,
                rt.at_add, rt.at_multiply, rt.at_min, rt.at_max, rt.at_get,
                rt.stack, rt.push, rt.pop, rt.align_to, rt.unalign}

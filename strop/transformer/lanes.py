@@ -23,6 +23,7 @@ import builtins
 import copy
 
 import gast
+import numpy as np
 
 from . import analysis, ir
 from .wide import wide_loop
@@ -41,6 +42,9 @@ def lane_block(v, stmts):
             group.defined |= analysis.block_writes(code)
         elif kind == "lane" and not group.stmts and _is_copy(s):
             out += code                      # y = y0 outside a group: an alias, no loop
+        elif kind == "lane" and _whole_batch(v, s, code):
+            out += group.flush()             # lanes that are arrays: one pass over the batch
+            out += code
         elif kind == "lane":
             if not group.stmts:
                 group.defined = defined
@@ -103,6 +107,33 @@ def _batch_wide(v, s):
     if fn is runtime.unbroadcast:
         return len(value.args) == 2 and not v.is_b(value.args[1])
     return fn in NUMPY_UFUNCS and v.is_b(value.args[0]) and v.rank_of(value.args[0]) != 0
+
+
+def _whole_batch(v, s, code):
+    """Whether lane statement ``s`` runs better as its batched code: a value whose lanes are
+    arrays (rank >= 1), computed elementwise from operands whose lanes' ranks are known (lined
+    up by indexing).  One vectorized pass over the batch, where a lane loop would allocate
+    each lane's array; numbers (a reduction of a lane, control flow) stay in lane loops."""
+    if not isinstance(s, gast.Assign) or code is None or len(code) != 1 or \
+            not isinstance(code[0], gast.Assign) or not v.rank.get(s.targets[0].id):
+        return False
+    for n in gast.walk(code[0].value):
+        if isinstance(n, gast.Name) and n.id in v.batched and v.rank.get(n.id) is None:
+            return False
+        fn = v.fn.callee(n.func) if isinstance(n, gast.Call) else None
+        if fn is not None and not isinstance(fn, np.ufunc) and fn not in WHOLE_BATCH and not (
+                fn in OVER_LANES and _is_none(n.args[2])):
+            return False
+    return True
+
+
+# what runs on the whole batch as it is, and what does over all of each lane (axis None)
+WHOLE_BATCH = (runtime.weak, runtime.unbroadcast)
+OVER_LANES = (runtime.expand_to_lanes, runtime.extremum_grad_lanes)
+
+
+def _is_none(node):
+    return isinstance(node, gast.Constant) and node.value is None
 
 
 def _touches_batched(v, s, before):

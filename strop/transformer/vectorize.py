@@ -57,6 +57,7 @@ class Vectorize:
         self.prologue = list(prologue)
         self.batched, self.rank, self.containers = set(batched), dict(ranks), set()
         self.elems = {}   # container -> (rank, elems of a nested one) of each element
+        self.tape_rank = {}   # tape -> the rank of the lanes pushed on it (None: differ)
 
     # --- driver ----------------------------------------------------------------------------
     def run(self):
@@ -196,6 +197,8 @@ class Vectorize:
             if self.is_b(val) or tape.id in self.batched:
                 self.batched.add(tape.id)
                 val = self.bcast(val, self.is_b(val))
+            r = self.rank_of(val)
+            self.tape_rank[tape.id] = r if self.tape_rank.get(tape.id, r) == r else None
             self.containers.add(tape.id)
             return [ir.stmt(gast.Expr(value=ir.call(v.func, [tape, val])), s.loc)]
         if fn is print or fn is None:
@@ -554,7 +557,8 @@ class Vectorize:
                 raise NotBatchable("vmap cannot batch a derivative's tape inside control flow "
                                    "on a batched value", self.loc)
             tape = args[0] if args else None
-            return v, tape is not None and self.is_b(tape), None
+            return v, tape is not None and self.is_b(tape), \
+                self.tape_rank.get(tape.id) if fn is runtime.pop else None
         if not any(flags):
             return v, False, self.call_rank(fn, args, kws)
         if getattr(fn, "__strop_custom__", False):
