@@ -17,6 +17,7 @@ import numpy as np
 
 from .codegen import emit as emitter
 from .codegen.cpu import compile_function, lower, weaken
+from .codegen.fuse import fuse
 from .codegen.inplace import make_inplace
 from .codegen.native import Native
 from .codegen.tapes import arrays_for_tapes
@@ -44,8 +45,8 @@ class Staged:
             params = [a.id for a in fn.node.args.args]     # found before lowering renames
             numbers = scalar_names(fn.node.body, params, set(scalars) & set(params), fn.callee)
             self.array_tapes = arrays_for_tapes(node, refs, numbers)
-            node = weaken(node, refs)
-            companions = tuple(weaken(c, refs) for c in companions)
+            node = fuse(weaken(node, refs))
+            companions = tuple(fuse(weaken(c, refs)) for c in companions)
         shown = dataclasses.replace(fn, node=node, refs=refs, companions=companions)
         text, linemap, injected = emitter.emit(shown, origin)
 

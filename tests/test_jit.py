@@ -410,3 +410,72 @@ def test_float_results_come_back_in_the_type_the_uncompiled_code_gives(dtype):
             assert np.result_type(g) == w.dtype and g == w
             assert type(g) is type(w) or dtype == np.float64
         np.testing.assert_array_equal(got[2], want[2])
+
+
+# --- elementwise chains fused for Numba (codegen/fuse.py) --------------------------------------
+
+def fused(src):
+    import textwrap
+    import gast
+    from strop.codegen.emit import unparse
+    from strop.codegen.fuse import fuse
+    return unparse(fuse(gast.parse(textwrap.dedent(src)).body[0])).split("\n")[1:]
+
+
+def test_a_chain_of_temporaries_becomes_one_expression():
+    assert fused("""
+        def f(h, bh):
+            _t1 = h * h
+            _t2 = 1.0 - _t1
+            _bt2 = bh * _t2
+            return _bt2
+        """) == ["    _bt2 = bh * (1.0 - h * h)", "    return _bt2"]
+
+
+@pytest.mark.parametrize("src", [
+    # a name the temporary reads is rebound (an update in place) before its use
+    """
+    def f(y):
+        _t1 = y * 2
+        y = at_set_inplace(y, 0, 5.0)
+        _t2 = _t1 + y
+        return _t2
+    """,
+    # control flow between
+    """
+    def f(a):
+        _t1 = a + 1
+        for i in range(3):
+            a = a * 2
+        _t2 = _t1 * a
+        return _t2
+    """,
+    # read twice; a user's name; read by a call, not an operator; a product of matrices
+    """
+    def f(a):
+        _t1 = a + 1
+        _t2 = _t1 * _t1
+        b = a * 2
+        _t3 = b - 1
+        _t4 = -a
+        _t5 = np.sum(_t4)
+        _t6 = a @ a
+        _t7 = _t6 + 1
+        return (_t2, _t3, _t5, _t7)
+    """])
+def test_temporaries_stay_where_moving_them_could_change_what_they_read(src):
+    import textwrap
+    assert fused(src) == textwrap.dedent(src).strip().split("\n")[1:]
+
+
+def damped(h, bh, c):
+    return bh * (1.0 - h * h) * c + np.sin(h) / (1.0 + c)
+
+
+def test_jit_of_a_fused_chain_equals_the_uncompiled_function():
+    rng = np.random.default_rng(3)
+    h, bh = rng.normal(size=(4, 5)), rng.normal(size=(4, 5))
+    jf = jit(damped)
+    np.testing.assert_allclose(jf(h, bh, 0.5), damped(h, bh, 0.5), rtol=1e-14)
+    assert jf.last_backend == "cpu"
+    assert "bh * (" in strop.source(jf)      # one statement, one loop: no temporary arrays
