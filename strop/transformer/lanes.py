@@ -122,18 +122,22 @@ def _whole_batch(v, s, code):
             return False
         fn = v.fn.callee(n.func) if isinstance(n, gast.Call) else None
         if fn is not None and not isinstance(fn, np.ufunc) and fn not in WHOLE_BATCH and not (
-                fn in OVER_LANES and _is_none(n.args[2])):
+                fn in OVER_LANES and _over_lanes(v, n, OVER_LANES[fn])):
             return False
     return True
 
 
-# what runs on the whole batch as it is, and what does over all of each lane (axis None)
+# what runs on the whole batch as it is; what has a compiled version over all of each lane
+# (axis None, the other options constants), given one number per lane (that argument)
 WHOLE_BATCH = (runtime.weak, runtime.unbroadcast)
-OVER_LANES = (runtime.expand_to_lanes, runtime.extremum_grad_lanes)
+OVER_LANES = {runtime.expand_to_lanes: 0, runtime.extremum_grad_lanes: 1}
 
 
-def _is_none(node):
-    return isinstance(node, gast.Constant) and node.value is None
+def _over_lanes(v, call, number):
+    options = call.args[2:]
+    return v.rank_of(call.args[number]) == 0 and all(
+        isinstance(a, gast.Constant) for a in options) and (not options or
+                                                            options[0].value is None)
 
 
 def _touches_batched(v, s, before):
