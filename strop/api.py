@@ -276,7 +276,8 @@ def normalized(fun, kinds=None, differentiate=True):
     fun, bound = _unwrap(fun)
     parsed = parse(fun)
     check(parsed)
-    out = normalize(parsed, check=check, keep_custom=differentiate)
+    out = normalize(parsed, check=check, inline_helpers=differentiate,
+                    keep_custom=differentiate)
     check_key_reuse(out)
     out = bind_statics(out, bound) if bound else out
     trees = {i: k[1] for i, k in enumerate(kinds or ()) if type(k) is tuple}

@@ -552,3 +552,112 @@ def test_chunks_or_one_piece_is_chosen_by_the_best_times_seen():
     split.best[1] = 1.0                         # ... and found faster: kept
     picks = [split.choose(2) for _ in range(parallel.EXPLORE)]
     assert picks.count(2) == parallel.TRIES and picks.count(1) == parallel.EXPLORE - parallel.TRIES
+
+
+# --- dicts of lanes, and grad of a dict of parameters called inside a vmapped function ----
+def dict_sum(x):
+    d = {'a': x, 'b': 2 * x}
+    return d['a'] + d['b']
+
+
+def dict_out(x):
+    return {'s': np.sum(x), 'x2': x * 2.0, 'c': 1.5}     # 'c' the same in every lane
+
+
+def dict_setitem(x):
+    d = {}
+    d['a'] = x
+    d['b'] = d['a'] * 3.0
+    return d
+
+
+def dict_branch(x):
+    d = {'a': x, 'b': np.sin(x)}
+    if np.sum(x) > 0:
+        d = {'a': -x, 'b': d['a'] * 2.0}
+    return d['a'] + d['b']
+
+
+def dict_keys_differ(x):
+    d = {'a': x}
+    if np.sum(x) > 0:
+        d = {'a': x, 'b': 2.0 * x}
+    return d['a'] * 2.0
+
+
+def tuple_concat(x):
+    t = (x, 2 * x)
+    u = t + (x,)
+    return u[2] + u[0]
+
+
+def tanh_layer_loss(p, x):
+    return np.sum(np.tanh(x @ p['w']) * p['b'])
+
+
+def tanh_layer_grad_w(p, x):
+    return grad(tanh_layer_loss)(p, x)['w']
+
+
+def mlp_grad_w1(w, x, y):
+    return grad(mlp_loss)(w, x, y)['w1']
+
+
+def test_dict_of_lanes_is_indexed_by_its_keys():
+    x = RNG.normal(size=(4, 3))
+    check(dict_sum, x, rtol=1e-12)
+    src = strop.source(vmap(dict_sum))
+    assert "d['a']" in src and "d[:, 'a']" not in src
+    check(dict_setitem, x, rtol=1e-12)
+    # a dict of mixed types: vmap's own code only (Numba cannot return it from jit(f) either)
+    want, got = loop(dict_out, 0, x), vmap(dict_out)(x)
+    assert type(got) is dict and list(got) == ['s', 'x2', 'c']
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-12)
+    assert got['c'].shape == (4,) and got['x2'].shape == (4, 3)
+
+
+def test_dict_assigned_under_a_batched_if_selects_key_by_key():
+    x = RNG.normal(size=(6, 3))
+    x[::2] = np.abs(x[::2])           # both branches taken
+    x[1::2] = -np.abs(x[1::2])
+    check(dict_branch, x, rtol=1e-12)
+    assert "each(" not in strop.source(vmap(dict_branch))
+
+
+def test_containers_vmap_cannot_batch_run_lane_by_lane():
+    x = RNG.normal(size=(6, 3))
+    x[::2] = np.abs(x[::2])
+    x[1::2] = -np.abs(x[1::2])
+    check(dict_keys_differ, x, rtol=1e-12)
+    src = strop.source(vmap(dict_keys_differ))
+    assert "run lane by lane: vmap cannot batch d, a tuple, list or dict assigned under " \
+           "control flow on a batched value: it does not hold the same elements (keys)" in src
+    check(tuple_concat, x, rtol=1e-12)     # was a sum of the stacked tuples
+    assert "run lane by lane: vmap cannot batch an operator" in strop.source(vmap(tuple_concat))
+
+
+def test_vmap_of_a_function_calling_grad_of_a_dict_of_parameters():
+    p = {'w': RNG.normal(size=(2, 4)), 'b': RNG.normal(size=4)}
+    x = RNG.normal(size=(3, 2))
+    got = check(tanh_layer_grad_w, p, x, in_axes=(None, 0), rtol=1e-12)
+    want = np.stack([grad(tanh_layer_loss)(p, xi)['w'] for xi in x])   # outside strop's code
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    f = vmap(tanh_layer_grad_w, in_axes=(None, 0))
+    f(p, x)
+    src = strop.source(f)     # the code for the call's kinds: p's leaves
+    assert "each(" not in src and "bp['w']" in src and "add(bp, " in src
+
+
+def test_vmap_of_a_function_calling_grad_of_an_mlp():
+    w = {"w1": RNG.normal(size=(5, 8)), "b1": RNG.normal(size=8),
+         "w2": RNG.normal(size=(8, 3)), "b2": np.zeros(3)}
+    xs, ys = RNG.normal(size=(7, 5)), np.eye(3)[RNG.integers(0, 3, 7)]
+    got = check(mlp_grad_w1, w, xs, ys, in_axes=(None, 0, 0), rtol=1e-10, atol=1e-12)
+    want = np.stack([grad(mlp_loss)(w, x, y)['w1'] for x, y in zip(xs, ys)])
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    # the runtime helpers stay calls, to their batching rules (not inlined as source)
+    f = vmap(mlp_grad_w1, in_axes=(None, 0, 0))
+    f(w, xs, ys)
+    src = strop.source(f)
+    assert "extremum_grad_lanes(" in src and "each(" not in src and "_float_dtype" not in src

@@ -15,11 +15,13 @@ Control flow on a batched condition runs every lane under a mask:
 - ``for i in range(n)`` with a batched ``n`` runs to the largest ``n``, lane ``b`` while
   ``i < n[b]``.
 
-A tuple or list holding batched values is a *container* of lanes: a tuple of batched values
-(every element batched, None kept as a placeholder), not a batched array, so ``t[0]`` stays
-``t[0]``.  The rank of each element's lanes (and of a nested container's) is kept in
-``elems``: ``x, = primals`` in a custom rule, and the cotangents of tuples in derivative code,
-keep what is known of their lanes.
+A tuple, list or dict (with constant keys) holding batched values is a *container* of lanes:
+a container of batched values (every element batched, None kept as a placeholder), not a
+batched array, so ``t[0]`` stays ``t[0]`` and ``d['w']`` stays ``d['w']``.  The rank of each
+element's lanes (and of a nested container's) is kept in ``elems`` (a tuple, or a dict by
+key): ``x, = primals`` in a custom rule, and the cotangents of tuples and dicts in derivative
+code, keep what is known of their lanes.  What is known of containers of unbatched values is
+kept too (``known``), to make them containers of lanes where a batched value meets them.
 
 What the rewrite cannot batch (a loop that defines a value it needs on every lane, tapes in
 a batched loop) raises NotBatchable: the caller then runs the function lane by lane.
@@ -57,6 +59,8 @@ class Vectorize:
         self.prologue = list(prologue)
         self.batched, self.rank, self.containers = set(batched), dict(ranks), set()
         self.elems = {}   # container -> (rank, elems of a nested one) of each element
+        self.known = {}   # the same of containers of unbatched values (None: not only those)
+        self.varies = set()   # containers assigned different elements (number, keys)
         self.tape_rank = {}   # tape -> the rank of the lanes pushed on it (None: differ)
 
     # --- driver ----------------------------------------------------------------------------
@@ -65,10 +69,11 @@ class Vectorize:
         _annotate_live(node.body, set())
         for _ in range(20):   # the batched names, to a fixpoint
             before = (set(self.batched), dict(self.rank), set(self.containers),
-                      dict(self.elems))
+                      dict(self.elems), dict(self.known), set(self.varies))
             self.start()
             self.block(node.body, None, None)
-            if (self.batched, self.rank, self.containers, self.elems) == before:
+            if (self.batched, self.rank, self.containers, self.elems, self.known,
+                    self.varies) == before:
                 break
         self.start()
         size = [ir.assign(self.size, self.size_expr, getattr(node, "loc", None))]
@@ -103,6 +108,8 @@ class Vectorize:
     def is_b(self, node):
         if isinstance(node, (gast.Tuple, gast.List)):
             return any(self.is_b(e) for e in node.elts)
+        if isinstance(node, gast.Dict):
+            return any(self.is_b(e) for e in node.values)
         return isinstance(node, gast.Name) and node.id in self.batched
 
     def rank_of(self, node):
@@ -160,11 +167,13 @@ class Vectorize:
         pre = []
         elems = self.elems_of(s.value)
         value, batched, rank = self.expr(s.value, mask, pre)
-        if elems is not None and (batched or t in self.elems):
+        masked = mask is not None and region is not None and t in region and t in self.defined
+        if elems is not None and (batched or masked or t in self.elems):
             self.set_elems(t, elems)
             if not batched:   # unbatched here, a container of lanes elsewhere
                 value, batched = self.lanes_of(value), True
-        masked = mask is not None and region is not None and t in region and t in self.defined
+        else:
+            self.set_elems(t, elems, lanes=False)
         if masked and t in self.elems:
             value = self.select_elems(mask, value, t)
         elif masked:
@@ -175,10 +184,7 @@ class Vectorize:
             else:
                 old = ir.name(t)
             value = self.bcast(value, batched=self.is_b(value) or batched)
-            if rank == 0 and self.rank.get(t) == 0:
-                value = ir.call(self.np_("where"), [ir.name(mask), value, old])
-            else:
-                value = ir.call(self.helper("select"), [ir.name(mask), value, old])
+            value = self.pick(mask, value, old, rank if rank == self.rank.get(t) else None)
         elif t in self.batched and not batched and t not in self.containers:
             value = self.bcast(value, batched=False)   # unbatched here, batched elsewhere
             batched = True
@@ -308,10 +314,12 @@ class Vectorize:
             return v, False, 0
         if isinstance(v, gast.Name):
             return v, self.is_b(v), self.rank.get(v.id)
-        if isinstance(v, (gast.Tuple, gast.List)):
+        if isinstance(v, DISPLAYS):
             return self.display(v)
-        if isinstance(v, gast.Dict):
-            return self.display_dict(v)
+        if isinstance(v, (gast.BinOp, gast.UnaryOp, gast.Compare)) and any(
+                self.is_b(p) and self.elems_of(p) is not None for p in _operands(v)):
+            raise NotBatchable("vmap cannot batch an operator (+, ==, ...) on a tuple, list or "
+                               "dict of values that differ between lanes", self.loc)
         if isinstance(v, gast.BinOp):
             fn = BINOPS.get(type(v.op))
             if fn is np.matmul:
@@ -342,52 +350,87 @@ class Vectorize:
         raise NotBatchable(f"vmap cannot batch a {type(v).__name__} expression", self.loc)
 
     def display(self, v):
-        elts = v.elts
-        if not any(self.is_b(e) for e in elts):
+        """A tuple, list or dict display: a container of lanes where it holds a batched value."""
+        if not self.is_b(v):
             return v, False, None
+        if self.elems_of(v) is None:
+            raise NotBatchable("vmap batches a dict of values that differ between lanes only "
+                               "where its keys are constants", self.loc)
         return self.lanes_of(v), True, None
 
-    def display_dict(self, v):
-        if not any(self.is_b(e) for e in v.values):
-            return v, False, None
-        return gast.Dict(keys=v.keys, values=[self.bcast(e, self.is_b(e)) for e in v.values]
-                         ), True, None
-
-    # --- containers: tuples and lists of lanes ---------------------------------------------
+    # --- containers: tuples, lists and dicts of lanes --------------------------------------
     def elems_of(self, v):
-        """(rank, elems of a nested container) of each element of ``v`` if it is a tuple or a
-        list of lanes (else None)."""
+        """(rank, elems of a nested container) of each element of ``v`` if it is a container
+        (a tuple, list, or dict with constant keys; else None): a tuple, or a dict by key."""
         if isinstance(v, (gast.Tuple, gast.List)):
             return tuple((self.rank_of(e), self.elems_of(e)) for e in v.elts)
+        if isinstance(v, gast.Dict):
+            if not all(isinstance(k, gast.Constant) for k in v.keys):   # None: **d
+                return None
+            return {k.value: (self.rank_of(e), self.elems_of(e)) for k, e in zip(v.keys,
+                                                                                v.values)}
         if isinstance(v, gast.Name):
-            return self.elems.get(v.id)
+            return self.elems[v.id] if v.id in self.elems else self.known.get(v.id)
         if isinstance(v, gast.Subscript):
             elem = self.element(v.value, v.slice)
             return elem[1] if elem is not None else None
         fn = self.fn.callee(v.func) if isinstance(v, gast.Call) else None
         if fn in CONTAINER_CALLS:   # a container like the one in this argument
             return self.elems_of(v.args[CONTAINER_CALLS[fn]])
+        if fn is runtime.setitem and isinstance(v.args[1], gast.Constant):   # d[k] = x
+            return _with(self.elems_of(v.args[0]), v.args[1].value,
+                         (self.rank_of(v.args[2]), self.elems_of(v.args[2])))
         return None
 
     def element(self, x, idx):
-        elems = self.elems.get(x.id) if isinstance(x, gast.Name) else None
-        if elems is None or not isinstance(idx, gast.Constant) or \
-                not isinstance(idx.value, int) or not -len(elems) <= idx.value < len(elems):
+        """(rank, elems) of the element ``x[idx]`` of a container (else None)."""
+        elems = self.elems_of(x) if isinstance(x, gast.Name) else None
+        if elems is None or not isinstance(idx, gast.Constant):
+            return None
+        if isinstance(elems, dict):
+            return elems.get(idx.value)
+        if not isinstance(idx.value, int) or not -len(elems) <= idx.value < len(elems):
             return None
         return elems[idx.value]
 
-    def set_elems(self, name, elems):
-        old = self.elems.get(name)
-        self.containers.add(name)
-        self.elems[name] = elems if old is None else _merge(old, elems)
+    def set_elems(self, name, elems, lanes=True):
+        """What an assignment to ``name`` tells: it holds a container of lanes (``lanes``), a
+        container of unbatched values, or (``elems`` None) something else."""
+        table = self.elems if lanes else self.known
+        if lanes:
+            self.containers.add(name)
+        old = table.get(name, elems)
+        if old is not None and elems is not None and isinstance(old, dict) != isinstance(
+                elems, dict):
+            if lanes:
+                raise NotBatchable(f"vmap cannot batch {name}: a tuple or list in one place "
+                                   f"and a dict in another", self.loc)
+            elems = None
+        if elems is None or old is None:
+            table[name] = None
+            return
+        if (set(old) if isinstance(old, dict) else len(old)) != (
+                set(elems) if isinstance(elems, dict) else len(elems)):
+            self.varies.add(name)
+        table[name] = _merge(old, elems)
+
+    def same_elems(self, name, why):
+        """``name`` holds containers of the same elements (keys) wherever it is assigned."""
+        if name in self.varies or name in self.known and self.known[name] is None:
+            raise NotBatchable(f"vmap cannot batch {name}, a tuple, list or dict {why}: it "
+                               f"does not hold the same elements (keys) wherever it is "
+                               f"assigned", self.loc)
 
     def lanes_of(self, v):
         """``v`` with every element a batched value (None stays None: a placeholder)."""
         elems = self.elems_of(v)
-        if elems is not None and not self.is_b(v) and not isinstance(v, (gast.Tuple,
-                                                                            gast.List)):
-            v = gast.Tuple(elts=[ir.subscript(v, ir.const(i)) for i in range(len(elems))],
-                           ctx=gast.Load())
+        if elems is not None and not self.is_b(v) and not isinstance(v, DISPLAYS):
+            if isinstance(v, gast.Name):
+                self.same_elems(v.id, "that meets values that differ between lanes")
+            v = _container(elems, [ir.subscript(v, ir.const(k)) for k, _ in _items(elems)])
+        if isinstance(v, gast.Dict):
+            return gast.Dict(keys=v.keys, values=[e if _is_none(e) else self.lanes_of(e)
+                                                  for e in v.values])
         if not isinstance(v, (gast.Tuple, gast.List)):
             return v if elems is not None else self.bcast(v, self.is_b(v))
         return type(v)(elts=[e if _is_none(e) else self.lanes_of(e) for e in v.elts],
@@ -395,20 +438,29 @@ class Vectorize:
 
     def select_elems(self, mask, value, t):
         """``t = value`` in the lanes of ``mask``, element by element of the container."""
+        self.same_elems(t, "assigned under control flow on a batched value")
+        given = dict(zip([k.value for k in value.keys], value.values)) if isinstance(
+            value, gast.Dict) else dict(enumerate(value.elts)) if isinstance(
+            value, (gast.Tuple, gast.List)) else None
         parts = []
-        for i, (r, sub) in enumerate(self.elems[t]):
-            new = value.elts[i] if isinstance(value, (gast.Tuple, gast.List)) else \
-                ir.subscript(value, ir.const(i))
+        for k, (r, sub) in _items(self.elems[t]):
+            new = given[k] if given is not None else ir.subscript(value, ir.const(k))
             if sub is not None:
-                raise NotBatchable("vmap cannot batch a nested tuple assigned under control "
-                                   "flow on a batched value", self.loc)
+                raise NotBatchable("vmap cannot batch a nested tuple, list or dict assigned "
+                                   "under control flow on a batched value", self.loc)
             if _is_none(new):
                 parts.append(new)
                 continue
             new = self.bcast(new, self.is_b(new) or isinstance(new, gast.Subscript))
-            pick = self.np_("where") if r == 0 else self.helper("select")
-            parts.append(ir.call(pick, [ir.name(mask), new, ir.subscript(t, ir.const(i))]))
-        return gast.Tuple(elts=parts, ctx=gast.Load())
+            parts.append(self.pick(mask, new, ir.subscript(t, ir.const(k)), r))
+        return _container(self.elems[t], parts)
+
+    def pick(self, mask, new, old, rank):
+        """``new`` in the lanes of ``mask``, else ``old``: lanes of ``rank`` (None: unknown,
+        or differing) pick by the mask lined up to them (which Numba compiles)."""
+        if rank is None:
+            return ir.call(self.helper("select"), [ir.name(mask), new, old])
+        return ir.call(self.np_("where"), [_expand(ir.name(mask), rank), new, old])
 
     def aligned(self, parts):
         """Operands of an elementwise operation with batched lanes lined up: (nodes, batched,
@@ -479,8 +531,12 @@ class Vectorize:
         parts = list(idx.elts) if isinstance(idx, gast.Tuple) else [idx]
         xb = self.is_b(x)
         ib = [self.is_b(p) for p in parts]
-        if x.id in self.containers if isinstance(x, gast.Name) else False:
-            elem = self.element(x, idx)   # an element of a list or tuple: batched like it
+        if isinstance(x, gast.Name) and (x.id in self.containers or
+                                         self.elems_of(x) is not None):
+            if any(ib):
+                raise NotBatchable("vmap cannot batch an index into a tuple, list or dict that "
+                                   "differs between lanes", self.loc)
+            elem = self.element(x, idx)   # an element of a container: batched like it
             return v, xb, None if elem is None else elem[0]
         if not xb and not any(ib):
             return v, False, self.index_rank(x, parts)
@@ -545,8 +601,7 @@ class Vectorize:
 
     def call(self, v, mask, pre):
         fn = self.fn.callee(v.func)
-        args = [self.display(a)[0] if isinstance(a, (gast.Tuple, gast.List)) else a
-                for a in v.args]
+        args = [self.display(a)[0] if isinstance(a, DISPLAYS) else a for a in v.args]
         kws = {k.arg: k.value for k in v.keywords}
         flags = [self.is_b(a) for a in args] + [self.is_b(x) for x in kws.values()]
         if isinstance(v.func, gast.Attribute) and isinstance(fn, tuple) and \
@@ -566,7 +621,7 @@ class Vectorize:
         if fn in (float, int, bool):
             return ir.call(ir.attr(args[0], "astype"), [ir.name(fn.__name__)]), True, 0
         if fn is len and self.elems_of(args[0]) is not None:
-            return ir.const(len(self.elems_of(args[0]))), False, 0
+            return v, False, 0   # a container of lanes has the elements of each lane
         if fn is len:
             return ir.subscript(ir.attr(args[0], "shape"), ir.const(1)), False, 0
         if fn in LANE_QUERIES and len(args) == 1 and not kws:
@@ -579,6 +634,9 @@ class Vectorize:
             if fn is custom_cotangents:   # its messages give the shapes of one lane
                 new.args.append(ir.const(1))
             return new, True, None
+        if fn is runtime.setitem and self.elems_of(v) is not None:   # d[k] = x, k a constant
+            return ir.call(v.func, [self.lanes_of(args[0]), args[1], self.lanes_of(args[2])]), \
+                True, None
         if fn is abs:   # Numba's abs takes numbers only
             v = ir.call(self.np_("abs"), args)
             fn = np.abs
@@ -712,9 +770,9 @@ class Vectorize:
                                self.loc)
         if isinstance(fn, tuple) or fn is None:
             raise NotBatchable(f"vmap cannot batch this call ({_describe(v)})", self.loc)
-        if any(self.elems_of(a) is not None for a in args):   # each slices arrays only
+        if any(self.is_b(a) and self.elems_of(a) is not None for a in args):   # each slices
             raise NotBatchable(f"vmap has no batching rule for {getattr(fn, '__name__', fn)} "
-                               f"with a tuple or list of batched values", self.loc)
+                               f"with a tuple, list or dict of batched values", self.loc)
         flags = gast.Tuple(elts=[ir.const(self.is_b(a)) for a in args], ctx=gast.Load())
         return ir.call(self.helper("each"), [v.func, flags] + args), True, None
 
@@ -886,17 +944,15 @@ class Vectorize:
             if b:
                 raise OutAxesError(self.loc)
             return node
-        if isinstance(node, gast.Name) and node.id in self.containers or isinstance(
-                node, (gast.Tuple, gast.List, gast.Dict)):
+        if isinstance(node, gast.Name) and node.id in self.containers or \
+                self.elems_of(node) is not None:
             if axis != 0:
                 raise NotBatchable("out_axes other than 0 for an output that is a container",
                                    self.loc)
-            if not b:
-                return self.bcast(node, False)
-            if isinstance(node, (gast.Tuple, gast.List)):
-                return type(node)(elts=[self.bcast(e, self.is_b(e)) for e in node.elts],
-                                  ctx=gast.Load())
-            return node
+            return self.lanes_of(node)   # each element's lanes
+        if isinstance(node, gast.Dict):
+            raise NotBatchable("vmap returns a dict only where its keys are constants",
+                               self.loc)
         node = self.bcast(node, b)
         if axis != 0:
             node = ir.call(self.np_("moveaxis"), [node, ir.const(0), ir.const(axis)])
@@ -910,6 +966,7 @@ class OutAxesError(Exception):
 
 
 LANE_QUERIES = {np.shape: "shape", np.ndim: "ndim", np.size: "size"}
+DISPLAYS = (gast.Tuple, gast.List, gast.Dict)
 # helpers that take containers: on containers of lanes they run as they are, leaf by leaf
 # (the value: which argument's elements the result's are like)
 CONTAINER_CALLS = {runtime.add: 0, runtime.scale: 0, runtime.zeros_like: 0,
@@ -930,12 +987,48 @@ def _is_none(node):
 
 
 def _merge(a, b):
-    """What two assignments to a container tell of its elements together."""
+    """What two assignments to a container tell of its elements together (of a key only one
+    has, what that one tells: ``d[k]`` reads it; of tuples of two lengths, nothing: ``t[-1]``
+    is not one element)."""
+    if isinstance(a, dict):
+        return {k: _merge_elem(a[k], b[k]) if k in a and k in b else a.get(k, b.get(k))
+                for k in {**a, **b}}
     if len(a) != len(b):
         return tuple((None, None) for _ in range(max(len(a), len(b))))
-    return tuple((ra if ra == rb else None,
-                  _merge(sa, sb) if sa is not None and sb is not None else None)
-                 for (ra, sa), (rb, sb) in zip(a, b))
+    return tuple(_merge_elem(x, y) for x, y in zip(a, b))
+
+
+def _merge_elem(x, y):
+    (ra, sa), (rb, sb) = x, y
+    same = sa is not None and sb is not None and isinstance(sa, dict) == isinstance(sb, dict)
+    return ra if ra == rb else None, _merge(sa, sb) if same else None
+
+
+def _items(elems):
+    """(key, (rank, elems of a nested container)) of each element of a container."""
+    return elems.items() if isinstance(elems, dict) else enumerate(elems)
+
+
+def _container(elems, values):
+    """A display of ``values``, one per element of a container like ``elems``."""
+    if isinstance(elems, dict):
+        return gast.Dict(keys=[ir.const(k) for k in elems], values=list(values))
+    return gast.Tuple(elts=list(values), ctx=gast.Load())
+
+
+def _with(elems, key, elem):
+    """``elems`` with the element at ``key`` replaced (or, in a dict, added)."""
+    if isinstance(elems, dict):
+        return {**elems, key: elem}
+    if elems is None or not isinstance(key, int) or not -len(elems) <= key < len(elems):
+        return None
+    return elems[:key % len(elems)] + (elem,) + elems[key % len(elems) + 1:]
+
+
+def _operands(v):
+    if isinstance(v, gast.BinOp):
+        return [v.left, v.right]
+    return [v.operand] if isinstance(v, gast.UnaryOp) else [v.left] + v.comparators
 
 
 def _max_rank(ranks):
