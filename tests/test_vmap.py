@@ -544,14 +544,19 @@ def test_vmap_of_grad_of_a_function_calling_vmap():
 def test_chunks_or_one_piece_is_chosen_by_the_best_times_seen():
     from strop.codegen import parallel
     split = parallel.Split([0], 0)
-    split.best = {1: 10.0}     # one piece, timed once while another process held the cores
-    assert split.choose(2) == 2                 # chunks not tried yet: tried
-    split.best[2] = 4.0
+    first = [split.choose(2) for _ in range(2 * parallel.TRIES)]
+    assert first == [1] * parallel.TRIES + [2] * parallel.TRIES   # each way a few calls first
+    split.best = {1: 10.0, 2: 4.0}   # one piece timed while another process held the cores
     picks = [split.choose(2) for _ in range(parallel.EXPLORE)]
     assert picks.count(1) == parallel.TRIES     # one piece tried again, a few calls in a row
     split.best[1] = 1.0                         # ... and found faster: kept
-    picks = [split.choose(2) for _ in range(parallel.EXPLORE)]
-    assert picks.count(2) == parallel.TRIES and picks.count(1) == parallel.EXPLORE - parallel.TRIES
+    picks = [split.choose(2) for _ in range(2 * parallel.EXPLORE)]
+    assert picks.count(2) == parallel.TRIES and picks.count(1) == 2 * parallel.EXPLORE - 3
+    # chunks stay behind: tried again after twice as many calls each time, up to BACKOFF x
+    picks = [split.choose(2) for _ in range(200 * parallel.EXPLORE)]
+    runs = [i for i in range(1, len(picks)) if picks[i] == 2 and picks[i - 1] == 1]
+    gaps = [b - a for a, b in zip(runs, runs[1:])]
+    assert gaps == sorted(gaps) and gaps[-1] == parallel.BACKOFF * parallel.EXPLORE
 
 
 # --- dicts of lanes, and grad of a dict of parameters called inside a vmapped function ----

@@ -16,7 +16,9 @@ import numpy as np
 
 MIN_SECONDS = 2e-3     # below this a call runs on one thread (a thread hand-off costs ~50 µs)
 SAMPLE_LANES = 16
-EXPLORE, TRIES = 256, 3  # every 256 calls, 3 in a row the way (chunks or one piece) not chosen
+# 3 calls in a row the way (chunks or one piece) not chosen, after 256 calls, then after twice
+# as many each time it stays behind (up to 64 times): a way 10x slower costs ~1% of the calls
+EXPLORE, TRIES, BACKOFF = 256, 3, 64
 
 _pool, _lock = None, threading.Lock()
 
@@ -47,7 +49,8 @@ class Split:
         self.join_seconds = 0.0
         self.warm = False
         self.best = {}                # pieces -> the fastest time per lane seen so cut
-        self.calls = 0
+        self.tried = {}               # pieces -> calls run so cut
+        self.calls, self.explore_at, self.interval, self.leader = 0, EXPLORE, EXPLORE, None
 
     def __call__(self, runner, args, free):
         batched = [(i, ax) for i, ax in enumerate(self.axes[:len(args)]) if ax is not None]
@@ -75,15 +78,22 @@ class Split:
 
     def choose(self, parts):
         """``parts`` pieces, or one, whichever has run faster (a measurement taken while
-        another process held the cores must not decide for good): each is tried now and
-        then, and its best time per lane kept."""
+        another process held the cores must not decide for good): each is tried a few calls
+        first, then now and then, and its best time per lane kept."""
         self.calls += 1
-        for way in (parts, 1):
-            if way not in self.best:
+        for way in (1, parts):
+            if self.tried.get(way, 0) < TRIES:
+                self.tried[way] = self.tried.get(way, 0) + 1
                 return way
         ahead = parts if self.best[parts] < self.best[1] else 1
+        if self.calls == self.explore_at + TRIES:       # explored: wait longer if no change
+            self.interval = min(2 * self.interval, BACKOFF * EXPLORE) if \
+                ahead == self.leader else EXPLORE
+            self.explore_at += self.interval
+        if self.calls == self.explore_at:
+            self.leader = ahead
         # a few calls in a row: the first of a way runs on memory the other way left behind
-        return (parts + 1 - ahead) if self.calls % EXPLORE < TRIES else ahead
+        return (parts + 1 - ahead) if 0 <= self.calls - self.explore_at < TRIES else ahead
 
     def chunks(self, runner, args, free, n, parts):
         bounds = [n * k // parts for k in range(parts + 1)]
@@ -106,8 +116,8 @@ class Split:
         start = time.perf_counter()
         out = runner(*args, *free)
         whole = time.perf_counter() - start
+        # not a sample of one piece's time: the first call after compiling often runs slow
         self.lane_seconds = max(whole - few, 0.0) / (n - m) if n > m else whole / max(n, 1)
-        self.best[1] = whole / max(n, 1)
         start = time.perf_counter()
         join([out, out], self.out_axes)
         self.join_seconds = (time.perf_counter() - start) / max(2 * n, 1)
