@@ -79,6 +79,13 @@ class Transformed:
                                       scalars)
         return self._cache[key]
 
+    def inlined(self):
+        """The Staged code inlined where this transform is called inside a function being
+        transformed.  Its arguments' kinds are unknown there, so each is taken for an array or
+        a container (cotangents accumulate with add(), which takes both): the code must not
+        depend on how this transform was last called either."""
+        return self.staged(((TREE,) * len(self.signature.parameters), (), _settings()))
+
     def inner_kinds(self, kinds):
         """The kinds of the arguments the transformed function itself receives."""
         return kinds

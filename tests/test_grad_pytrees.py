@@ -393,3 +393,51 @@ def test_grad_of_a_partial():
     import functools
     x = randn(3)
     np.testing.assert_allclose(grad(functools.partial(scaled_loss, s=3.0))(x), 6.0 * x)
+
+
+# --- grad called inside a function, of a tuple or dict argument ---------------------------------
+
+def tuple_loss(p, x):
+    return np.sum(np.tanh(x @ p[0]) * p[1])
+
+
+def dict_loss(p, x):
+    return np.sum(np.tanh(x @ p["w"]) * p["b"])
+
+
+def first_of_grad(p, x):
+    return grad(tuple_loss)(p, x)[0]
+
+
+def whole_grad(p, x):
+    return grad(tuple_loss)(p, x)
+
+
+TUPLE_GRAD = grad(tuple_loss)          # a transform made once, called from several places
+
+
+def via_module_level(p, x):
+    return TUPLE_GRAD(p, x)[1]
+
+
+def w_of_grad(p, x):
+    return grad(dict_loss)(p, x)["w"]
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_grad_called_inside_of_a_tuple_or_dict_argument(backend):
+    """The inlined grad cannot know its arguments' kinds: a tuple's cotangents add element by
+    element (they were concatenated: a gradient twice as long, silently), in compiled code too,
+    and the code does not depend on how the transform was last called."""
+    p, x = (randn(2, 4), randn(4)), randn(2)
+    want = numeric_grad_tree(tuple_loss, (p, x), 0)
+    got = strop.jit(whole_grad, backend=backend)(p, x)
+    assert isinstance(got, tuple) and len(got) == 2
+    assert_tree_allclose(got, want, rtol=1e-6)
+    np.testing.assert_allclose(strop.jit(first_of_grad, backend=backend)(p, x), want[0],
+                               rtol=1e-6)
+    TUPLE_GRAD(p, x)                   # its last call flattened the tuple into its leaves
+    np.testing.assert_allclose(strop.jit(via_module_level, backend=backend)(p, x), want[1],
+                               rtol=1e-6)
+    d = {"w": p[0], "b": p[1]}
+    np.testing.assert_allclose(strop.jit(w_of_grad, backend=backend)(d, x), want[0], rtol=1e-6)

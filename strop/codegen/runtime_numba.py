@@ -55,6 +55,18 @@ def _zeros_like(x):
 
 @overload(rt.add)
 def _add(a, b):
+    """Cotangents accumulated: None is zero, tuples add element by element (``+`` would
+    concatenate them: a tuple argument's gradient twice as long)."""
+    if isinstance(a, types.NoneType):
+        return lambda a, b: b
+    if isinstance(b, types.NoneType):
+        return lambda a, b: a
+    if isinstance(a, types.BaseTuple) or isinstance(b, types.BaseTuple):
+        if not (isinstance(a, types.BaseTuple) and isinstance(b, types.BaseTuple)) or \
+                len(a) != len(b):
+            return None
+        parts = "".join(f"add(a[{i}], b[{i}]), " for i in range(len(a)))
+        return _unrolled(f"def impl(a, b):\n    return ({parts})\n", add=rt.add)
     return lambda a, b: a + b
 
 

@@ -545,7 +545,8 @@ class Normalizer(Inliner):
         if hasattr(obj, "staged") and hasattr(obj, "call_positional"):
             # a strop transform called inside: inline its generated code, which takes the
             # free variables it reads as trailing arguments (jit(vmap(f)): vmap(f)'s code)
-            st = (obj.plain or obj).staged()
+            inner = obj.plain or obj     # a transform inlined for arguments of any kind
+            st = getattr(inner, "inlined", inner.staged)()   # (custom rules know theirs)
             extra = [self.free_atom(v) for v in st.fn.free.values()]
             return self.inline_object(st.generated.function, e, scope, into, extra)
         if getattr(obj, "__strop_custom__", False) and not self.keep_custom:
