@@ -89,6 +89,8 @@ class Staged:
         if compiled and logging_ and self.runner.compiled > before:
             log.warning("strop: compiled %s for a new signature %s", self.fn.name,
                         self.runner.signatures[-1])
+        if compiled and type(out) is not np.ndarray:
+            out = _as_python(out)
         if values["debug_nans"] or values["debug_infs"]:
             self.check_finite(out, args, free)
         return out
@@ -146,6 +148,17 @@ class Staged:
         self.runner = self.python() if self.python else self.generated.function
 
 
+def _as_python(out):
+    """A dict compiled code returns, as the uncompiled code's dict (Numba boxes it as its
+    typed Dict), inside tuples too; anything else as it is."""
+    if type(out) is tuple:
+        parts = [_as_python(o) for o in out]
+        return out if all(p is o for p, o in zip(parts, out)) else tuple(parts)
+    if type(out).__module__ == "numba.typed.typeddict":
+        return {k: _as_python(v) for k, v in out.items()}
+    return out
+
+
 def _compiled_variant(obj):
     """strop.random's functions as compiled for the current dtype policy and stream."""
     if not (getattr(obj, "__module__", "") or "").startswith("strop.rng") or not callable(obj):
@@ -169,6 +182,8 @@ def _is_numba_error(e):
         return False
     if isinstance(e, NumbaError):
         return True
+    if isinstance(e, TypeError) and str(e).startswith("cannot convert native"):
+        return True   # a result Numba computes but cannot box (a dict of mixed values)
     return any(part in frame.f_code.co_filename.replace("\\", "/")
                for frame, _ in traceback.walk_tb(e.__traceback__)
                for part in ("numba/core/typing", "numba/core/typeinfer", "numba/core/compiler",

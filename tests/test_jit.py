@@ -479,3 +479,31 @@ def test_jit_of_a_fused_chain_equals_the_uncompiled_function():
     np.testing.assert_allclose(jf(h, bh, 0.5), damped(h, bh, 0.5), rtol=1e-14)
     assert jf.last_backend == "cpu"
     assert "bh * (" in strop.source(jf)      # one statement, one loop: no temporary arrays
+
+
+# --- dicts returned by compiled code ---------------------------------------------------------
+
+def dict_of_arrays(x):
+    return {"a": x, "b": x * 2.0}
+
+
+def dict_of_mixed(x):
+    return {"s": np.sum(x), "x2": x * 2.0, "c": 1.5}
+
+
+def test_a_returned_dict_is_a_dict_as_uncompiled():
+    x = np.arange(3.0)
+    got = jit(dict_of_arrays)(x)
+    assert type(got) is dict and list(got) == ["a", "b"]     # not Numba's typed Dict
+    for k, v in dict_of_arrays(x).items():
+        np.testing.assert_array_equal(got[k], v)
+
+
+def test_a_dict_numba_cannot_return_falls_back():
+    x = np.arange(3.0)
+    jf = jit(dict_of_mixed)
+    with pytest.warns(JitFallbackWarning, match="cannot convert"):
+        got = jf(x)
+    assert jf.last_backend == "python" and type(got) is dict
+    assert got["s"] == 3.0 and got["c"] == 1.5
+    np.testing.assert_array_equal(got["x2"], x * 2.0)
