@@ -100,6 +100,9 @@ def run():
     per_example = strop.vmap(grad(loss), in_axes=(None, 0, 0))(params, x, y)
     print("per-example gradients, vmap(grad(loss), in_axes=(None, 0, 0)): w1",
           per_example["w1"].shape)
+    compiled = strop.jit(strop.vmap(grad(loss), in_axes=(None, 0, 0)))
+    same = all(np.allclose(compiled(params, x, y)[k], v) for k, v in per_example.items())
+    print(f"jit(vmap(grad(loss))) on {compiled.last_backend}: the same gradients: {same}")
     many = np.exp(rng.uniform(-3, 12, 200_000))
     fused = strop.jit(strop.vmap(newton_sqrt))
     fused(many)                                      # compiles

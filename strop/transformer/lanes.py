@@ -17,7 +17,9 @@ own number of trips (no masks, no work for finished lanes).  Unbatched statement
 run (``np.cos(t)`` of a loop counter) are hoisted before the loop: computed once, not per lane.
 Lane 0 is computed first to learn the results' types (the arrays are allocated from it).
 A group around a ``while`` of plain arithmetic runs 64 lanes side by side instead (wide.py), so
-that it vectorizes.
+that it vectorizes.  A statement whose lanes are arrays (``h * (1 - h ** 2)`` of a hidden
+layer) runs on the whole batch instead (``_whole_batch``), its chain of operators one loop
+(codegen/fuse.py): in a lane loop each lane's array would be allocated for every statement.
 """
 import builtins
 import copy
