@@ -89,8 +89,6 @@ class Staged:
         if compiled and logging_ and self.runner.compiled > before:
             log.warning("strop: compiled %s for a new signature %s", self.fn.name,
                         self.runner.signatures[-1])
-        if compiled and type(out) is not np.ndarray:
-            out = _as_python(out)
         if values["debug_nans"] or values["debug_infs"]:
             self.check_finite(out, args, free)
         return out
@@ -146,17 +144,6 @@ class Staged:
                 "plain NumPy Numba supports, or use backend='python'"), stacklevel=5)
         self.backend = "python"
         self.runner = self.python() if self.python else self.generated.function
-
-
-def _as_python(out):
-    """A dict compiled code returns, as the uncompiled code's dict (Numba boxes it as its
-    typed Dict), inside tuples too; anything else as it is."""
-    if type(out) is tuple:
-        parts = [_as_python(o) for o in out]
-        return out if all(p is o for p, o in zip(parts, out)) else tuple(parts)
-    if type(out).__module__ == "numba.typed.typeddict":
-        return {k: _as_python(v) for k, v in out.items()}
-    return out
 
 
 def _compiled_variant(obj):

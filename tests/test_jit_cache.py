@@ -45,6 +45,9 @@ def test_second_process_compiles_nothing(tmp_path):
     assert first["picked"] == second["picked"] == "np.float32(6.0),2.0"
     assert int(first["pick_native"]) == 0 and int(second["pick_native"]) == 2
     assert first["index_error"] == second["index_error"] == "user-line"
+    # a dict comes back as a dict; not saved, so the second process compiles it (linking it
+    # crashed the process)
+    assert first["dict"] == second["dict"] == "dict:2.0"
 
 
 @pytest.mark.slow

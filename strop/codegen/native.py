@@ -91,20 +91,20 @@ class Native:
         cres = d.overloads[sig]
         self.compiled += 1
         self.signatures.append(sig)
-        try:
-            if not _savable(cres):
-                return cres.entry_point
-            from numba.core.serialize import dumps
-            payload = dumps(cres._reduce())
-            write_atomically(self._file(key), hashlib.sha256(payload).digest() + payload)
-        except Exception:      # what Numba cannot pickle it does not cache either
-            pass
+        if _savable(cres):
+            try:
+                from numba.core.serialize import dumps
+                payload = dumps(cres._reduce())
+                write_atomically(self._file(key), hashlib.sha256(payload).digest() + payload)
+            except Exception:      # what Numba cannot pickle it does not cache either
+                pass
         return _boxed(cres.entry_point, cres.signature.return_type)
 
 
 def _boxed(entry, restype):
-    """``entry``, its numbers of other than 64 bits returned as NumPy scalars of their type, as
-    the uncompiled code returns them (Numba makes a Python float of a float32)."""
+    """``entry``, its results returned as the uncompiled code returns them: numbers of other
+    than 64 bits as NumPy scalars of their type (Numba makes a Python float of a float32),
+    dicts as dicts (Numba boxes them as its typed Dict)."""
     box = _box(restype)
     return entry if box is None else lambda *args: box(entry(*args))
 
@@ -113,6 +113,9 @@ def _box(t):
     from numba.core import types
     if isinstance(t, types.Number) and str(t) not in ("float64", "int64", "complex128"):
         return np.dtype(str(t)).type
+    if isinstance(t, types.DictType):
+        value = _box(t.value_type) or (lambda v: v)
+        return lambda d: {k: value(v) for k, v in d.items()}
     if isinstance(t, types.BaseTuple) and not isinstance(t, types.BaseNamedTuple):
         parts = [_box(e) for e in t]
         if any(parts):
@@ -122,11 +125,21 @@ def _box(t):
 
 def _savable(cres):
     """What Numba's own cache saves (no lifted loops, no dynamic globals), whose environments a
-    later process finds again by module name (not code made by ``exec``)."""
-    if cres.lifted or cres.library.has_dynamic_globals:
+    later process finds again by module name (not code made by ``exec``), returning what boxes
+    without Python classes of Numba's (a typed Dict returned by linked code crashed)."""
+    if cres.lifted or cres.library.has_dynamic_globals or not _plain(
+            cres.signature.return_type):
         return False
     return all(env.can_cache() for env in (cres.environment,
                                              *cres._find_referenced_environments()))
+
+
+def _plain(t):
+    """Numbers, arrays, None, and tuples of them."""
+    from numba.core import types
+    if isinstance(t, types.BaseTuple):
+        return not isinstance(t, types.BaseNamedTuple) and all(_plain(e) for e in t)
+    return isinstance(t, (types.Number, types.Boolean, types.Array, types.NoneType))
 
 
 def _link(state):
