@@ -210,29 +210,34 @@ def _mean_grad(a, axis=None, where=True):
         return lambda a, axis=None, where=True: dt(1.0) / a.size
 
 
+@register_jitable
+def _share(out, values, top, where):
+    """d max / d values (1-D, ``out`` zeros): the elements equal to ``top`` share it evenly
+    (ties split); NaN everywhere where ``top`` is NaN; zeros where ``where`` is False."""
+    if top != top:
+        out[:] = np.nan
+    elif where:
+        hits = 0
+        for i in range(values.size):
+            if values[i] == top:
+                out[i] = 1
+                hits += 1
+        if hits > 1:
+            out /= hits
+
+
 @overload(rt.extremum_grad)
 def _extremum_grad(a, ans, axis=None, keepdims=False, where=True):
-    """Over all of ``a`` (axis None): the elements equal to the result share it evenly."""
+    """Over all of ``a`` (axis None)."""
     if not (isinstance(a, types.Array) and _none(axis) and isinstance(where, types.Boolean)):
         return None
     dt = _float_of(a)
     scalar = not isinstance(ans, types.Array)
 
     def impl(a, ans, axis=None, keepdims=False, where=True):
-        top = ans if scalar else ans.flat[0]
         out = np.zeros(a.shape, dt)
-        if top != top:
-            out[...] = np.nan
-            return out
-        if not where:
-            return out
-        flat, hits = out.reshape(-1), 0
-        for i, v in enumerate(a.flat):
-            if v == top:
-                flat[i] = 1
-                hits += 1
-        if hits > 1:
-            flat /= hits
+        _share(out.reshape(-1), np.ascontiguousarray(a).reshape(-1),
+               ans if scalar else ans.flat[0], where)
         return out
     return impl
 
@@ -256,8 +261,7 @@ def _expand_to_lanes(g, x, axis=None, keepdims=False):
 
 @overload(rt.extremum_grad_lanes)
 def _extremum_grad_lanes(a, ans, axis, keepdims, where=True):
-    """extremum_grad over all of each lane (axis None): a lane's elements equal to its
-    result share it evenly."""
+    """extremum_grad over all of each lane (axis None)."""
     if not (isinstance(a, types.Array) and isinstance(ans, types.Array) and ans.ndim == 1
             and _none(axis) and isinstance(where, (types.Boolean, types.Omitted))):
         return None
@@ -266,21 +270,9 @@ def _extremum_grad_lanes(a, ans, axis, keepdims, where=True):
     def impl(a, ans, axis, keepdims, where=True):
         n = a.shape[0]
         out = np.zeros(a.shape, dt)
-        if not where:
-            return out
         rows, lanes = out.reshape((n, -1)), np.ascontiguousarray(a).reshape((n, -1))
         for j in range(n):
-            top = ans[j]
-            if top != top:
-                rows[j, :] = np.nan
-                continue
-            hits = 0
-            for i in range(lanes.shape[1]):
-                if lanes[j, i] == top:
-                    rows[j, i] = 1
-                    hits += 1
-            if hits > 1:
-                rows[j, :] /= hits
+            _share(rows[j], lanes[j], ans[j], where)
         return out
     return impl
 
