@@ -19,7 +19,6 @@ import numpy as np
 from . import api
 from .codegen import runtime
 from .codegen.parallel import Split
-from .errors import Location
 from .runner import Staged
 from .transformer import ir
 from .transformer.lanes import companion, lane_loop
@@ -111,9 +110,8 @@ class Vectorized(api.Transformed):
         out = []
         for i, (k, spec) in enumerate(zip(kinds, self.arg_axes(len(kinds)))):
             if type(k) is tuple:   # a tree: each leaf by its own axis
-                sample = k[1].unflatten(range(k[1].num_leaves))
-                axes = dict(_leaf_axes(sample, spec, str(i), leaf_ids=True))
-                k = k[:2] + (tuple(lane(x, axes.get(j)) for j, x in enumerate(k[2])),)
+                axes = _tree_axes(k[1], spec, str(i))
+                k = k[:2] + (tuple(lane(x, axes[j]) for j, x in enumerate(k[2])),)
             out.append(lane(k, spec) if type(k) is not tuple else k)
         return tuple(out)
 
@@ -172,9 +170,7 @@ class Vectorized(api.Transformed):
         for i, ((tree, leaves), spec) in enumerate(zip(groups, self.arg_axes(len(groups)))):
             kind = kinds[i] if i < len(kinds) else api.ARRAY
             if type(kind) is tuple:
-                treedef = kind[1]
-                sample = treedef.unflatten(range(treedef.num_leaves))
-                for idx, axis in _leaf_axes(sample, spec, names[i], leaf_ids=True):
+                for idx, axis in _tree_axes(kind[1], spec, names[i]).items():
                     axes[leaves[idx]] = axis
             else:
                 for leaf in leaves:
@@ -255,7 +251,12 @@ def _rank(kind):
     return None
 
 
-def _leaf_axes(value, spec, name, leaf_ids=False):
+def _tree_axes(treedef, spec, name):
+    """The axis of each leaf of a tree argument of structure ``treedef``, by leaf index."""
+    return dict(_leaf_axes(treedef.unflatten(range(treedef.num_leaves)), spec, name))
+
+
+def _leaf_axes(value, spec, name):
     """(leaf, axis) for each leaf of an argument, ``spec`` a prefix of its structure."""
     if _is_axis(spec):
         return [(leaf, spec) for leaf in tree_leaves(value)]
