@@ -150,12 +150,7 @@ class Reverse:
 
     def find_containers(self, assigns, params):
         """Names that may hold a list, tuple or dict: their adjoints accumulate with add()."""
-        # a parameter indexed by a string is a dict, whatever the kinds staged for (a grad
-        # inlined in a function is staged for arrays: it cannot know its arguments)
-        out = (set(params) - self.leaves) | {
-            s.value.value.id for s in assigns if isinstance(s.value, gast.Subscript) and
-            isinstance(s.value.value, gast.Name) and s.value.value.id in params and
-            isinstance(s.value.slice, gast.Constant) and isinstance(s.value.slice.value, str)}
+        out = set(params) - self.leaves
         changed = True
         while changed:
             changed = False
