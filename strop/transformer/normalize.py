@@ -42,6 +42,9 @@ INPLACE_NUMPY = {np.add.at: "at_add", np.multiply.at: "at_multiply", np.maximum.
                  np.minimum.at: "at_min", np.put_along_axis: "put_along_axis",
                  np.copyto: "copyto"}
 
+# NumPy's index-trick objects: np.r_[...] and np.c_[...] are rewritten to the joins they make
+INDEX_TRICKS = (np.r_, np.c_)
+
 UNSUPPORTED = {gast.Try: "try/except", gast.With: "with", gast.ClassDef: "a class definition",
                gast.Import: "import", gast.ImportFrom: "import", gast.Delete: "del",
                gast.AsyncFunctionDef: "async def", gast.AsyncFor: "async for",
@@ -433,7 +436,11 @@ class Normalizer(Inliner):
             if _is_at(e.value):
                 raise self.error("x.at[...] must be followed by .set/.add/.multiply/.min/.max/"
                                  ".get(...)", e, scope)
-            base = self.to_name(self.expr(e.value, scope))   # f(x)[1], f inlined: a display
+            base = self.expr(e.value, scope)
+            trick = self.ref_object(base) if self.is_ref(base) else None
+            if any(trick is t for t in INDEX_TRICKS):
+                return self.index_trick(trick, e, scope, into)
+            base = self.to_name(base)   # f(x)[1], f inlined: a display
             return self.to_name(gast.Subscript(value=base, slice=self.index(e.slice, scope),
                                                ctx=gast.Load()), into)
         if kind is gast.Call:
@@ -467,6 +474,58 @@ class Normalizer(Inliner):
         if isinstance(s, gast.Tuple):
             return gast.Tuple(elts=[self.index(x, scope) for x in s.elts], ctx=gast.Load())
         return self.expr(s, scope)
+
+    def index_trick(self, trick, e, scope, into):
+        """``np.r_[a, 0:3, b]`` / ``np.c_[a, b]`` as the NumPy calls they stand for, which have
+        derivative and batching rules: items as ``np.atleast_1d`` (slices as ``np.arange`` or,
+        with an imaginary step, ``np.linspace``) joined by ``np.concatenate``, columns by
+        ``np.column_stack``.  A leading string directive may only name the axis (``'-1'``)."""
+        items = list(e.slice.elts) if isinstance(e.slice, gast.Tuple) else [e.slice]
+        name = "np.r_" if trick is np.r_ else "np.c_"
+        axis = 0
+        if items and isinstance(items[0], gast.Constant) and isinstance(items[0].value, str):
+            directive = items.pop(0).value
+            try:
+                axis = int(directive)
+            except ValueError:
+                axis = None
+            if axis is None or trick is np.c_:
+                raise self.error(f"the directive {directive!r} of {name}[...] is not supported "
+                                 "in a transformed function", e, scope,
+                                 fix="write the np.concatenate / np.stack / np.reshape it "
+                                     "stands for")
+        npy = self.bind_ref("np", np)
+        parts = []
+        for item in items:
+            if isinstance(item, gast.Slice):
+                parts.append(self.to_name(self.trick_range(item, npy, e, scope)))
+            elif isinstance(item, gast.Constant) and isinstance(item.value, str):
+                raise self.error(f"a string inside {name}[...] is not supported", e, scope,
+                                 fix="put the directive first, or use np.concatenate")
+            elif trick is np.r_:
+                parts.append(self.to_name(ir.call(ir.attr(npy, "atleast_1d"),
+                                                  [self.expr(item, scope)])))
+            else:
+                parts.append(self.expr(item, scope))
+        seq = gast.Tuple(elts=parts, ctx=gast.Load())   # Numba joins tuples
+        if trick is np.c_:
+            return self.to_name(ir.call(ir.attr(npy, "column_stack"), [seq]), into)
+        return self.to_name(ir.call(ir.attr(npy, "concatenate"), [seq],
+                                    [("axis", ir.const(axis))]), into)
+
+    def trick_range(self, s, npy, e, scope):
+        """A slice item of np.r_/np.c_: ``a:b:k`` is ``np.arange(a, b, k)``; ``a:b:nj`` (an
+        imaginary constant step) is ``np.linspace(a, b, n)``."""
+        start = self.expr(s.lower, scope) if s.lower is not None else ir.const(0)
+        if s.upper is None:
+            raise self.error("a slice without a stop inside np.r_/np.c_", e, scope)
+        stop = self.expr(s.upper, scope)
+        step = s.step
+        if isinstance(step, gast.Constant) and isinstance(step.value, complex):
+            count = ir.const(int(abs(step.value)))
+            return ir.call(ir.attr(npy, "linspace"), [start, stop, count])
+        step = self.expr(step, scope) if step is not None else ir.const(1)
+        return ir.call(ir.attr(npy, "arange"), [start, stop, step])
 
     def index_value(self, s, scope):
         """An index written with slice syntax, as a value: ``1:, 0`` → ``(slice(1, None), 0)``."""
