@@ -70,3 +70,113 @@ def r_directive(x):
 def test_index_trick_directive_is_refused():
     with pytest.raises(TransformError, match="directive '0,2' of np.r_"):
         grad(r_directive)(np.ones(2))
+
+
+# --- iteration builtins: sorted, reversed, zip, enumerate, dict items ----------------------
+
+def sorted_items(x):
+    d = {"b": x, "a": x * 2.0, "c": np.sin(x)}
+    s = 0.0
+    for k, v in sorted(d.items(), key=itemgetter(0)):
+        s = s * 3.0 + v * v
+    return s
+
+
+def sorted_items_lambda(x):
+    d = {"b": x, "a": x * 2.0, "c": np.sin(x)}
+    s = 0.0
+    for k, v in sorted(d.items(), key=lambda kv: kv[0], reverse=True):
+        s = s * 3.0 + v
+    return s
+
+
+def dict_items_loop(x):
+    d = {"b": x, "a": x * 2.0}
+    s = 0.0
+    for k, v in d.items():
+        s = s * 3.0 + v * x
+    return s
+
+
+def reversed_loop(x):
+    s = 0.0
+    for v in reversed([x, 2.0 * x, np.cos(x)]):
+        s = s * 3.0 + v
+    return s
+
+
+def zip_enumerate(x):
+    s = 0.0
+    for i, (u, v) in enumerate(zip(x, x[::-1])):
+        s = s + i * u * v
+    return s
+
+
+def enumerate_zip_reversed(x):
+    s = 0.0
+    for (i, u), v in zip(enumerate(x, 1), reversed(x)):
+        s = s + i * u * v ** 2
+    return s
+
+
+def enumerate_pairs(x):
+    pairs = [(x[0], x[1]), (x[1], x[2])]
+    s = 0.0
+    for j, (a, b) in enumerate(pairs):
+        s = s + (j + 1.0) * a * b
+    return s
+
+
+@pytest.mark.parametrize("f", [sorted_items, sorted_items_lambda, dict_items_loop,
+                               reversed_loop])
+def test_iteration_scalar(f):
+    check_all(f, 0.4, rng.standard_normal(3), compiles=False)
+
+
+@pytest.mark.parametrize("f", [zip_enumerate, enumerate_zip_reversed, enumerate_pairs])
+def test_iteration_array(f):
+    check_all(f, rng.standard_normal(3), rng.standard_normal((4, 3)), compiles=False)
+
+
+# the iterator builtins as values (grad and jvp; their vmap is lane by lane)
+def dict_of_zip(x):
+    d = dict(zip(["a", "b", "a"], [x, 2.0 * x, 3.0 * x]))
+    return d["b"] * x + d["a"]
+
+
+def list_of_zip(x):
+    pairs = list(zip([x, 3.0], [2.0 * x, x]))
+    return pairs[0][1] * pairs[1][1]
+
+
+def list_of_reversed(x):
+    return list(reversed([x, 3.0 * x]))[0] * 2.0
+
+
+def list_of_enumerate(x):
+    return list(enumerate([x, 3.0 * x]))[1][1] * 2.0
+
+
+def sum_of_sorted(x):
+    return sum(v * v for v in sorted([x, 3.0 * x, 2.0]))
+
+
+def sorted_reverse(x):
+    ys = sorted([x, 3.0 * x, 2.0], reverse=True)
+    return ys[0] + 10.0 * ys[1] + 100.0 * ys[2]
+
+
+def sorted_array(x):
+    return np.sum(np.array(sorted(x)) * np.arange(3.0))
+
+
+@pytest.mark.parametrize("f, x", [(dict_of_zip, 0.4), (list_of_zip, 0.4),
+                                  (list_of_reversed, 0.4), (list_of_enumerate, 0.4),
+                                  (sum_of_sorted, 0.4), (sorted_reverse, 0.4),
+                                  (sorted_reverse, 1.5), (sorted_array, np.array([0.3, -.2, .1]))])
+def test_iterator_values(f, x):
+    check_grad(f, x)
+    t = np.ones_like(x)
+    _, tan = jvp(f, (x,), (t if np.ndim(x) else 1.0,))
+    np.testing.assert_allclose(tan, np.sum(numeric_vjp(f, [x], 0, 1.0) * t), rtol=1e-6)
+    np.testing.assert_allclose(jit(f, backend="python")(x), f(x), rtol=1e-12)

@@ -547,3 +547,9 @@ from .runtime_batch import *  # noqa: E402,F401,F403
 from .runtime_batch import __all__ as _batch_all  # noqa: E402
 
 __all__ += _batch_all
+
+# --- derivatives of Python's iteration builtins ---
+from .runtime_iter import *  # noqa: E402,F401,F403
+from .runtime_iter import __all__ as _iter_all  # noqa: E402
+
+__all__ += _iter_all

@@ -190,41 +190,43 @@ class Canonicalizer:
                                        type_comment=None)))
             return seq
 
-        def item(seq):
-            return gast.Subscript(value=name(seq), slice=name(k), ctx=gast.Load())
-
-        if fname == "enumerate" and len(it.args) in (1, 2) and not it.keywords:
-            seq = sequence(it.args[0])
-            length = call("len", [name(seq)])
-            idx = name(k) if len(it.args) == 1 else gast.BinOp(left=name(k), op=gast.Add(),
-                                                               right=it.args[1])
-            value = gast.Tuple(elts=[idx, item(seq)], ctx=gast.Load())
-        elif fname == "zip" and it.args and not it.keywords:
-            seqs = [sequence(a) for a in it.args]
-            length = call("min", [call("len", [name(q)]) for q in seqs]) if len(seqs) > 1 else \
-                call("len", [name(seqs[0])])
-            value = gast.Tuple(elts=[item(q) for q in seqs], ctx=gast.Load())
-        elif fname == "reversed" and len(it.args) == 1:
-            seq = sequence(it.args[0])
-            length = call("len", [name(seq)])
-            last = gast.BinOp(left=gast.BinOp(left=call("len", [name(seq)]), op=gast.Sub(),
-                                              right=const(1)), op=gast.Sub(), right=name(k))
-            value = gast.Subscript(value=name(seq), slice=last, ctx=gast.Load())
-        elif fname == "range":  # range with a destructuring target: unusual but legal
-            seq = sequence(it)
-            length, value = call("len", [name(seq)]), item(seq)
-        else:
-            if (isinstance(it, gast.Call) and isinstance(it.func, gast.Attribute)
-                    and it.func.attr in ("items", "keys", "values") and not it.args):
-                it = call("list", [it])
-            elif not isinstance(it, (gast.List, gast.Tuple)):   # a dict walks its keys
-                it = call(ITERABLE, [it])
-            seq = sequence(it)
-            length, value = call("len", [name(seq)]), item(seq)
+        length, item = self.walk(it, sequence)
+        value = item(name(k))
         reads.append(loc(gast.Assign(targets=[s.target], value=value, type_comment=None)))
         new = loc(gast.For(target=name(k, store=True), iter=call("range", [length]),
                            body=reads + s.body, orelse=s.orelse, type_comment=None))
         return pre, new
+
+
+    def walk(self, it, sequence):
+        """(length, item) of what ``for`` walks: ``item(i)`` reads its i-th element.  zip,
+        enumerate and reversed, nested in any way, read their sequences by index; any other
+        iterable is bound once to a sequence (a dict walks its keys)."""
+        fname = it.func.id if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
+            not it.keywords else None
+        if fname == "enumerate" and len(it.args) in (1, 2):
+            length, inner = self.walk(it.args[0], sequence)
+            start = it.args[1] if len(it.args) == 2 else None
+            return length, lambda i: gast.Tuple(elts=[clone(i) if start is None else gast.BinOp(
+                left=i, op=gast.Add(), right=clone(start)), inner(i)], ctx=gast.Load())
+        if fname == "zip" and it.args:
+            parts = [self.walk(a, sequence) for a in it.args]
+            length = parts[0][0] if len(parts) == 1 else call("min", [n for n, _ in parts])
+            return length, lambda i: gast.Tuple(elts=[item(clone(i)) for _, item in parts],
+                                                ctx=gast.Load())
+        if fname == "reversed" and len(it.args) == 1:
+            length, inner = self.walk(it.args[0], sequence)
+            return length, lambda i: inner(gast.BinOp(left=gast.BinOp(
+                left=clone(length), op=gast.Sub(), right=const(1)), op=gast.Sub(), right=i))
+        if fname != "range" and not isinstance(it, (gast.List, gast.Tuple)):
+            if (isinstance(it, gast.Call) and isinstance(it.func, gast.Attribute)
+                    and it.func.attr in ("items", "keys", "values") and not it.args):
+                it = call("list", [it])
+            else:   # a dict walks its keys
+                it = call(ITERABLE, [it])
+        seq = sequence(it)
+        return call("len", [name(seq)]), lambda i: gast.Subscript(value=name(seq), slice=i,
+                                                                  ctx=gast.Load())
 
 
 def _always_returns(stmts):

@@ -42,6 +42,9 @@ INPLACE_NUMPY = {np.add.at: "at_add", np.multiply.at: "at_multiply", np.maximum.
                  np.minimum.at: "at_min", np.put_along_axis: "put_along_axis",
                  np.copyto: "copyto"}
 
+# builtins that make an iterator: a value made by one in transformed code is made a list
+ITERATORS = (zip, enumerate, reversed)
+
 # NumPy's index-trick objects: np.r_[...] and np.c_[...] are rewritten to the joins they make
 INDEX_TRICKS = (np.r_, np.c_)
 
@@ -425,7 +428,12 @@ class Normalizer(Inliner):
             self.emit(gast.If(test=test, body=body, orelse=orelse))
             return ir.name(target)
         if kind in (gast.Tuple, gast.List):
-            node = kind(elts=[self.expr(x, scope) for x in e.elts], ctx=gast.Load())
+            # a display's items are atoms: a nested display gets a name (the derivative
+            # passes read one level of display)
+            elts = [self.expr(x, scope) for x in e.elts]
+            elts = [self.to_name(x) if isinstance(x, (gast.Tuple, gast.List)) else x
+                    for x in elts]
+            node = kind(elts=elts, ctx=gast.Load())
             return self.to_name(node, into) if into else node
         if kind is gast.Dict:
             if any(k is None for k in e.keys):
@@ -618,6 +626,10 @@ class Normalizer(Inliner):
         for atom in args + [v for _, v in kws]:   # a lambda given to a call left as it is
             if isinstance(atom, gast.Name) and atom.id in self.functions:
                 self.materialize(atom.id, e, scope)
+        if any(obj is it for it in ITERATORS):
+            # an iterator as a value: a list, which its consumer and its adjoint can both read
+            made = self.to_name(ir.call(callee, args, kws))
+            return self.to_name(ir.call("list", [made]), into)
         return self.to_name(ir.call(callee, args, kws), into)
 
     def static_value(self, node, scope):

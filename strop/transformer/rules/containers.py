@@ -17,8 +17,16 @@ defvjp(pow,     "x, y, /", "unbroadcast(g * y * x ** np.where(y, y - 1, 1.0), x)
                            "unbroadcast(g * np.log(np.where(x, x, 1.0)) * ans, y)")
 defvjp(list,    "x=(), /", "like(g, x)")
 defvjp(tuple,   "x=(), /", "like(g, x)")
-defnondiff([len, range, int, bool, str, isinstance, type, print, round, divmod, enumerate,
-            zip, sorted, reversed, hash, id, repr, callable, any, all])
+defnondiff([len, range, int, bool, str, isinstance, type, print, round, divmod, hash, id,
+            repr, callable, any, all])
+# iteration: normalize makes zip/enumerate/reversed lists (list(zip(...))), so that their
+# inputs are still there for the adjoint; a cotangent of a sequence is a list of cotangents
+defvjp(zip,       "*iterables", "zip_vjp(g, iterables)")
+defvjp(enumerate, "iterable, start=0", "enumerate_vjp(g, iterable)")
+defvjp(reversed,  "seq, /", "reversed_vjp(g, seq)")
+defvjp(sorted,    "iterable, /, *, key=None, reverse=False",
+                  "sorted_vjp(g, iterable, key, reverse)")
+defvjp(dict,      "iterable=(), /", "dict_vjp(g, iterable)")
 
 # NumPy's constructors and dtype queries: what they make carries no derivative
 defnondiff([np.zeros, np.ones, np.empty, np.arange, np.eye, np.identity, np.result_type,
@@ -102,6 +110,11 @@ defjvp(py.max,  "minmax_jvp(dargs, args, ans)")
 defjvp(py.min,  "minmax_jvp(dargs, args, ans)")
 defjvp(pow,     "dx * y * x ** np.where(y, y - 1, 1.0)", "dy * np.log(np.where(x, x, 1.0)) * ans")
 defjvp(list,    "list(dx)")
+defjvp(zip,       "zip(*diterables)")
+defjvp(enumerate, "enumerate_jvp(diterable)")
+defjvp(reversed,  "reversed(dseq)")
+defjvp(sorted,    "sorted_jvp(diterable, iterable, key, reverse)")
+defjvp(dict,      "dict_jvp(diterable, iterable)")
 defjvp(tuple,   "tuple(dx)")
 defjvp(("method", "copy"),   "dself.copy()")
 defjvp(("method", "astype"), "astype_tangent(dself, ans)")
