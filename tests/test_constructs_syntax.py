@@ -180,3 +180,97 @@ def test_iterator_values(f, x):
     _, tan = jvp(f, (x,), (t if np.ndim(x) else 1.0,))
     np.testing.assert_allclose(tan, np.sum(numeric_vjp(f, [x], 0, 1.0) * t), rtol=1e-6)
     np.testing.assert_allclose(jit(f, backend="python")(x), f(x), rtol=1e-12)
+
+
+# --- *args and **kwargs in calls, and functions defined with them -------------------------
+
+def three(a, b, c):
+    return a * b + c
+
+
+def varargs(*args):
+    return args[0] * args[-1] + len(args)
+
+
+def keyword_only(a, *, scale=2.0, shift=0.0):
+    return a * scale + shift
+
+
+def keywords(a, **kw):
+    return a * kw["s"] + kw.get("t", 0.0)
+
+
+def star_local(x):
+    rest = (2.0, np.sin(x))
+    return three(x, *rest)
+
+
+def star_first(x):
+    t = (x, x * 2.0)
+    return three(*t, 1.0)
+
+
+def star_star_local(x):
+    kw = {"b": x, "c": 1.0}
+    return three(x, **kw)
+
+
+def star_into_varargs(x):
+    t = (x, np.sin(x), 3.0)
+    return varargs(*t) + varargs(x, *t)
+
+
+def star_numpy(x):
+    return np.maximum(*(x, 2.0 * x)) + np.hypot(*[x, 1.5])
+
+
+def keyword_params(x):
+    return keyword_only(x, scale=3.0) + keyword_only(x, **{"shift": x}) + keywords(x, s=3.0, t=x)
+
+
+def star_in_loop(x):
+    t = (x,)
+    y = 0.0
+    for i in range(3):   # t is rebound in the loop: its length is checked when the code runs
+        y = y + three(*t, 1.0, 2.0) if len(t) == 1 else y + three(*t, 1.0)
+        t = (x, np.cos(x))
+    return y
+
+
+def star_branches(x):
+    t = (x, 1.0) if x > 0 else (x, 2.0)
+    return three(*t, x)
+
+
+def star_lambda(x):
+    g = lambda a, *r: a * sum(r)   # noqa: E731
+    return g(x, *(x, 2.0))
+
+
+@pytest.mark.parametrize("f, compiles", [
+    (star_local, True), (star_first, True), (star_star_local, True),
+    (star_into_varargs, True), (star_numpy, True), (keyword_params, True),
+    (star_in_loop, False), (star_branches, True), (star_lambda, False)])
+def test_star_arguments(f, compiles):
+    check_all(f, 0.7, np.array([0.3, -0.5, 1.1]), compiles)
+
+
+def star_argument(x, t):
+    return three(x, *t)
+
+
+def test_star_tuple_argument():
+    check_grad(star_argument, 0.7, (2.0, 3.0))
+    _, tan = jvp(lambda y: star_argument(y, (2.0, 3.0)), (0.7,), (1.0,))
+    np.testing.assert_allclose(tan, 2.0, rtol=1e-12)
+    with pytest.raises(TypeError, match="length 2 expected"):
+        jit(star_argument, backend="python")(0.7, (2.0, 3.0, 4.0))
+
+
+def star_unknown(x, t):
+    return np.hypot(*t) * x
+
+
+def test_star_of_unknown_length_is_refused():
+    with pytest.raises(TransformError, match="length of a \\*argument is not known"):
+        grad(star_unknown)(0.7, (1.0, 2.0))

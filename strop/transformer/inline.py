@@ -40,8 +40,11 @@ class Inliner:
         node = canonicalize(parsed.node, self.namer, parsed.location)
         defaults = fn.__defaults__ or ()
         default_atoms = [self.constant_atom(v, f"{fn.__name__}_default") for v in defaults]
+        kwdefaults = fn.__kwdefaults__ or {}
+        kw_atoms = [self.constant_atom(kwdefaults[a.id], f"{fn.__name__}_default")
+                    if a.id in kwdefaults else None for a in node.args.kwonlyargs]
         return self.inline(node, callee, e, scope, into, default_atoms, fn,
-                           sorted(parsed.local_names), extra)
+                           sorted(parsed.local_names), extra, kw_atoms)
 
     def inline_ast(self, node, closure, e, scope, into):
         if node in self.inlining:
@@ -55,34 +58,47 @@ class Inliner:
         callee = Scope(parsed, node, {}, parent=closure)
         canon = canonicalize(node, self.namer, parsed.location)
         defaults = [self.expr(d, closure) for d in node.args.defaults]
+        kw_defaults = [self.expr(d, closure) if d is not None else None
+                       for d in node.args.kw_defaults]
         return self.inline(canon, callee, e, scope, into, defaults, node,
-                           sorted(local_names(node)))
+                           sorted(local_names(node)), (), kw_defaults)
 
-    def inline(self, node, callee, e, scope, into, defaults, key, local_names, extra=()):
+    def inline(self, node, callee, e, scope, into, defaults, key, local_names, extra=(),
+               kw_defaults=None):
+        """``kw_defaults``: atoms of the keyword-only parameters' defaults (None: none)."""
         args = node.args
-        if args.kwonlyargs or args.kwarg:
-            raise self.error("calling a function with keyword-only or ** parameters is not "
-                             "supported yet", e, scope)
         for n in local_names:
             callee.names[n] = self.namer.fresh(n)
         params = [a.id for a in args.posonlyargs + args.args]
-        values = [self.expr(a, scope) for a in e.args] + list(extra)
+        kwonly = [a.id for a in args.kwonlyargs]
+        values = [gast.Starred(value=self.expr(a.value, scope), ctx=gast.Load())
+                  if isinstance(a, gast.Starred) else self.expr(a, scope) for a in e.args]
+        values = self.fill(values + list(extra), params,
+                           [k.arg for k in e.keywords if k.arg in params],
+                           args.vararg is not None, e, scope)
         bound = dict(zip(params, values))
         if args.vararg is not None:
             bound[args.vararg.id] = gast.Tuple(elts=values[len(params):], ctx=gast.Load())
         elif len(values) > len(params):
             raise self.error(f"too many arguments: {len(values)} given, {len(params)} expected",
                              e, scope)
+        extra_kws = {}
         for k in e.keywords:
-            if k.arg not in params or k.arg in bound:
+            if k.arg in bound or k.arg not in params + kwonly and args.kwarg is None:
                 raise self.error(f"unexpected keyword argument {k.arg!r}", e, scope)
-            bound[k.arg] = self.expr(k.value, scope)
+            (bound if k.arg in params + kwonly else extra_kws)[k.arg] = self.expr(k.value, scope)
+        if args.kwarg is not None:   # def f(**kw): the keywords no parameter takes, as a dict
+            bound[args.kwarg.id] = gast.Dict(keys=[ir.const(k) for k in extra_kws],
+                                             values=list(extra_kws.values()))
         for p, d in zip(params[len(params) - len(defaults):], defaults):
             bound.setdefault(p, d)
-        missing = [p for p in params if p not in bound]
+        for p, d in zip(kwonly, kw_defaults or [None] * len(kwonly)):
+            if d is not None:
+                bound.setdefault(p, d)
+        missing = [p for p in params + kwonly if p not in bound]
         if missing:
             raise self.error(f"missing argument(s) {', '.join(missing)}", e, scope)
-        for p in params + ([args.vararg.id] if args.vararg is not None else []):
+        for p in params + kwonly + [a.id for a in (args.vararg, args.kwarg) if a is not None]:
             value = bound[p]
             if isinstance(value, gast.Attribute) and self.is_ref(value):   # np.tanh
                 obj = self.ref_object(value)

@@ -22,6 +22,7 @@ from . import ir
 from .controlflow import ITERABLE, canonicalize
 from .inline import Inliner, Scope
 from .parse import BUILTIN, CLOSURE, GLOBAL, UNDEFINED
+from .spread import Spreader
 
 # Array methods that are NumPy functions of the array: ``x.sum(0)`` is ``np.sum(x, 0)``.
 # ``copy``, ``astype``, ``item`` and ``tolist`` stay methods (lists and dicts have ``copy`` too).
@@ -66,7 +67,7 @@ def _is_user_function(obj):
                 and not module.startswith("strop.demo"))
 
 
-class Normalizer(Inliner):
+class Normalizer(Inliner, Spreader):
     def __init__(self, parsed, check=None):
         self.root = parsed
         self.check = check
@@ -80,6 +81,7 @@ class Normalizer(Inliner):
         self.keep_custom = True  # custom_jvp/custom_vjp calls stay calls (for their rules)
         self.out = None          # the statement list being filled
         self.loc = None          # the user location of the statement being normalized
+        self.displays = {}       # name -> length or keys of the display it holds (spread.py)
 
     # --- entry -----------------------------------------------------------------------------
     def function(self):
@@ -109,19 +111,23 @@ class Normalizer(Inliner):
         return ir.Function(fdef, dict(self.refs), dict(self.free), nparams=len(params),
                            guards=tuple(self.guards))
 
-    def block(self, stmts, scope):
+    def block(self, stmts, scope, loop=False):
+        """The statements of a nested block; ``loop``: a loop body, entered with nothing
+        known of the displays names hold (a later iteration may have rebound them)."""
         saved, self.out = self.out, []
+        known, self.displays = self.displays, {} if loop else dict(self.displays)
         try:
             for s in stmts:
                 self.loc = scope.parsed.location(s)
                 self.stmt(s, scope)
             return self.out
         finally:
-            self.out = saved
+            self.out, self.displays = saved, known
 
     def emit(self, node):
         node.loc = self.loc
         self.out.append(node)
+        self.note(node)
 
     def error(self, message, node=None, scope=None, fix=None):
         loc = scope.parsed.location(node) if node is not None and scope else self.loc
@@ -219,11 +225,12 @@ class Normalizer(Inliner):
             cond = self.namer.temp("_c") if not isinstance(s.test, gast.Constant) else None
             test = self.expr(s.test, scope, into=cond) if cond else s.test
             loc = self.loc
-            body = self.block(s.body, scope)
+            body = self.block(s.body, scope, loop=True)
             if cond:
                 saved, self.out, self.loc = self.out, body, loc
+                known, self.displays = self.displays, {}
                 self.expr(s.test, scope, into=cond)
-                self.out = saved
+                self.out, self.displays = saved, known
             self.loc = loc
             self.emit(gast.While(test=test, body=body or [gast.Pass()], orelse=[]))
         elif kind is gast.For:
@@ -231,7 +238,7 @@ class Normalizer(Inliner):
             args = [self.expr(a, scope) for a in it.args]
             target = self.store_name(s.target.id, scope)
             loc = self.loc
-            body = self.block(s.body, scope)
+            body = self.block(s.body, scope, loop=True)
             self.loc = loc
             self.emit(gast.For(target=ir.name(target, store=True), iter=ir.call("range", args),
                                body=body or [gast.Pass()], orelse=[], type_comment=None))
@@ -468,11 +475,12 @@ class Normalizer(Inliner):
 
     def block_expr(self, e, scope, target):
         saved, self.out = self.out, []
+        known = dict(self.displays)
         try:
             self.expr(e, scope, into=target)
             return self.out
         finally:
-            self.out = saved
+            self.out, self.displays = saved, known
 
     def index(self, s, scope):
         if isinstance(s, gast.Slice):
@@ -552,11 +560,8 @@ class Normalizer(Inliner):
 
     # --- calls -----------------------------------------------------------------------------
     def call(self, e, scope, into):
+        e = self.spread(e, scope)
         func = e.func
-        if any(isinstance(a, gast.Starred) for a in e.args) or any(k.arg is None
-                                                                   for k in e.keywords):
-            raise self.error("*args and **kwargs in calls are not supported yet", e, scope,
-                             fix="pass the arguments one by one")
         # x.at[idx].set(v): a functional update
         if isinstance(func, gast.Attribute) and _is_at(func.value):
             if func.attr not in AT_OPS:
@@ -621,6 +626,8 @@ class Normalizer(Inliner):
             return self.inline_object(obj.fun, e, scope, into)
         if _is_user_function(obj) or self.inline_helpers and _is_helper_without_rule(obj):
             return self.inline_object(obj, e, scope, into)
+        if any(isinstance(a, gast.Starred) for a in e.args):
+            raise self.unknown_star(e, scope)
         args = [self.expr(a, scope) for a in e.args]
         kws = [(k.arg, self.expr(k.value, scope)) for k in e.keywords]
         for atom in args + [v for _, v in kws]:   # a lambda given to a call left as it is
