@@ -274,3 +274,63 @@ def star_unknown(x, t):
 def test_star_of_unknown_length_is_refused():
     with pytest.raises(TransformError, match="length of a \\*argument is not known"):
         grad(star_unknown)(0.7, (1.0, 2.0))
+
+
+# --- local functions given to a transform inside a transformed function --------------------
+
+def closure_grad(x):
+    def g(y):
+        return y * x
+    return grad(g)(x)   # d/dy at y = x is x; the derivative also flows through the closed x
+
+
+def closure_array(x):
+    w = np.sin(x)
+
+    def g(y):
+        return np.sum(y * w) ** 2
+    return np.sum(grad(g)(x * 2.0))
+
+
+def closure_value_and_grad(x):
+    g = lambda y: np.sum(np.tanh(y * x))   # noqa: E731
+    v, d = strop.value_and_grad(g)(x)
+    return v + np.sum(d)
+
+
+def closure_vmap(x):
+    g = lambda y: y * np.sum(x)   # noqa: E731
+    return np.sum(vmap(g)(x))
+
+
+def test_closure_scalar():
+    check_all(closure_grad, 0.7, np.array([0.3, -0.5, 1.1]))
+
+
+@pytest.mark.parametrize("f", [closure_array, closure_value_and_grad, closure_vmap])
+def test_closure_array(f):
+    check_all(f, rng.standard_normal(3), rng.standard_normal((2, 3)))
+
+
+def test_jacobian_helpers_adjoint():
+    """jac_rev_vjp / jac_fwd_vjp are linear, adjoint to jac_rev / jac_fwd: their rules (which
+    jacrev(jacrev(f)) inside grad differentiates) satisfy <A g, h> = <g, A^T h>."""
+    from strop.codegen import runtime_forward as rf
+    from strop.transformer.rules import evaluate_jvp, evaluate_vjp
+    out, xs = np.zeros((2, 3)), (np.zeros(4), 0.0)
+
+    def inner(a, b):
+        return sum(np.sum(np.multiply(p, q)) for u, v in zip(a, b)
+                   for p, q in (zip(u, v) if isinstance(u, tuple) else [(u, v)]))
+    rows = [tuple(rng.standard_normal(np.shape(x)) for x in xs) for _ in range(6)]
+    cols = [rng.standard_normal(out.shape) for _ in range(5)]
+    for vjp_fn, fn, parts, h in [
+            (rf.jac_rev_vjp, rf.jac_rev, rows,
+             [tuple(rng.standard_normal(np.shape(x)) for x in xs) for _ in range(6)]),
+            (rf.jac_fwd_vjp, rf.jac_fwd, cols, [rng.standard_normal(out.shape) for _ in range(5)])]:
+        g = tuple(rng.standard_normal(np.shape(b)) for b in fn(parts, out, xs, True))
+        ans = vjp_fn(g, parts, out, xs, True)
+        back = evaluate_vjp(vjp_fn, "v", h, ans, g, parts, out, xs, True)
+        np.testing.assert_allclose(inner(ans, h), inner(g, back), rtol=1e-12)
+        tangent = evaluate_jvp(vjp_fn, {"v": g}, ans, g, parts, out, xs, True)
+        np.testing.assert_allclose(inner(tangent, h), inner(ans, h), rtol=1e-12)

@@ -1,11 +1,18 @@
 """Inlining: calls to user functions, nested defs, lambdas and strop transforms become the
 callee's own normalized statements, its locals renamed apart (part of the normalizer)."""
 
+import types
+
 import gast
 
 from . import ir
 from .controlflow import canonicalize
 from .parse import local_names, parse
+
+
+class _Local:
+    """What a lifted local function's closure cell holds for a local of the function being
+    transformed: never read, the local itself is passed where the lifted code is inlined."""
 
 
 class Scope:
@@ -143,3 +150,61 @@ class Inliner:
                     return self.load(n.id, closure, n)
                 return n
         self.emit(ir.assign(gen, Rename().visit(lam)))
+
+    # --- local functions given to a transform: grad(g) with g a nested def ----------------
+    def lift(self, gen, e, scope):
+        """The local function ``gen`` as a function object a transform can take: made from its
+        code, its closure cells holding the enclosing function's cells, or placeholders for its
+        locals (``lifted`` remembers which: where the transform's code is inlined, they are
+        passed the locals themselves, so that derivatives flow through them too)."""
+        node, closure = self.functions[gen]
+        outer = closure.parsed.fn
+        code = _nested_code(outer.__code__, node)
+        if code is None:
+            raise self.error("cannot find the code of this local function", e, scope,
+                             fix="define the function at module level")
+        cells = []
+        for name in code.co_freevars:
+            if name in closure.parsed.cells and not _is_local(name, closure):
+                cells.append(closure.parsed.cells[name])
+                continue
+            cell = types.CellType(_Local())
+            self.lifted[id(cell)] = (cell, name, closure, node)
+            cells.append(cell)
+        fn = types.FunctionType(code, outer.__globals__, code.co_name, None, tuple(cells))
+        if node.args.defaults or node.args.kw_defaults and any(node.args.kw_defaults):
+            raise self.error("a local function with default values given to a transform is "
+                             "not supported", e, scope, fix="pass every argument explicitly")
+        return fn
+
+    def free_or_local(self, var):
+        """The atom passed for the free variable ``var`` of inlined transform code."""
+        if var.is_cell and id(var.owner) in self.lifted:
+            _, name, closure, node = self.lifted[id(var.owner)]
+            return self.load(name, closure, node)
+        return self.free_atom(var)
+
+
+def _is_local(name, scope):
+    while scope is not None:
+        if name in scope.names:
+            return True
+        scope = scope.parent
+    return False
+
+
+def _nested_code(code, node):
+    """The code object compiled from the nested def or lambda ``node``, found among the
+    constants of ``code`` (at any depth) by its name, line and parameters."""
+    name = "<lambda>" if isinstance(node, gast.Lambda) else node.name
+    params = tuple(a.id for a in node.args.posonlyargs + node.args.args)
+    for const in code.co_consts:
+        if not isinstance(const, types.CodeType):
+            continue
+        if (const.co_name == name and const.co_firstlineno == node.lineno
+                and const.co_varnames[:const.co_argcount] == params):
+            return const
+        found = _nested_code(const, node)
+        if found is not None:
+            return found
+    return None

@@ -82,6 +82,7 @@ class Normalizer(Inliner, Spreader):
         self.out = None          # the statement list being filled
         self.loc = None          # the user location of the statement being normalized
         self.displays = {}       # name -> length or keys of the display it holds (spread.py)
+        self.lifted = {}         # id(cell) -> a local a lifted local function reads (inline.py)
 
     # --- entry -----------------------------------------------------------------------------
     def function(self):
@@ -619,7 +620,7 @@ class Normalizer(Inliner, Spreader):
             # free variables it reads as trailing arguments (jit(vmap(f)): vmap(f)'s code)
             inner = obj.plain or obj     # a transform inlined for arguments of any kind
             st = getattr(inner, "inlined", inner.staged)()   # (custom rules know theirs)
-            extra = [self.free_atom(v) for v in st.fn.free.values()]
+            extra = [self.free_or_local(v) for v in st.fn.free.values()]
             return self.inline_object(st.generated.function, e, scope, into, extra)
         if getattr(obj, "__strop_custom__", False) and not self.keep_custom:
             # a custom_jvp/custom_vjp function where nothing differentiates: its primal
@@ -649,6 +650,8 @@ class Normalizer(Inliner, Spreader):
         atom = self.expr(node, scope)
         if self.is_ref(atom):
             return self.ref_object(atom)
+        if isinstance(atom, gast.Name) and atom.id in self.functions:
+            return self.lift(atom.id, node, scope)
         raise self.error("a strop transform inside a transformed function must be given a "
                          "function defined at module level (or a constant)", node, scope,
                          fix="define the function outside, or compose the transforms outside: "

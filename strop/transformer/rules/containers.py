@@ -185,6 +185,11 @@ defvjp(rf.jac_fwd,      "cols, out, xs, spec", "jac_fwd_vjp(g, cols, out, xs, sp
 defjvp(rf.jac_fwd,      "jac_fwd(dcols, out, xs, spec)")
 defvjp(rf.jac_rev,      "rows, out, xs, spec", "jac_rev_vjp(g, rows, out, xs, spec)")
 defjvp(rf.jac_rev,      "jac_rev(drows, out, xs, spec)")
+# each is linear in its first argument, the adjoint of jac_rev / jac_fwd in their rows/columns
+defvjp(rf.jac_rev_vjp,  "v, rows, out, xs, spec", "jac_rev(g, out, xs, spec)")
+defjvp(rf.jac_rev_vjp,  "jac_rev_vjp(dv, rows, out, xs, spec)")
+defvjp(rf.jac_fwd_vjp,  "v, cols, out, xs, spec", "jac_fwd(g, out, xs, spec)")
+defjvp(rf.jac_fwd_vjp,  "jac_fwd_vjp(dv, cols, out, xs, spec)")
 defvjp(rf.custom_cotangents, "cts, args, name", "g")
 defjvp(rf.custom_cotangents, "custom_cotangents(dcts, args, name)")
 defnondiff([rf.basis, rf.jac_size, rf.out_size, rf.out_basis])
