@@ -9,7 +9,8 @@ __all__ = [
     "unbroadcast", "zeros_like", "ones_like", "add", "scale", "getitem_vjp", "setitem",
     "setitem_vjp", "expand_to", "astype_like", "stack", "push", "pop", "append", "insert",
     "pop_item", "item_of", "sort_like", "seed_grad", "tape_array", "balanced_eq", "sort_vjp",
-    "matmul", "matmul_vjp_x", "matmul_vjp_y", "weak",
+    "matmul", "matmul_vjp_x", "matmul_vjp_y", "matmul_as_x", "matmul_as_y", "matmul_x_vjp_y",
+    "matmul_y_vjp_x", "weak",
     "at_get", "at_set", "at_add", "at_multiply", "at_min", "at_max", "at_set_inplace",
     "at_add_inplace", "at_multiply_inplace", "at_min_inplace", "at_max_inplace",
     "setitem_inplace",
@@ -399,6 +400,39 @@ def matmul_vjp_y(g, x, y):
     if np.ndim(y) == 1:
         return np.matmul(np.swapaxes(x, -1, -2), np.expand_dims(g, -1))[..., 0]
     return np.matmul(np.swapaxes(x, -1, -2), g)
+
+
+# The derivatives of matmul_vjp_x/y (second order).  matmul_vjp_x(g, x, y) is linear in g and
+# in y; its result is x's cotangent before unbroadcasting: x's vector axis with the batch axes
+# of the product in front.  Where x is 1-D and y is not, that is a stack of vectors, which
+# np.matmul would read as a matrix: these helpers add the unit axis back (and likewise for y).
+
+def matmul_as_x(z, x, y):
+    """``z @ y`` with ``z`` a cotangent of ``x`` from matmul_vjp_x (the vjp of that in g)."""
+    if np.ndim(x) == 1 and np.ndim(y) > 1:
+        return matmul(np.expand_dims(z, -2), y)[..., 0, :]
+    return matmul(z, y)
+
+
+def matmul_as_y(x, z, y):
+    """``x @ z`` with ``z`` a cotangent of ``y`` from matmul_vjp_y (the vjp of that in g)."""
+    if np.ndim(y) == 1 and np.ndim(x) > 1:
+        return matmul(x, np.expand_dims(z, -1))[..., 0]
+    return matmul(x, z)
+
+
+def matmul_x_vjp_y(g, z, x, y):
+    """The cotangent of ``y`` in ``matmul_vjp_x(g, x, y)`` for the cotangent ``z`` of its result."""
+    if np.ndim(x) == 1 and np.ndim(y) > 1:
+        return matmul_vjp_y(np.expand_dims(g, -2), np.expand_dims(z, -2), y)
+    return matmul_vjp_y(g, z, y)
+
+
+def matmul_y_vjp_x(g, z, x, y):
+    """The cotangent of ``x`` in ``matmul_vjp_y(g, x, y)`` for the cotangent ``z`` of its result."""
+    if np.ndim(y) == 1 and np.ndim(x) > 1:
+        return matmul_vjp_x(np.expand_dims(g, -1), x, np.expand_dims(z, -1))
+    return matmul_vjp_x(g, x, z)
 
 
 # --- helpers for ufuncs/reductions rules ---
