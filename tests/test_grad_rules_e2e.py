@@ -687,3 +687,26 @@ def test_second_derivative_of_matmul_compiled(f):
         warnings.simplefilter("error", strop.errors.JitFallbackWarning)
         got = strop.jit(g2)(0.8)
     np.testing.assert_allclose(got, strop.jit(g2, backend="python")(0.8), rtol=1e-12)
+
+
+# --- a list or tuple of arrays where NumPy takes an array ----------------------------------------
+
+def q_reductions_of_lists(x):    # crashed: "Field elements must be 2- or 3-tuples"
+    return (np.mean([x, x + 2]) + np.std([x, x ** 2]) + np.var((x, x * 3))
+            + np.sum(np.var([x, np.sin(x)], axis=0)) + np.max([x[0], x[1] * 2]))
+
+
+def q_ufuncs_of_lists(x):
+    return (np.sum(np.sin([x, x ** 2]) * np.array([1.0, 2.0])[:, None])
+            + np.sum(np.maximum([x, 2 * x], 0.1) ** 2) + np.linalg.norm([x, x * 2]))
+
+
+@pytest.mark.parametrize("f", [q_reductions_of_lists, q_ufuncs_of_lists], ids=name_or_shape)
+def test_list_of_arrays_as_array(f):
+    import strop
+    x = np.array([0.3, 1.2, -0.7])
+    check_grad(f, x)
+    t = np.array([0.5, -1.0, 2.0])
+    eps = 1e-6
+    np.testing.assert_allclose(strop.jvp(f, (x,), (t,))[1],
+                               (f(x + eps * t) - f(x - eps * t)) / (2 * eps), rtol=1e-6)

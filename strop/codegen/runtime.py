@@ -23,6 +23,12 @@ def _is_float(x):
     return isinstance(x, float) or (isinstance(x, np.generic) and np.issubdtype(x.dtype, np.inexact))
 
 
+def _dtype(x):
+    """The dtype ``np.asarray(x)`` has: a list or tuple of arrays given to a NumPy function (as
+    in ``np.mean([x, y])``) is an array to it (np.result_type would read it as a dtype spec)."""
+    return np.asarray(x).dtype if isinstance(x, (list, tuple)) else np.result_type(x)
+
+
 def unbroadcast(g, x):
     """Sum ``g`` down to the shape of ``x`` (undoing NumPy broadcasting), in x's float dtype."""
     shape = np.shape(x)
@@ -35,7 +41,7 @@ def unbroadcast(g, x):
             g = g.sum(axis=axes, keepdims=True)
         if g.shape != shape:
             g = np.broadcast_to(g, shape)
-    dtype = np.result_type(x) if np.issubdtype(np.result_type(x), np.inexact) else g.dtype
+    dtype = _dtype(x) if np.issubdtype(_dtype(x), np.inexact) else g.dtype
     if shape == () and not isinstance(x, np.ndarray):
         return g.astype(dtype)[()]
     return g.astype(dtype, copy=False)
@@ -53,7 +59,7 @@ def expand_to(g, x, axis=None, keepdims=False):
 
 def astype_like(g, x):
     """``g`` in the dtype of ``x`` (float dtypes only; integer primals carry no derivative)."""
-    dtype = np.result_type(x)
+    dtype = _dtype(x)
     if isinstance(x, np.ndarray):
         return np.asarray(g).astype(dtype, copy=False)
     return dtype.type(g) if np.ndim(g) == 0 else np.asarray(g, dtype)
@@ -444,7 +450,7 @@ __all__ += ["mean_grad", "var_grad", "prod_grad", "extremum_grad", "ptp_grad", "
 
 
 def _float_dtype(x):
-    dtype = np.result_type(x)
+    dtype = _dtype(x)
     return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
 
 

@@ -3,7 +3,7 @@ custom derivative rules.  Like runtime.py's helpers they are plain NumPy, called
 code; the jvp rule templates name them (rules/table.py's namespace)."""
 import numpy as np
 
-from .runtime import (_CONTAINERS, _axes, _float_dtype, _weights_like, expand_to,
+from .runtime import (_CONTAINERS, _axes, _dtype, _float_dtype, _weights_like, expand_to,
                       scatter_positions, zeros_like)
 from .runtime_linalg import _einsum_call, _einsum_tangents, off_diagonal_inverse
 
@@ -27,7 +27,7 @@ def tangent_like(t, ans):
     shape = np.shape(ans)
     if np.shape(t) != shape:
         t = np.broadcast_to(t, shape).copy()
-    dtype = np.result_type(ans)
+    dtype = _dtype(ans)
     if not np.issubdtype(dtype, np.inexact):
         return t
     if isinstance(ans, np.ndarray):
