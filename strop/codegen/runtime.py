@@ -576,6 +576,12 @@ from .runtime_linalg import __all__ as _linalg_all  # noqa: E402
 
 __all__ += _linalg_all
 
+# --- helpers for the numerical routines' rules (diff, interp, quantile, cov, eig, ...) ---
+from .runtime_numeric import *  # noqa: E402,F401,F403
+from .runtime_numeric import __all__ as _numeric_all  # noqa: E402
+
+__all__ += _numeric_all
+
 # --- helpers for the derivatives of helpers, builtins and containers ---
 from .runtime_adjoint import *  # noqa: E402,F401,F403
 from .runtime_adjoint import __all__ as _adjoint_all  # noqa: E402
