@@ -9,7 +9,8 @@ __all__ = [
     "unbroadcast", "zeros_like", "ones_like", "add", "scale", "getitem_vjp", "setitem",
     "setitem_vjp", "expand_to", "astype_like", "stack", "push", "pop", "append", "insert",
     "pop_item", "item_of", "sort_like", "seed_grad", "tape_array", "balanced_eq", "sort_vjp",
-    "matmul", "matmul_vjp_x", "matmul_vjp_y", "weak",
+    "matmul", "matmul_vjp_x", "matmul_vjp_y", "matmul_as_x", "matmul_as_y", "matmul_x_vjp_y",
+    "matmul_y_vjp_x", "weak",
     "at_get", "at_set", "at_add", "at_multiply", "at_min", "at_max", "at_set_inplace",
     "at_add_inplace", "at_multiply_inplace", "at_min_inplace", "at_max_inplace",
     "setitem_inplace",
@@ -20,6 +21,12 @@ _CONTAINERS = (list, tuple, dict)
 
 def _is_float(x):
     return isinstance(x, float) or (isinstance(x, np.generic) and np.issubdtype(x.dtype, np.inexact))
+
+
+def _dtype(x):
+    """The dtype ``np.asarray(x)`` has: a list or tuple of arrays given to a NumPy function (as
+    in ``np.mean([x, y])``) is an array to it (np.result_type would read it as a dtype spec)."""
+    return np.asarray(x).dtype if isinstance(x, (list, tuple)) else np.result_type(x)
 
 
 def unbroadcast(g, x):
@@ -34,7 +41,7 @@ def unbroadcast(g, x):
             g = g.sum(axis=axes, keepdims=True)
         if g.shape != shape:
             g = np.broadcast_to(g, shape)
-    dtype = np.result_type(x) if np.issubdtype(np.result_type(x), np.inexact) else g.dtype
+    dtype = _dtype(x) if np.issubdtype(_dtype(x), np.inexact) else g.dtype
     if shape == () and not isinstance(x, np.ndarray):
         return g.astype(dtype)[()]
     return g.astype(dtype, copy=False)
@@ -52,7 +59,7 @@ def expand_to(g, x, axis=None, keepdims=False):
 
 def astype_like(g, x):
     """``g`` in the dtype of ``x`` (float dtypes only; integer primals carry no derivative)."""
-    dtype = np.result_type(x)
+    dtype = _dtype(x)
     if isinstance(x, np.ndarray):
         return np.asarray(g).astype(dtype, copy=False)
     return dtype.type(g) if np.ndim(g) == 0 else np.asarray(g, dtype)
@@ -401,6 +408,39 @@ def matmul_vjp_y(g, x, y):
     return np.matmul(np.swapaxes(x, -1, -2), g)
 
 
+# The derivatives of matmul_vjp_x/y (second order).  matmul_vjp_x(g, x, y) is linear in g and
+# in y; its result is x's cotangent before unbroadcasting: x's vector axis with the batch axes
+# of the product in front.  Where x is 1-D and y is not, that is a stack of vectors, which
+# np.matmul would read as a matrix: these helpers add the unit axis back (and likewise for y).
+
+def matmul_as_x(z, x, y):
+    """``z @ y`` with ``z`` a cotangent of ``x`` from matmul_vjp_x (the vjp of that in g)."""
+    if np.ndim(x) == 1 and np.ndim(y) > 1:
+        return matmul(np.expand_dims(z, -2), y)[..., 0, :]
+    return matmul(z, y)
+
+
+def matmul_as_y(x, z, y):
+    """``x @ z`` with ``z`` a cotangent of ``y`` from matmul_vjp_y (the vjp of that in g)."""
+    if np.ndim(y) == 1 and np.ndim(x) > 1:
+        return matmul(x, np.expand_dims(z, -1))[..., 0]
+    return matmul(x, z)
+
+
+def matmul_x_vjp_y(g, z, x, y):
+    """The cotangent of ``y`` in ``matmul_vjp_x(g, x, y)`` for the cotangent ``z`` of its result."""
+    if np.ndim(x) == 1 and np.ndim(y) > 1:
+        return matmul_vjp_y(np.expand_dims(g, -2), np.expand_dims(z, -2), y)
+    return matmul_vjp_y(g, z, y)
+
+
+def matmul_y_vjp_x(g, z, x, y):
+    """The cotangent of ``x`` in ``matmul_vjp_y(g, x, y)`` for the cotangent ``z`` of its result."""
+    if np.ndim(y) == 1 and np.ndim(x) > 1:
+        return matmul_vjp_x(np.expand_dims(g, -1), x, np.expand_dims(z, -1))
+    return matmul_vjp_x(g, x, z)
+
+
 # --- helpers for ufuncs/reductions rules ---
 # ``<reduction>_grad(a, ...)`` is the derivative of each output element with respect to the
 # elements of ``a`` it reduces, shaped like ``a``: a rule multiplies it by ``expand_to(g, ...)``.
@@ -410,7 +450,7 @@ __all__ += ["mean_grad", "var_grad", "prod_grad", "extremum_grad", "ptp_grad", "
 
 
 def _float_dtype(x):
-    dtype = np.result_type(x)
+    dtype = _dtype(x)
     return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
 
 
@@ -535,6 +575,12 @@ from .runtime_linalg import *  # noqa: E402,F401,F403
 from .runtime_linalg import __all__ as _linalg_all  # noqa: E402
 
 __all__ += _linalg_all
+
+# --- helpers for the numerical routines' rules (diff, interp, quantile, cov, eig, ...) ---
+from .runtime_numeric import *  # noqa: E402,F401,F403
+from .runtime_numeric import __all__ as _numeric_all  # noqa: E402
+
+__all__ += _numeric_all
 
 # --- helpers for the derivatives of helpers, builtins and containers ---
 from .runtime_adjoint import *  # noqa: E402,F401,F403

@@ -3,11 +3,12 @@ custom derivative rules.  Like runtime.py's helpers they are plain NumPy, called
 code; the jvp rule templates name them (rules/table.py's namespace)."""
 import numpy as np
 
-from .runtime import (_CONTAINERS, _axes, _float_dtype, _weights_like, expand_to,
+from .runtime import (_CONTAINERS, _axes, _dtype, _float_dtype, _weights_like, expand_to,
                       scatter_positions, zeros_like)
+from .runtime_linalg import _einsum_call, _einsum_tangents, off_diagonal_inverse
 
 __all__ = ["tangent_like", "atleast_jvp", "broadcast_arrays_jvp", "pad_jvp", "sort_jvp",
-           "einsum_jvp", "cumprod_jvp", "average_weights_jvp", "cholesky_jvp", "eigh_jvp",
+           "einsum_jvp", "einsum_jvp2", "cumprod_jvp", "average_weights_jvp", "cholesky_jvp", "eigh_jvp",
            "eigvalsh_jvp", "svd_jvp", "pinv_jvp", "lstsq_jvp_a", "lstsq_jvp_b",
            "matrix_power_jvp", "multi_dot_jvp", "minmax_jvp", "astype_tangent", "item_tangent",
            "sort_like_jvp", "at_multiply_value_jvp", "slogdet_jvp", "field_jvp",
@@ -26,7 +27,7 @@ def tangent_like(t, ans):
     shape = np.shape(ans)
     if np.shape(t) != shape:
         t = np.broadcast_to(t, shape).copy()
-    dtype = np.result_type(ans)
+    dtype = _dtype(ans)
     if not np.issubdtype(dtype, np.inexact):
         return t
     if isinstance(ans, np.ndarray):
@@ -76,13 +77,33 @@ def sort_like_jvp(dx, x):
 
 # --- products ----------------------------------------------------------------------------------
 
-def einsum_jvp(subscripts, operands, doperands):
-    """Tangent of ``np.einsum(subscripts, *operands)``: the sum over the operands of the einsum
-    with that operand replaced by its tangent."""
+def einsum_jvp(subscripts, operands, doperands, dsubscripts=None):
+    """Tangent of ``np.einsum(subscripts, *operands)``: the sum over the arrays with a tangent
+    of the einsum with that array replaced by its tangent (``dsubscripts``: the tangent of the
+    first array of the interleaved form)."""
+    spec, arrays, slots = _einsum_call(subscripts, operands)
     out = 0.0
-    for k in range(len(operands)):
-        args = list(operands[:k]) + [doperands[k]] + list(operands[k + 1:])
-        out = out + np.einsum(subscripts, *args, optimize=len(args) > 2)
+    for k, t in enumerate(_einsum_tangents(slots, dsubscripts, doperands, arrays)):
+        if t is not None:
+            args = arrays[:k] + [np.asarray(t)] + arrays[k + 1:]
+            out = out + np.einsum(spec, *args, optimize=len(args) > 2)
+    return out
+
+
+def einsum_jvp2(subscripts, operands, tangent0, tangents, dsubscripts, doperands):
+    """The derivative of ``einsum_jvp(subscripts, operands, tangents, tangent0)`` along the
+    tangents ``d*`` of the arrays: the sum over pairs j != k of the einsum with array k replaced
+    by its tangent and array j by its ``d`` tangent."""
+    spec, arrays, slots = _einsum_call(subscripts, operands)
+    ts = _einsum_tangents(slots, tangent0, tangents, arrays)
+    us = _einsum_tangents(slots, dsubscripts, doperands, arrays)
+    out = 0.0
+    for k, t in enumerate(ts):
+        for j, u in enumerate(us):
+            if j != k and t is not None and u is not None:
+                args = list(arrays)
+                args[k], args[j] = np.asarray(t), np.asarray(u)
+                out = out + np.einsum(spec, *args, optimize=len(args) > 2)
     return out
 
 
@@ -147,12 +168,6 @@ def cholesky_jvp(da, ans, upper=False):
     return _T(dL) if upper else dL
 
 
-def _off_diag_inverse(d):
-    eye = np.eye(d.shape[-1], dtype=bool)
-    with np.errstate(divide="ignore"):
-        return np.where(eye, 0.0, 1.0 / np.where(eye, 1.0, d))
-
-
 def eigh_jvp(da, ans):
     """Tangents of ``(w, v) = np.linalg.eigh(a)`` for the symmetric part of ``da``:
     dw = diag(vᵀ da v), dv = v (F ∘ vᵀ da v), F_ij = 1 / (w_j - w_i) off the diagonal."""
@@ -160,7 +175,7 @@ def eigh_jvp(da, ans):
     sym = (da + _T(da)) / 2
     inner = _T(v) @ sym @ v
     dw = np.diagonal(inner, axis1=-2, axis2=-1)
-    dv = v @ (_off_diag_inverse(w[..., None, :] - w[..., :, None]) * inner)
+    dv = v @ (off_diagonal_inverse(w[..., None, :] - w[..., :, None]) * inner)
     return (dw, dv)
 
 
@@ -181,7 +196,7 @@ def svd_jvp(da, a, ans, full_matrices=True, compute_uv=True, hermitian=False):
     if not compute_uv:
         return ds
     sd = s[..., None, :]
-    F = _off_diag_inverse((sd + _T(sd)) * (sd - _T(sd)))
+    F = off_diagonal_inverse((sd + _T(sd)) * (sd - _T(sd)))
     dSS, SdS = sd * dS, _T(sd) * dS
     du = u @ (F * (dSS + _T(dSS)))
     dv = v @ (F * (SdS + _T(SdS)))

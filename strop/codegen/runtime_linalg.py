@@ -15,13 +15,14 @@ from .runtime import getitem_vjp, unbroadcast
 __all__ = [
     # shape
     "rollaxis_vjp", "atleast_vjp", "unbroadcast_all", "as_column", "concatenate_vjp", "dense",
+    "concatenate_join",
     "tile_vjp",
     "repeat_vjp", "pad_vjp", "take_vjp", "take_along_axis_vjp", "diagonal_vjp", "array_vjp",
     # products
     "dot_axes", "tensordot_vjp_a", "tensordot_vjp_b", "kron_vjp_a", "kron_vjp_b", "cross_vjp",
-    "einsum_vjp",
+    "einsum_vjp", "einsum_cross",
     # linalg
-    "solve_vjp_a", "solve_vjp_b", "cholesky_vjp", "eigh_vjp", "svd_vjp", "norm_vjp",
+    "solve_vjp_a", "solve_vjp_b", "cholesky_vjp", "eigh_vjp", "svd_vjp", "off_diagonal_inverse", "norm_vjp",
     "pinv_vjp", "matrix_power_vjp", "lstsq_vjp_a", "lstsq_vjp_b", "multi_dot_vjp", "field_vjp",
 ]
 
@@ -81,6 +82,17 @@ def concatenate_vjp(g, arrays, axis=0, promote=None):
     pieces = np.split(g, np.cumsum(lengths)[:-1], axis)
     out = [np.reshape(gi, np.shape(a)) for gi, a in zip(pieces, arrays)]
     return np.stack(out) if isinstance(arrays, np.ndarray) else out
+
+
+def concatenate_join(parts, g, arrays, axis=0, promote=None):
+    """The vjp of ``concatenate_vjp(g, arrays, axis, promote)`` in g (it is linear): the
+    cotangents ``parts`` of its pieces joined back, in g's shape."""
+    like = [a if promote is None else promote(a) for a in arrays]
+    pieces = [np.zeros(np.shape(p)) if q is None else np.reshape(q, np.shape(p))
+              for q, p in zip(parts, like)]
+    if axis is None:
+        return np.reshape(np.concatenate([np.ravel(p) for p in pieces]), np.shape(g))
+    return np.concatenate(pieces, axis)
 
 
 def dense(g, ans):
@@ -282,28 +294,43 @@ def _einsum_specs(subscripts, operands):
              for s, x in zip(ins, operands)]
     ell = "".join(unused[:max(ranks, default=0)])
     if not arrow:  # implicit output: broadcast axes, then the letters used once, sorted
-        once = sorted(c for c in set("".join(ins)) - {"."} if "".join(ins).count(c) == 1)
+        joined = "".join(ins).replace(".", "")
+        once = sorted(c for c in joined if joined.count(c) == 1)
         out = "..." + "".join(once) if any("..." in s for s in ins) else "".join(once)
     ins = [s.replace("...", ell[len(ell) - r:]) for s, r in zip(ins, ranks)]
     return ins, out.replace("...", ell), unused[len(ell):]
 
 
-def einsum_vjp(g, subscripts, operands):
-    """Cotangents of ``operands`` in ``np.einsum(subscripts, *operands)``: for operand k, the
-    einsum of g with the other operands into k's subscripts.  A letter repeated in k's subscripts
-    ("ii", a diagonal) gets a fresh letter tied to it by an identity matrix; a letter found only
-    in k (summed away) gets a vector of ones; axes k broadcast are summed back."""
-    if not isinstance(subscripts, str):
-        raise NotImplementedError("strop differentiates np.einsum with a subscripts string only, "
-                                  "not the interleaved (operand, sublist, ...) form")
-    operands = [np.asarray(x) for x in operands]
-    ins, out, unused = _einsum_specs(subscripts, operands)
+def _einsum_call(subscripts, operands):
+    """``(spec, arrays, slots)`` of a call ``np.einsum(subscripts, *operands)``: its subscripts as
+    a string, its arrays, and each array's position in ``(subscripts, *operands)``.  The
+    interleaved form ``np.einsum(x, [0, 1], y, [1, 2], [0, 2])`` is spelled as a string (axis
+    number i as the i-th ASCII letter, as NumPy reads them)."""
+    if isinstance(subscripts, str):
+        return subscripts, [np.asarray(x) for x in operands], list(range(1, len(operands) + 1))
+    args = (subscripts,) + tuple(operands)
+    n = len(args) // 2
+
+    def spell(sub):
+        return "".join("..." if c is Ellipsis else string.ascii_letters[c] for c in sub)
+    spec = ",".join(spell(args[2 * i + 1]) for i in range(n))
+    if len(args) % 2:
+        spec += "->" + spell(args[-1])
+    return spec, [np.asarray(args[2 * i]) for i in range(n)], [2 * i for i in range(n)]
+
+
+def _einsum_grads(g, spec, operands):
+    """Cotangents of the arrays ``operands`` in ``np.einsum(spec, *operands)``: for operand k,
+    the einsum of g with the other operands into k's subscripts.  A letter repeated in k's
+    subscripts ("ii", a diagonal) gets a fresh letter tied to it by an identity matrix; a letter
+    found only in k (summed away) gets a vector of ones; axes k broadcast are summed back."""
+    ins, out, unused = _einsum_specs(spec, operands)
     grads = []
-    for k, (spec, x) in enumerate(zip(ins, operands)):
+    for k, (sub, x) in enumerate(zip(ins, operands)):
         specs = [out] + ins[:k] + ins[k + 1:]
         arrays = [g] + operands[:k] + operands[k + 1:]
         fresh, target = iter(unused), ""
-        for c, n in zip(spec, x.shape):
+        for c, n in zip(sub, x.shape):
             if c in target:
                 f = next(fresh)
                 specs.append(c + f)
@@ -316,7 +343,53 @@ def einsum_vjp(g, subscripts, operands):
                 arrays.append(np.ones(n))
         gk = np.einsum(",".join(specs) + "->" + target, *arrays, optimize=len(arrays) > 2)
         grads.append(_unbroadcast(gk, x))
-    return tuple(grads)
+    return grads
+
+
+def _aligned(parts, slots, n, first):
+    """Per-array values placed at their positions in ``(subscripts, *operands)``: the part of
+    ``subscripts`` (``first``) or the tuple for ``operands`` (None where no array is)."""
+    out = [None] * (n + 1)
+    for s, p in zip(slots, parts):
+        out[s] = p
+    return out[0] if first else tuple(out[1:])
+
+
+def einsum_vjp(g, subscripts, operands, first=False):
+    """Cotangents of ``operands`` in ``np.einsum(subscripts, *operands)`` (a tuple, None for a
+    sublist of the interleaved form); ``first``: that of ``subscripts`` instead, the first array
+    of the interleaved form."""
+    spec, arrays, slots = _einsum_call(subscripts, operands)
+    return _aligned(_einsum_grads(g, spec, arrays), slots, len(operands), first)
+
+
+def _einsum_tangents(slots, dsubscripts, doperands, arrays):
+    """The tangent of each array (None: none), from those of ``subscripts`` and ``operands``."""
+    ts = [dsubscripts] + list(doperands if doperands is not None else [None] * (max(slots)))
+    out = []
+    for s, x in zip(slots, arrays):
+        t = ts[s] if s < len(ts) else None
+        out.append(None if t is None or (np.ndim(t) == 0 and np.ndim(x) > 0) else t)
+    return out
+
+
+def einsum_cross(v, subscripts, operands, dsubscripts, doperands, first=False):
+    """The derivative of ``einsum_vjp(v, subscripts, operands, first)`` along the tangents of
+    the arrays (a vjp of einsum_vjp, and its jvp in the arrays): for each array j, the sum over
+    the arrays k != j with a tangent of the cotangent of j with k replaced by its tangent."""
+    spec, arrays, slots = _einsum_call(subscripts, operands)
+    ts = _einsum_tangents(slots, dsubscripts, doperands, arrays)
+    parts = [None] * len(arrays)
+    for k, t in enumerate(ts):
+        if t is None:
+            continue
+        swapped = arrays[:k] + [np.asarray(t)] + arrays[k + 1:]
+        for j, gj in enumerate(_einsum_grads(v, spec, swapped)):
+            if j != k:
+                parts[j] = gj if parts[j] is None else parts[j] + gj
+    parts = [np.zeros(x.shape, np.result_type(x, 1.0)) if p is None else p
+             for p, x in zip(parts, arrays)]
+    return _aligned(parts, slots, len(operands), first)
 
 
 # --- linalg --------------------------------------------------------------------------------
@@ -351,8 +424,9 @@ def cholesky_vjp(g, ans, upper=False):
     return (S + _T(S)) / 2
 
 
-def _off_diagonal_inverse(d):
-    """1 / d off the diagonal of the last two axes, 0 on it."""
+def off_diagonal_inverse(d):
+    """1 / d off the diagonal of the last two axes, 0 on it (inf where d is 0 there).  It has
+    its own derivative rule, so eigh's and svd's rules differentiate again."""
     eye = np.eye(d.shape[-1], dtype=bool)
     with np.errstate(divide="ignore"):
         return np.where(eye, 0.0, 1.0 / np.where(eye, 1.0, d))
@@ -369,7 +443,7 @@ def eigh_vjp(g, ans):
     if gw is not None:
         inner = inner + _diag(gw)
     if gv is not None and np.any(gv):  # skipped for zeros: F is inf at repeated eigenvalues
-        inner = inner + _off_diagonal_inverse(w[..., None, :] - w[..., :, None]) * (_T(v) @ gv)
+        inner = inner + off_diagonal_inverse(w[..., None, :] - w[..., :, None]) * (_T(v) @ gv)
     ga = v @ inner @ _T(v)
     return (ga + _T(ga)) / 2
 
@@ -404,7 +478,7 @@ def svd_vjp(g, a, ans, full_matrices=True, compute_uv=True, hermitian=False):
     inner = np.zeros(np.shape(s) + (k,))
     if gs is not None:
         inner = inner + _diag(gs)
-    F = _off_diagonal_inverse(s[..., None, :] ** 2 - s[..., :, None] ** 2)
+    F = off_diagonal_inverse(s[..., None, :] ** 2 - s[..., :, None] ** 2)
     ga = 0.0
     if gu is not None and np.any(gu):  # zeros skipped, as F is inf at repeated values
         inner = inner + F * (_T(u) @ gu - _T(gu) @ u) * s[..., None, :]

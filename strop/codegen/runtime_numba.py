@@ -687,7 +687,8 @@ _OVERLOADED = {rt.weak, rt.lanes_like, rt.set_lane, rt.tape_array, rt.seed_grad,
                rt.extremum_grad_lanes, rt.matmul, rt.matmul_lanes, rt.matmul_vjp_x_lanes,
                rt.matmul_vjp_y_lanes, rt.unbroadcast_lanes, rt.matmul_vjp_x, rt.matmul_vjp_y, rt.at_set,
                rt.at_add, rt.at_multiply, rt.at_min, rt.at_max, rt.at_get,
-               rt.stack, rt.push, rt.pop, rt.align_to, rt.unalign}
+               rt.stack, rt.push, rt.pop, rt.align_to, rt.unalign, rt.matmul_as_x, rt.matmul_as_y,
+               rt.matmul_x_vjp_y, rt.matmul_y_vjp_x}
 for _name in rt.__all__:   # the rest: compiled from their own source, where Numba can
     _fn = getattr(rt, _name)
     if callable(_fn) and _fn not in _OVERLOADED and getattr(_fn, "__module__", "").startswith(
@@ -737,3 +738,36 @@ def _unalign(g, x):
     if extra <= 0:
         return lambda g, x: g
     return _unrolled(f"def impl(g, x):\n    return g[:{', 0' * extra}]\n")
+
+
+def _rank(t):
+    return t.ndim if isinstance(t, types.Array) else 0
+
+
+# matmul's second-order helpers: the branch on the operands' ranks taken at compile time
+@overload(rt.matmul_as_x)
+def _matmul_as_x(z, x, y):
+    if _rank(x) == 1 and _rank(y) > 1:
+        return lambda z, x, y: rt.matmul(np.expand_dims(z, -2), y)[..., 0, :]
+    return lambda z, x, y: rt.matmul(z, y)
+
+
+@overload(rt.matmul_as_y)
+def _matmul_as_y(x, z, y):
+    if _rank(y) == 1 and _rank(x) > 1:
+        return lambda x, z, y: rt.matmul(x, np.expand_dims(z, -1))[..., 0]
+    return lambda x, z, y: rt.matmul(x, z)
+
+
+@overload(rt.matmul_x_vjp_y)
+def _matmul_x_vjp_y(g, z, x, y):
+    if _rank(x) == 1 and _rank(y) > 1:
+        return lambda g, z, x, y: rt.matmul_vjp_y(np.expand_dims(g, -2), np.expand_dims(z, -2), y)
+    return lambda g, z, x, y: rt.matmul_vjp_y(g, z, y)
+
+
+@overload(rt.matmul_y_vjp_x)
+def _matmul_y_vjp_x(g, z, x, y):
+    if _rank(y) == 1 and _rank(x) > 1:
+        return lambda g, z, x, y: rt.matmul_vjp_x(np.expand_dims(g, -1), x, np.expand_dims(z, -1))
+    return lambda g, z, x, y: rt.matmul_vjp_x(g, x, z)

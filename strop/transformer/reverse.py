@@ -25,7 +25,8 @@ from .templates import instantiate
 # Python operators and the NumPy functions whose rules they use.
 BINOPS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
           gast.Div: np.true_divide, gast.Pow: np.power, gast.Mod: np.mod,
-          gast.MatMult: np.matmul, gast.FloorDiv: np.floor_divide}
+          gast.MatMult: np.matmul, gast.FloorDiv: np.floor_divide,
+          gast.BitAnd: np.bitwise_and, gast.BitOr: np.bitwise_or, gast.BitXor: np.bitwise_xor}
 UNARYOPS = {gast.USub: np.negative, gast.UAdd: np.positive}
 NUMPY_RESULT = (gast.BinOp, gast.UnaryOp)
 SCALAR_BUILTINS = analysis.SCALAR_CALLS

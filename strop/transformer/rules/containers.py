@@ -93,10 +93,39 @@ defvjp(rt.sort_vjp,     "v, x, axis=-1", "np.take_along_axis(g, np.argsort(x, ax
                                          "axis=axis)")
 defvjp(rt.matmul,       "x, y", "unbroadcast(matmul_vjp_x(g, x, y), x)",
                         "unbroadcast(matmul_vjp_y(g, x, y), y)")
-defvjp(rt.matmul_vjp_x, "v, x, y", "unbroadcast(np.matmul(g, y), v)", None,
-                        "unbroadcast(matmul_vjp_y(v, g, y), y)")
-defvjp(rt.matmul_vjp_y, "v, x, y", "unbroadcast(np.matmul(x, g), v)",
-                        "unbroadcast(matmul_vjp_x(v, x, g), x)")
+defvjp(rt.matmul_vjp_x, "v, x, y", "unbroadcast(matmul_as_x(g, x, y), v)", None,
+                        "unbroadcast(matmul_x_vjp_y(v, g, x, y), y)")
+defvjp(rt.matmul_vjp_y, "v, x, y", "unbroadcast(matmul_as_y(x, g, y), v)",
+                        "unbroadcast(matmul_y_vjp_x(v, g, x, y), x)")
+# the adjoints of linear ops are linear: each one's vjp is the op itself, and its jvp is itself
+defvjp(rt.diagonal_vjp, "v, a, offset=0, axis1=0, axis2=1",
+                        "unbroadcast(np.diagonal(g, offset, axis1, axis2), v)")
+defvjp(rt.pad_vjp,      "v, array, pad_width, mode='constant', reflect_type='even'",
+                        "pad_jvp(g, pad_width, mode, reflect_type)")
+defvjp(rf.pad_jvp,      "v, pad_width, mode='constant', reflect_type='even'",
+                        "pad_vjp(g, v, pad_width, mode, reflect_type)")
+defvjp(rt.take_vjp,     "v, a, indices, axis=None, mode='raise'",
+                        "np.take(g, indices, axis, mode=mode)")
+defvjp(rt.take_along_axis_vjp, "v, arr, indices, axis=-1",
+                        "unbroadcast(np.take_along_axis(g, indices, axis), v)")
+defvjp(rt.repeat_vjp,   "v, a, repeats, axis=None", "np.repeat(g, repeats, axis)")
+defvjp(rt.tile_vjp,     "v, A, reps", "np.tile(g, reps)")
+defvjp(rt.concatenate_vjp, "v, arrays, axis=0, promote=None",
+                        "concatenate_join(g, v, arrays, axis, promote)")
+# einsum_vjp is linear in v and in each array: its vjp in v is einsum_jvp, in the arrays
+# einsum_cross (and einsum_jvp's are einsum_vjp and einsum_cross)
+defvjp(rt.einsum_vjp,   "v, subscripts, operands, first=False",
+                        "einsum_jvp(subscripts, operands, None if first else g, g if first else None)",
+                        "einsum_cross(v, subscripts, operands, g if first else None, "
+                        "None if first else g, True)",
+                        "einsum_cross(v, subscripts, operands, g if first else None, "
+                        "None if first else g)")
+defvjp(rt.off_diagonal_inverse, "d", "-g * ans ** 2")
+defvjp(rf.einsum_jvp,   "subscripts, operands, tangents, tangent0=None",
+                        "einsum_cross(g, subscripts, operands, tangent0, tangents, True)",
+                        "einsum_cross(g, subscripts, operands, tangent0, tangents)",
+                        "einsum_vjp(g, subscripts, operands)",
+                        "einsum_vjp(g, subscripts, operands, True)")
 defvjp(rt.sum_vjp,      "g_, iterable", "sum(g)")
 # tapes are differentiated by reverse.py itself (rev_tape)
 defnondiff([rt.zeros_like, rt.ones_like, rt.seed_grad, rt.stack, rt.tape_array, rt.push,
@@ -177,6 +206,23 @@ defjvp(rt.matmul,       "matmul(dx, y)", "matmul(x, dy)")
 defjvp(rt.matmul_vjp_x, "matmul_vjp_x(dv, x, y)", None, "matmul_vjp_x(v, x, dy)")
 defjvp(rt.matmul_vjp_y, "matmul_vjp_y(dv, x, y)", "matmul_vjp_y(v, dx, y)")
 defjvp(rt.sum_vjp,      "sum_vjp(dg_, iterable)")
+defjvp(rt.diagonal_vjp, "diagonal_vjp(dv, a, offset, axis1, axis2)")
+defjvp(rt.pad_vjp,      "pad_vjp(dv, array, pad_width, mode, reflect_type)")
+defjvp(rf.pad_jvp,      "pad_jvp(dv, pad_width, mode, reflect_type)")
+defjvp(rt.take_vjp,     "take_vjp(dv, a, indices, axis, mode)")
+defjvp(rt.take_along_axis_vjp, "take_along_axis_vjp(dv, arr, indices, axis)")
+defjvp(rt.repeat_vjp,   "repeat_vjp(dv, a, repeats, axis)")
+defjvp(rt.tile_vjp,     "tile_vjp(dv, A, reps)")
+defjvp(rt.concatenate_vjp, "concatenate_vjp(dv, arrays, axis, promote)")
+defjvp(rt.off_diagonal_inverse, "-dd * ans ** 2")
+defjvp(rf.einsum_jvp,   "einsum_jvp2(subscripts, operands, tangent0, tangents, dsubscripts, None)",
+                        "einsum_jvp2(subscripts, operands, tangent0, tangents, None, doperands)",
+                        "einsum_jvp(subscripts, operands, dtangents)",
+                        "einsum_jvp(subscripts, operands, None, dtangent0)")
+defjvp(rt.einsum_vjp,   "einsum_vjp(dv, subscripts, operands, first)",
+                        "einsum_cross(v, subscripts, operands, dsubscripts, None, first)",
+                        "einsum_cross(v, subscripts, operands, None, doperands, first)")
+
 
 # forward mode's and the Jacobians' own helpers (so that their code differentiates again)
 defvjp(rf.tangent_like, "t, ans", "unbroadcast(g, t)")

@@ -6,6 +6,27 @@ from .table import RULES, rule_name
 
 
 
+CONVENTIONS = """## Conventions where the derivative is a choice
+
+- `np.linalg.cholesky`, `np.linalg.eigh`, `np.linalg.eigvalsh` (and `svd`/`pinv` with
+  `hermitian=True`) read one triangle of their input.  Their derivatives, in reverse and
+  forward mode alike, are taken within symmetric matrices, as in JAX and autograd: the
+  gradient is the symmetric matrix G with <G, dA> the change of the output for a symmetric dA,
+  and a tangent dA acts through its symmetric part (dA + dAᵀ) / 2.  Finite differences of the
+  NumPy function in a non-symmetric direction (which move only the triangle read) differ from
+  it; differentiate `f((A + A.T) / 2)` to compare them.
+- `np.std` (and `nanstd`) of values that are all equal (one element, say) has a NaN gradient,
+  as in JAX: the derivative of sqrt at 0.  `np.linalg.norm` at 0 likewise.
+- `np.linalg.eig` and `eigvals`: real matrices with real eigenvalues only (complex ones raise
+  NotImplementedError when differentiated); eigenvectors have unit norm, as NumPy returns them,
+  and their derivative needs distinct eigenvalues.
+- Order statistics (`np.median`, `np.quantile`, `np.percentile`, their nan variants): the
+  cotangent goes to the elements the result interpolates between, with NumPy's weights; at a
+  tie or at a quantile falling exactly on an element the derivative is one-sided.
+- `np.interp` with `period`, `np.cov` in its weights: no derivative (an error, never a zero).
+"""
+
+
 def markdown():
     numpy_rows, nondiff, other = [], [], []
     for key, rule in RULES.items():
@@ -29,5 +50,5 @@ def markdown():
              f"## NumPy functions whose output carries no derivative ({len(nondiff)})", "",
              ", ".join(sorted(set(nondiff))), "",
              "## Python builtins, array methods and attributes", "",
-             ", ".join(sorted(set(other))), ""]
+             ", ".join(sorted(set(other))), "", CONVENTIONS]
     return "\n".join(lines)

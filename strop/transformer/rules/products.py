@@ -27,7 +27,9 @@ defvjp(np.cross,     "a, b, axisa=-1, axisb=-1, axisc=-1, axis=None",
        "cross_vjp(-g, b, a, axisb, axisa, axisc, axis)")
 # The table binds positional arguments of a *args signature to the names after it, so no
 # keyword-only parameters (out=, optimize=) are listed: such calls do not bind.
-defvjp(np.einsum,    "subscripts, *operands", None, "einsum_vjp(g, subscripts, operands)")
+# ``subscripts`` is the first array in the interleaved form np.einsum(x, [0, 1], y, [1, 2]).
+defvjp(np.einsum,    "subscripts, *operands", "einsum_vjp(g, subscripts, operands, True)",
+       "einsum_vjp(g, subscripts, operands)")
 
 VECDOT = ("unbroadcast(np.expand_dims(g, axis) * x2, x1)",
           "unbroadcast(x1 * np.expand_dims(g, axis), x2)")  # also np.linalg.vecdot's
@@ -59,7 +61,9 @@ defjvp(np.outer,     "np.outer(da, b)",          "np.outer(a, db)")
 defjvp(np.kron,      "np.kron(da, b)",           "np.kron(a, db)")
 defjvp(np.cross,     "np.cross(da, b, axisa, axisb, axisc, axis)",
                      "np.cross(a, db, axisa, axisb, axisc, axis)")
-defjvp(np.einsum,    None, "einsum_jvp(subscripts, operands, doperands)")
+defjvp(np.einsum,    "einsum_jvp(subscripts, operands, None, dsubscripts)",
+                     "einsum_jvp(subscripts, operands, doperands)",
+       joint="einsum_jvp(subscripts, operands, doperands, dsubscripts)")
 VECDOT_JVP = ("np.vecdot(dx1, x2, axis=axis)", "np.vecdot(x1, dx2, axis=axis)")
 if hasattr(np, "vecdot"):
     defjvp(np.vecdot, *VECDOT_JVP)

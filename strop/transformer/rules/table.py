@@ -124,6 +124,8 @@ def _name(key):
     name = getattr(key, "__name__", repr(key))
     if mod.startswith("numpy.linalg"):
         return "np.linalg." + name
+    if mod.startswith("numpy.fft"):
+        return "np.fft." + name
     return ("np." if mod.startswith("numpy") or isinstance(key, np.ufunc) else "") + name
 
 

@@ -62,11 +62,13 @@ def test_einsum(subscripts, shapes):
     check_vjp(np.einsum, [subscripts] + [randn(*s) for s in shapes], slice(1, None))
 
 
-def test_einsum_interleaved_form_is_refused():
-    from strop.transformer.rules import evaluate_vjp
-    x = randn(2, 3)
-    with pytest.raises(NotImplementedError, match="subscripts string"):
-        evaluate_vjp(np.einsum, "operands", np.ones(2), np.einsum(x, [0, 1], [0]), x, [0, 1], [0])
+@pytest.mark.parametrize("args", [
+    lambda: [randn(2, 3), [0, 1], [0]], lambda: [randn(2, 3), (0, 1), (1, 0)],
+    lambda: [randn(3, 3), [0, 0]], lambda: [randn(2, 3), [0, 1], randn(3, 4), [1, 2], [0, 2]],
+    lambda: [randn(2, 3), [Ellipsis, 1], randn(3), [1]]], ids=range(5))
+def test_einsum_interleaved_form(args):
+    """np.einsum(x, [0, 1], y, [1, 2], [0, 2]): x sits in ``subscripts`` (was: zero gradient)."""
+    check_vjp(np.einsum, args(), 0)
 
 
 @pytest.mark.parametrize("sa,sb", [((2,), (3,)), ((2, 3), (4, 2)), ((2, 3), (3,)), ((3,), (2, 2)),
