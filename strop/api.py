@@ -524,6 +524,10 @@ def jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=(), back
     t.differentiates = False
     t.static_argnums = statics
     t.check_args = _check_data(fun, statics)
+    inner = getattr(fun, "check_args", None) if isinstance(fun, Transformed) else None
+    if inner is not None and not statics:   # jit(grad(f)): grad's checks too
+        outer = t.check_args
+        t.check_args = lambda args: (outer(args), inner(args))
     t.donate_argnums = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(
         donate_argnums)
     if backend == "cpu":    # an outer transform sees the code as it was before lowering

@@ -243,3 +243,10 @@ def test_vmap_bad_axes(call, error, message):
 def test_other_bad_input(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_jit_of_grad_checks_integer_inputs_as_grad_does(backend):
+    with pytest.raises(TypeError, match="grad requires real-valued .* dtype int"):
+        jit(grad(square), backend=backend)(3)
+    assert jit(grad(square), backend=backend)(3.0) == 6.0
