@@ -5,10 +5,11 @@ import functools
 import inspect
 import sys
 
+import gast
 import numpy as np
 
 from . import dtypes
-from .codegen import highlight
+from .codegen import highlight, runtime
 from .config import config
 from .runner import Staged
 from .errors import Location
@@ -119,6 +120,7 @@ class Transformed:
         if self.check_args is not None:
             self.check_args(args)
         kinds = _kinds(args, self.static_argnums)
+        given = args
         n = len(self.signature.parameters)
         if len(kinds) > n:   # vjp's cotangent: passed whole, never flattened
             kinds = kinds[:n] + tuple(TREE if type(k) is tuple else k for k in kinds[n:])
@@ -134,7 +136,11 @@ class Transformed:
             # a function it calls was rebound: transform it again
             del self._cache[key]
             st = self.staged(key, reason=f"changed global {', '.join(sorted(set(changed)))}")
-        return self.finish(st.run(args), key[0])
+        try:
+            out = st.run(args)
+        except TypeError as e:
+            raise _argument_hint(e, self.fun, given, self.static_argnums) from None
+        return self.finish(out, key[0])
 
     def finish(self, out, kinds):
         """The result as the user sees it: gradients of flattened pytrees rebuilt (the
@@ -313,16 +319,30 @@ def _bind(fun, args, kwargs, sig=None, bound_names=()):
 
 # --- argument checks ---------------------------------------------------------------------------
 
+def _is_index(i):
+    return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
+
+
+def defined_at(fun):
+    """Where the user's function is defined, shown as errors show it ("" if unknown)."""
+    code = getattr(_unwrap(_user_function(fun))[0], "__code__", None)
+    return f"\n{Location(code.co_filename, code.co_firstlineno).show()}" if code else ""
+
+
 def _argnums(argnums, fun):
-    multi = not isinstance(argnums, int)
-    nums = (argnums,) if not multi else tuple(argnums)
-    if not nums or not all(isinstance(i, int) for i in nums):
-        raise TypeError(f"argnums must be an int or a non-empty tuple of ints, got {argnums!r}")
+    multi = not _is_index(argnums)
+    nums = tuple(argnums) if isinstance(argnums, (tuple, list)) else (argnums,)
+    if not nums or not all(_is_index(i) for i in nums):
+        raise TypeError(f"argnums must be an int or a non-empty tuple of ints, got "
+                        f"{argnums!r}{defined_at(fun)}\nFix: argnums=0 for the first "
+                        f"argument, argnums=(0, 1) for the first two")
     n = len(inspect.signature(_user_function(fun)).parameters)
     bad = [i for i in nums if not -n <= i < n]
     if bad:
-        raise ValueError(f"argnums {argnums!r} out of range for a function of {n} arguments")
-    return tuple(i % n for i in nums), multi
+        raise ValueError(f"argnums {argnums!r} out of range for a function of {n} arguments"
+                         f"{defined_at(fun)}\nFix: argnums counts positional arguments "
+                         f"from 0, up to {n - 1}")
+    return tuple(int(i) % n for i in nums), multi
 
 
 def _check_real(name, fun, argnums):
@@ -330,17 +350,96 @@ def _check_real(name, fun, argnums):
         for i in argnums:
             for leaf in tree_leaves(args[i]):
                 if not dtypes.is_float_leaf(leaf) or np.iscomplexobj(leaf):
-                    dtype = np.result_type(leaf) if not isinstance(leaf, (str, type(None))) \
-                        else type(leaf).__name__
+                    dtype = np.result_type(leaf) if _is_data(leaf) or isinstance(
+                        leaf, np.ndarray) else type(leaf).__name__
                     user = _user_function(fun)
-                    code = user.__code__
                     raise TypeError(
                         f"{name} requires real-valued (floating point) inputs, but argument "
-                        f"{i} of {user.__qualname__} has dtype {dtype}.\n"
-                        f"{Location(code.co_filename, code.co_firstlineno).show()}\n"
+                        f"{i} of {getattr(user, '__qualname__', user)} has dtype {dtype}."
+                        f"{defined_at(fun)}\n"
                         f"Fix: pass floats (e.g. np.asarray(x, float)), or differentiate with "
                         f"respect to another argument (argnums=...)")
     return check_args
+
+
+def pair_checked(fn):
+    """``has_aux=True``: the function with its result checked to be a pair (output, aux)
+    before the transform splits it (a 3-tuple would lose its last item, a scalar has none).
+    A return of a two-item display needs no check."""
+    ret = fn.node.body[-1] if fn.node.body else None
+    if not isinstance(ret, gast.Return) or isinstance(ret.value, (gast.Tuple, gast.List)) and \
+            len(ret.value.elts) == 2:
+        return fn
+    node = ir.clone(fn.node)
+    refs = dict(fn.refs)
+    check = ir.bind_ref(refs, ir.Namer(ir.names_in(node) | set(refs)), runtime.aux_pair,
+                        "aux_pair")
+    value = node.body[-1].value
+    node.body.insert(-1, ir.stmt(gast.Expr(value=ir.call(check, [ir.clone(value)])),
+                                 getattr(node.body[-1], "loc", None)))
+    return dataclasses.replace(fn, node=node, refs=refs)
+
+
+def _is_data(leaf):
+    """What compiled code takes as an argument's leaf: a number or a numeric array."""
+    if isinstance(leaf, np.ndarray):
+        return leaf.dtype.kind in "biufc"
+    return isinstance(leaf, (int, float, complex, np.bool_, np.number))
+
+
+def _check_data(fun, static):
+    """jit's arguments: numbers, numeric arrays, and lists/tuples/dicts of them (as JAX's
+    "not a valid JAX type"): a string or an object would reach the user's code as it is."""
+    names = [n for i, n in enumerate(inspect.signature(_user_function(fun)).parameters)
+             if i not in static]
+
+    def check_args(args):
+        for i, a in enumerate(args):
+            if type(a) is np.ndarray and a.dtype.kind in "biufc" or type(a) is float:
+                continue   # the common case, cheap
+            bad = next((leaf for leaf in tree_leaves(a) if not _is_data(leaf)), _OK)
+            if bad is _OK:
+                continue
+            name = names[i] if i < len(names) else f"#{i}"
+            what = f"an array of dtype {bad.dtype}" if isinstance(bad, np.ndarray) else \
+                f"{bad!r} of type {type(bad).__name__}"
+            inside = "" if bad is a else f" (inside its {type(a).__name__})"
+            raise TypeError(
+                f"jit: argument {name!r} of {getattr(_user_function(fun), '__qualname__', fun)} "
+                f"is {what}{inside}, which is not a valid array: compiled code takes numbers, "
+                f"numeric arrays, and lists, tuples and dicts of them{defined_at(fun)}\n"
+                f"Fix: mark it static (jit(f, static_argnames={name!r}) or static_argnums=...) "
+                f"if it configures the function, or pass it as a numeric array "
+                f"(np.asarray(...))")
+    return check_args
+
+
+_OK = object()
+
+
+def _argument_hint(e, fun, args, static=()):
+    """A TypeError raised by the user's code called with a list, tuple or None where it
+    expects an array: the same error, saying which argument and what to pass."""
+    names = [n for i, n in enumerate(inspect.signature(_user_function(fun)).parameters)
+             if i not in static]
+    odd = [(names[i] if i < len(names) else f"#{i}", a) for i, a in enumerate(args)
+           if a is None or type(a) in (list, tuple)]
+    if not odd:
+        return e
+    name, a = odd[0]
+    hint = (f"Note: argument {name!r} is None." if a is None else
+            f"Note: argument {name!r} is a {type(a).__name__}: strop passes lists, tuples and "
+            f"dicts to the function as they are (pytrees: differentiated and mapped leaf by "
+            f"leaf, as JAX does), not as arrays.")
+    hint += (f"\nFix: pass an array (np.asarray({name})) where the function expects one"
+             + (", or mark it static (jit(f, static_argnames=...))" if a is None else ""))
+    try:
+        new = type(e)(f"{e}\n{hint}")
+    except Exception:
+        e.add_note(hint)
+        return e
+    new.location = getattr(e, "location", None)
+    return new.with_traceback(e.__traceback__)
 
 
 class ReverseTransformed(Transformed):
@@ -367,7 +466,8 @@ def _reverse_transform(fun, argnums, has_aux, mode, name, nums=None, multi=None)
     if nums is None:
         nums, multi = _argnums(argnums, fun)
     t = ReverseTransformed(
-        fun, lambda ir_fn, kinds: reverse(ir_fn, nums, mode, has_aux, multi, kinds),
+        fun, lambda ir_fn, kinds: reverse(pair_checked(ir_fn) if has_aux else ir_fn, nums,
+                                          mode, has_aux, multi, kinds),
         f"{name}({getattr(_user_function(fun), '__name__', 'f')})")
     t.wrt, t.mode, t.has_aux, t.multi = nums, mode, has_aux, multi
     t.check_args = _check_real(name, fun, nums)
@@ -423,6 +523,11 @@ def jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=(), back
     t.backend = backend
     t.differentiates = False
     t.static_argnums = statics
+    t.check_args = _check_data(fun, statics)
+    inner = getattr(fun, "check_args", None) if isinstance(fun, Transformed) else None
+    if inner is not None and not statics:   # jit(grad(f)): grad's checks too
+        outer = t.check_args
+        t.check_args = lambda args: (outer(args), inner(args))
     t.donate_argnums = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(
         donate_argnums)
     if backend == "cpu":    # an outer transform sees the code as it was before lowering

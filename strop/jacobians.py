@@ -11,7 +11,7 @@ import weakref
 import numpy as np
 
 from . import dtypes
-from .api import Transformed, _argnums, _check_real, _settings, _user_function
+from .api import Transformed, _argnums, _check_real, _settings, _user_function, pair_checked
 from .codegen.runtime_forward import check_tangent
 from .errors import Location
 from .transformer import forward
@@ -91,7 +91,7 @@ def _jacobian(fun, argnums, has_aux, name, build):
         spec = _Spec(multi, [t._kinds_now[i] for i in nums])
         if all(treedef is None for treedef, _ in spec.groups):
             spec = multi   # no trees: a constant of the code (which then compiles)
-        return build(ir_fn, nums, spec, has_aux, kinds)
+        return build(pair_checked(ir_fn) if has_aux else ir_fn, nums, spec, has_aux, kinds)
     t = JacobianTransformed(fun, make, f"{name}({_name(fun)})")
     t.check_args = _check_real(name, fun, nums)
     t.wrt, t.has_aux, t.multi = nums, has_aux, multi
@@ -129,7 +129,8 @@ def _jvp_transform(fun, n, has_aux):
     key = (n, has_aux)
     if key not in cache:
         t = ForwardTransformed(
-            fun, lambda ir_fn, kinds: forward.jvp(ir_fn, tuple(range(n)), has_aux, kinds),
+            fun, lambda ir_fn, kinds: forward.jvp(pair_checked(ir_fn) if has_aux else ir_fn,
+                                                  tuple(range(n)), has_aux, kinds),
             f"jvp({_name(fun)})")
         t.has_aux = has_aux
         t.check_args = _check_real("jvp", fun, tuple(range(n)))

@@ -10,6 +10,7 @@ import dataclasses
 import logging
 import os
 import re
+import sys
 import traceback
 import warnings
 
@@ -53,6 +54,7 @@ class Staged:
         self.generated = load(fn.name, text, linemap, injected)
         self.runner = self.generated.function
         self.python = None   # what runs after a fallback, if not this code as Python
+        self.pending = None  # the fallback's warning, given once the Python run succeeds
         if config.read("log_compiles"):
             log.warning("strop: transformed %s into %s (%s)", origin, fn.name, reason)
         if backend == "cpu":
@@ -79,13 +81,16 @@ class Staged:
         except Exception as e:
             if compiled and _is_numba_error(e):
                 self.fall_back(e)
-                return self.run(args)
+                return self.run(args)   # the warning waits for the Python run's success
             if compiled and _from_numba_cache(e):   # a truncated or corrupted cache file
                 self.recompile()
                 return self.run(args)
             if compiled:   # compiled code has no traceback: run it as Python to find the line
                 self.rerun_as_python(args, free, e)
             raise mapped(e, self.generated) from None
+        if self.pending is not None:
+            warning, self.pending = self.pending, None
+            warnings.warn(warning, stacklevel=_user_stacklevel())
         if compiled and logging_ and self.runner.compiled > before:
             log.warning("strop: compiled %s for a new signature %s", self.fn.name,
                         self.runner.signatures[-1])
@@ -133,17 +138,29 @@ class Staged:
                                  f"raised when the code was run again as Python")
 
     def fall_back(self, error):
+        """Run as Python from now on.  The warning waits for a Python run that succeeds: code
+        that fails as Python too (a string argument, a wrong type at the user's line) gets
+        that error alone, not a warning blaming Numba first."""
         loc = numba_location(error, self.generated)
         lines = str(error).strip().splitlines()
         detail = next((ln.strip() for ln in lines if ln.strip() and not ln.startswith(
             "Failed in")), "unsupported code")
-        warnings.warn(JitFallbackWarning(
+        self.pending = JitFallbackWarning(
             f"jit could not compile this function with Numba ({detail}); it runs on the "
             f"python backend, with the same results", loc,
             fix="see strop.source(...) for the code Numba was given; rewrite the line in "
-                "plain NumPy Numba supports, or use backend='python'"), stacklevel=5)
+                "plain NumPy Numba supports, or use backend='python'")
         self.backend = "python"
         self.runner = self.python() if self.python else self.generated.function
+
+
+def _user_stacklevel():
+    """warnings.warn's stacklevel, for its caller, of the first frame outside strop."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _compiled_variant(obj):

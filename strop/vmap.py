@@ -139,24 +139,35 @@ class Vectorized(api.Transformed):
                     continue
                 nd = np.ndim(leaf)
                 if not -nd <= axis < max(nd, 1) or nd == 0:
+                    name = names[i] if i < len(names) else str(i)
+                    tree = f"an item of argument {name!r}, a {type(a).__name__}," if \
+                        leaf is not a else f"argument {name!r}"
+                    fix = (f"\nFix: vmap maps each leaf of a {type(a).__name__} (a pytree) "
+                           f"along its own axis, as JAX does; to map over the items, pass "
+                           f"np.array({name})" if type(a) in (list, tuple) else
+                           f"\nFix: give that leaf in_axes=None (in_axes may be a prefix of "
+                           f"the argument's tree)" if leaf is not a else
+                           "\nFix: give in_axes=None to this argument if it is not batched, "
+                           "or an axis it has")
                     raise ValueError(
                         f"vmap was requested to map its argument along axis {axis}, which "
                         f"implies that its rank should be at least {axis + 1 if axis >= 0 else -axis}"
-                        f", but argument {names[i] if i < len(names) else i!r} has rank {nd} "
-                        f"(shape {np.shape(leaf)})")
+                        f", but {tree} has rank {nd} (shape {np.shape(leaf)})"
+                        f"{api.defined_at(self.fun)}{fix}")
                 sizes.append((names[i] if i < len(names) else str(i), axis, np.shape(leaf)[axis]))
         if not sizes and self.axis_size is None:
-            raise ValueError("vmap must have at least one non-None value in in_axes, or be "
-                             "given axis_size= (every argument is unbatched, so the batch "
-                             "size is unknown)")
+            raise ValueError(f"vmap must have at least one non-None value in in_axes, or be "
+                             f"given axis_size= (every argument is unbatched, so the batch "
+                             f"size is unknown){api.defined_at(self.fun)}\nFix: "
+                             f"vmap(f, in_axes=..., axis_size=n)")
         found = {s for _, _, s in sizes} | ({self.axis_size} if self.axis_size is not None
                                            else set())
         if len(found) > 1:
             lines = "\n".join(f"  argument {n!r} has size {s} along axis {ax}"
                               for n, ax, s in sizes)
             extra = f"\n  axis_size={self.axis_size}" if self.axis_size is not None else ""
-            raise ValueError(f"vmap got inconsistent sizes for the mapped axis:\n{lines}{extra}"
-                             f"\nFix: give every batched argument the same size along its "
+            raise ValueError(f"vmap got inconsistent sizes for array axes to be mapped:\n"
+                             f"{lines}{extra}{api.defined_at(self.fun)}\nFix: give every batched argument the same size along its "
                              f"in_axes axis")
         return found.pop()
 
@@ -230,13 +241,14 @@ class Vectorized(api.Transformed):
             body[0].note = f"run lane by lane: {why.reason}"
         out = ir.name("_lanes")
         spec = self.out_axes
+        if spec not in (0, None) or isinstance(spec, tuple):
+            refs["out_axis"] = runtime.out_axis
         if spec not in (0, None) and not isinstance(spec, tuple):
-            out = ir.call(ir.attr("np", "moveaxis"), [out, ir.const(0), ir.const(spec)])
+            out = ir.call("out_axis", [out, ir.const(spec)])
         elif isinstance(spec, tuple):
             out = gast.Tuple(elts=[ir.subscript("_lanes", ir.const(i)) if a == 0 else ir.call(
-                ir.attr("np", "moveaxis"), [ir.subscript("_lanes", ir.const(i)), ir.const(0),
-                                            ir.const(a)]) for i, a in enumerate(spec)],
-                ctx=gast.Load())
+                "out_axis", [ir.subscript("_lanes", ir.const(i)), ir.const(a)])
+                for i, a in enumerate(spec)], ctx=gast.Load())
         ret = ir.stmt(gast.Return(value=out), loc)
         new = copy.copy(node)
         new.name, new.body = node.name + "_vmap", prologue + body + [ret]

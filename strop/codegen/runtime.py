@@ -8,9 +8,9 @@ import numpy as np
 __all__ = [
     "unbroadcast", "zeros_like", "ones_like", "add", "scale", "getitem_vjp", "setitem",
     "setitem_vjp", "expand_to", "astype_like", "stack", "push", "pop", "append", "insert",
-    "pop_item", "item_of", "sort_like", "seed_grad", "tape_array", "balanced_eq", "sort_vjp",
-    "matmul", "matmul_vjp_x", "matmul_vjp_y", "matmul_as_x", "matmul_as_y", "matmul_x_vjp_y",
-    "matmul_y_vjp_x", "weak",
+    "pop_item", "item_of", "sort_like", "seed_grad", "aux_pair", "tape_array", "balanced_eq",
+    "sort_vjp", "matmul", "matmul_vjp_x", "matmul_vjp_y", "matmul_as_x", "matmul_as_y",
+    "matmul_x_vjp_y", "matmul_y_vjp_x", "weak",
     "at_get", "at_set", "at_add", "at_multiply", "at_min", "at_max", "at_set_inplace",
     "at_add_inplace", "at_multiply_inplace", "at_min_inplace", "at_max_inplace",
     "setitem_inplace",
@@ -93,14 +93,26 @@ def zeros_like(x):
 
 def seed_grad(out):
     """The cotangent 1 that starts the adjoint sweep of ``grad``: only for a real scalar."""
-    shape = np.shape(out)
-    dtype = np.result_type(out) if not isinstance(out, (list, tuple, dict)) else None
+    shape = np.shape(out) if not isinstance(out, (str, bytes)) else ()
+    dtype = np.result_type(out) if isinstance(out, (np.ndarray, np.generic, float, int)) \
+        else None
     if shape != () or dtype is None or not np.issubdtype(dtype, np.floating):
         what = f"shape {shape} and dtype {dtype}" if dtype is not None else type(out).__name__
         raise TypeError(f"grad requires a real scalar output, got a value of {what}. Use "
                         f"strop.vjp or strop.jacrev for non-scalar outputs, or reduce it "
                         f"(e.g. .sum())")
     return np.ones((), dtype)[()] if not isinstance(out, float) else 1.0
+
+
+def aux_pair(out):
+    """``has_aux=True``: the function must return a pair (output, aux), as JAX requires (a
+    longer tuple would lose its other items, a scalar has no aux)."""
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        what = f"a {type(out).__name__} of length {len(out)}" if isinstance(
+            out, (tuple, list)) else f"a value of type {type(out).__name__}"
+        raise TypeError(f"has_aux=True requires the function to return a pair (output, aux), "
+                        f"but it returned {what}. Fix: return output, aux (e.g. return loss, "
+                        f"{{'acc': acc}}), or drop has_aux=True")
 
 
 def ones_like(x):

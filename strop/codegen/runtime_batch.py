@@ -10,7 +10,7 @@ __all__ = ["select", "broadcast_lanes", "align_lanes", "align_to", "unalign", "l
            "lane_axis", "each", "lanes_max", "lanes_min", "matmul_lanes", "take_lanes",
            "getitem_lanes", "unbroadcast_lanes", "expand_to_lanes", "seed_grad_lanes",
            "transpose_lanes", "squeeze_lanes", "lane_index", "safe_index", "array_lanes",
-           "reshape_lanes", "getitem_vjp_lanes", "moveaxis_lanes", "lanes_like", "set_lane",
+           "reshape_lanes", "getitem_vjp_lanes", "moveaxis_lanes", "out_axis", "lanes_like", "set_lane",
            "extremum_grad_lanes"]
 
 
@@ -65,6 +65,16 @@ def lane_axis(axis, x):
 def moveaxis_lanes(x, source):
     """The batch axis of an argument (``in_axes``) moved to the front."""
     return np.moveaxis(x, source, 0)
+
+
+def out_axis(x, axis):
+    """A batched output's lanes moved from the front to ``axis`` (vmap's ``out_axes``)."""
+    nd = np.ndim(x)
+    if not -nd <= axis < nd:
+        raise ValueError(f"vmap out_axes={axis} is out of bounds for an output of rank "
+                         f"{nd - 1} (rank {nd} with the batch axis): out_axes must be in "
+                         f"[{-nd}, {nd}). Fix: pass an out_axes within the output's rank")
+    return np.moveaxis(x, 0, axis) if axis != 0 else x
 
 
 def each(fn, batched, *args):

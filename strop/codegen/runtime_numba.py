@@ -41,6 +41,31 @@ def _seed_grad(out):
     return fail
 
 
+@overload(rt.aux_pair)
+def _aux_pair(out):
+    if isinstance(out, types.BaseTuple) and len(out) == 2:
+        return lambda out: None
+    if isinstance(out, types.List):
+        def check_list(out):
+            if len(out) != 2:
+                raise TypeError("has_aux=True requires the function to return a pair "
+                                "(output, aux)")
+        return check_list
+
+    def fail(out):
+        raise TypeError("has_aux=True requires the function to return a pair (output, aux)")
+    return fail
+
+
+@overload(rt.out_axis)
+def _out_axis(x, axis):
+    def impl(x, axis):
+        if not -x.ndim <= axis < x.ndim:
+            raise ValueError("vmap out_axes is out of bounds for the output's rank")
+        return np.moveaxis(x, 0, axis)
+    return impl
+
+
 @overload(rt.zeros_like)
 def _zeros_like(x):
     dt = _float_of(x)
@@ -681,7 +706,7 @@ def _set_lane(out, j, value):
     return impl
 
 
-_OVERLOADED = {rt.weak, rt.lanes_like, rt.set_lane, rt.tape_array, rt.seed_grad, rt.zeros_like, rt.add,
+_OVERLOADED = {rt.weak, rt.lanes_like, rt.set_lane, rt.tape_array, rt.seed_grad, rt.aux_pair, rt.out_axis, rt.zeros_like, rt.add,
                rt.astype_like, rt.unbroadcast, rt.broadcast_like, rt.expand_to, rt.getitem_vjp, rt.setitem, rt.setitem_vjp,
                rt.item_vjp, rt.mean_grad, rt.extremum_grad, rt.expand_to_lanes,
                rt.extremum_grad_lanes, rt.matmul, rt.matmul_lanes, rt.matmul_vjp_x_lanes,

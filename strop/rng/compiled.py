@@ -5,15 +5,113 @@ Compiled code bakes in the dtype policy and the stream (``enable_x64``,
 ``threefry_partitionable``), so the CPU backend calls one variant of each function per
 setting (``variant``): Numba's caches, in memory and on disk, then never serve code compiled
 under other settings.
+
+Every check the eager functions make holds here too, made by the same functions
+(strop.rng.checks): what the arguments' types decide is checked while Numba types the call,
+on a sample value of each type (``_eager_error``); what their values decide (a key's length,
+a shape's signs, minval <= maxval, split's num) is checked when the compiled code runs. A
+failing call raises the eager function's exception type; the runner then runs the code as
+Python, where the eager check words the message at the user's line.
 """
 import functools
+import warnings
 
 import numpy as np
 from numba import types
 from numba.extending import overload, register_jitable
 
+from . import checks
 from . import kernels as K
 from . import keys, samplers, streams
+
+_ALWAYS = np.ones(1, np.bool_)   # a condition Numba's typing cannot see is always true
+
+
+def _sample(ty):
+    """A Python value of Numba type ``ty`` for the eager checks: its type, dtype and rank are
+    the argument's (an array's length 2 on each axis, an int its literal value, else 1)."""
+    if isinstance(ty, types.Omitted):
+        return ty.value
+    if ty is None or isinstance(ty, types.NoneType):
+        return None
+    if isinstance(ty, types.Literal):
+        return ty.literal_value
+    if isinstance(ty, types.Array):
+        return np.zeros((2,) * ty.ndim, np.dtype(str(ty.dtype)))
+    if isinstance(ty, types.Boolean):
+        return True
+    if isinstance(ty, (types.Integer, types.Float)):
+        return np.dtype(str(ty)).type(1)
+    if isinstance(ty, types.BaseTuple):
+        return tuple(_sample(t) for t in ty.types)
+    if isinstance(ty, types.List):
+        return [_sample(ty.dtype)]
+    if isinstance(ty, types.NumberClass):
+        return np.dtype(str(ty.instance_type)).type
+    if isinstance(ty, types.DType):
+        return np.dtype(str(ty.dtype))
+    if isinstance(ty, types.UnicodeType):
+        return "?"
+    return _UNKNOWN
+
+
+_UNKNOWN = object()
+
+
+def _eager_error(**checked):
+    """The exception the eager checks raise for arguments of these Numba types, or None:
+    ``checked`` maps each check (a function of one value) to the argument's type."""
+    for check, ty in checked.values():
+        value = _sample(ty)
+        if value is _UNKNOWN:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")   # the dtype warning: given by the Python run
+                check(value)
+        except (TypeError, ValueError) as e:
+            return type(e), str(e)
+    return None
+
+
+def _raising(error, result):
+    """A compiled function of no arguments that raises ``error`` (type, message); typed as
+    returning ``result`` (dtype, shape) so that the code after the call still types."""
+    cls, message = error
+    dt, dims = result
+
+    @register_jitable
+    def fail():
+        if _ALWAYS[0]:
+            raise cls(message)
+        return np.empty(dims, dt)
+    return fail
+
+
+def _key_checks(name):
+    return lambda key: checks.key_array(key, name)
+
+
+@register_jitable
+def _check_key(key):
+    if key.shape[0] != 2:
+        raise ValueError("a PRNG key must have shape (2,)")
+
+
+@register_jitable
+def _check_shape(shape):
+    for s in shape:
+        if s < 0:
+            raise ValueError("shape entries must be non-negative")
+
+
+def _sampler_error(name, key, shape, dtype):
+    """(the eager error, the shape of the result) of a float sampler's call of these types."""
+    error = _eager_error(key=(_key_checks(name), key),
+                         shape=(lambda s: checks.shape_tuple(s, name), shape),
+                         dtype=(lambda d: checks.float_dtype(d, name), dtype))
+    rank = len(shape) if isinstance(shape, types.BaseTuple) else 1
+    return error, (np.float32, (0,) * rank)
 
 
 @register_jitable
@@ -33,54 +131,82 @@ def _float(dtype, x64):
     return None
 
 
-def _unary(kernel, x64, part):
+def _unary(kernel, x64, part, name):
     def impl(key, shape=(), dtype=None):
+        error, result = _sampler_error(name, key, shape, dtype)
+        if error is not None:
+            fail = _raising(error, result)
+            return lambda key, shape=(), dtype=None: fail()
         F = _float(dtype, x64)
         if F is None:
             return None
-        if isinstance(shape, types.Integer):
-            return lambda key, shape=(), dtype=None: kernel(key, shape, F, part)
-        return lambda key, shape=(), dtype=None: kernel(key, _size(shape), F, part).reshape(
-            shape)
+
+        def shaped(key, shape=(), dtype=None):
+            _check_key(key)
+            _check_shape(shape)
+            return kernel(key, _size(shape), F, part).reshape(shape)
+        return shaped
     return impl
 
 
 def _uniform(x64, part):
     def impl(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
+        error, result = _sampler_error("uniform", key, shape, dtype)
+        if error is not None:
+            fail = _raising(error, result)
+            return lambda key, shape=(), dtype=None, minval=0.0, maxval=1.0: fail()
         F = _float(dtype, x64)
         if F is None:
             return None
-        if isinstance(shape, types.Integer):
-            def flat(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
-                return K.uniform_kernel(key, shape, np.full(1, minval, F),
-                                        np.full(1, maxval, F), part)
-            return flat
 
         def shaped(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
-            return K.uniform_kernel(key, _size(shape), np.full(1, minval, F),
-                                    np.full(1, maxval, F), part).reshape(shape)
+            _check_key(key)
+            _check_shape(shape)
+            lo, hi = np.full(1, minval, F), np.full(1, maxval, F)
+            if lo[0] > hi[0]:
+                raise ValueError("uniform: minval must not exceed maxval")
+            return K.uniform_kernel(key, _size(shape), lo, hi, part).reshape(shape)
         return shaped
     return impl
 
 
 def _split(x64, part):
     def impl(key, num=2):
+        error = _eager_error(key=(_key_checks("split"), key), num=(keys._num_shape, num))
+        if error is not None:
+            fail = _raising(error, (np.uint32, (0, 2)))
+            return lambda key, num=2: fail()
         if isinstance(num, (types.Integer, types.Omitted, int)):
-            return lambda key, num=2: streams.split_keys(key, num, part)
+            def split(key, num=2):
+                _check_key(key)
+                if num < 0:
+                    raise ValueError("split: num must be non-negative")
+                return streams.split_keys(key, num, part)
+            return split
     return impl
 
 
 def _fold_in(x64, part):
     def impl(key, data):
-        return lambda key, data: streams.fold_in_key(key, np.uint32(data & 0xFFFFFFFF))
+        error = _eager_error(key=(_key_checks("fold_in"), key),
+                             data=(keys.fold_in_data, data))
+        if error is not None:
+            fail = _raising(error, (np.uint32, (0,)))
+            return lambda key, data: fail()
+
+        def fold_in(key, data):
+            _check_key(key)
+            return streams.fold_in_key(key, np.uint32(data & 0xFFFFFFFF))
+        return fold_in
     return impl
 
 
 IMPLEMENTATIONS = {
-    samplers.normal: lambda x64, part: _unary(K.normal_kernel, x64, part),
-    samplers.exponential: lambda x64, part: _unary(K.exponential_kernel, x64, part),
-    samplers.laplace: lambda x64, part: _unary(K.laplace_kernel, x64, part),
-    samplers.logistic: lambda x64, part: _unary(K.logistic_kernel, x64, part),
+    samplers.normal: lambda x64, part: _unary(K.normal_kernel, x64, part, "normal"),
+    samplers.exponential: lambda x64, part: _unary(K.exponential_kernel, x64, part,
+                                                   "exponential"),
+    samplers.laplace: lambda x64, part: _unary(K.laplace_kernel, x64, part, "laplace"),
+    samplers.logistic: lambda x64, part: _unary(K.logistic_kernel, x64, part, "logistic"),
     samplers.uniform: _uniform,
     keys.split: _split,
     keys.fold_in: _fold_in,

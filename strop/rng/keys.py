@@ -61,8 +61,13 @@ def split(key, num=2):
 def fold_in(key, data):
     """A new key from a key and 32-bit integer data (taken modulo 2**32, as a uint32)."""
     key = checks.key_array(key, "fold_in")
+    return fold_in_key(key, fold_in_data(data))
+
+
+def fold_in_data(data):
+    """fold_in's data checked: a scalar integer, as a uint32."""
     if np.ndim(data) != 0:
         raise TypeError(f"fold_in accepts scalar data, got an array of shape {np.shape(data)}")
     if not checks._is_int(data) and not (isinstance(data, np.ndarray) and data.dtype.kind in "iu"):
         raise TypeError(f"fold_in: data must be an integer, got {data!r}")
-    return fold_in_key(key, np.uint32(int(data) & _U32))
+    return np.uint32(int(data) & _U32)

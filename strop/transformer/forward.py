@@ -109,7 +109,7 @@ class Forward:
 
     def check_effect(self, s, init):
         fn = self.fn.callee(s.value.func)
-        if fn is print or fn is runtime.push:
+        if fn is print or fn is runtime.push or fn is runtime.aux_pair:
             return
         names = {n.id for a in s.value.args + [k.value for k in s.value.keywords]
                  for n in gast.walk(a) if isinstance(n, gast.Name)} & init

@@ -30,7 +30,7 @@ BINOPS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
 UNARYOPS = {gast.USub: np.negative, gast.UAdd: np.positive}
 NUMPY_RESULT = (gast.BinOp, gast.UnaryOp)
 SCALAR_BUILTINS = analysis.SCALAR_CALLS
-EFFECT_ONLY = (print, runtime.push)
+EFFECT_ONLY = (print, runtime.push, runtime.aux_pair)
 # NumPy functions that return (or may take and return) lists and tuples: adjoints add with add()
 SEQUENCE_RESULTS = [np.array, np.asarray, np.split, np.array_split, np.hsplit, np.vsplit,
                     np.dsplit, np.broadcast_arrays, np.meshgrid, np.atleast_1d, np.atleast_2d,

@@ -207,7 +207,7 @@ class Vectorize:
             self.tape_rank[tape.id] = r if self.tape_rank.get(tape.id, r) == r else None
             self.containers.add(tape.id)
             return [ir.stmt(gast.Expr(value=ir.call(v.func, [tape, val])), s.loc)]
-        if fn is print or fn is None:
+        if fn is print or fn is None or fn is runtime.aux_pair:   # a pair of lanes: a pair
             return [s]
         pre = []
         new, _, _ = self.expr(v, mask, pre)
@@ -955,7 +955,7 @@ class Vectorize:
                                self.loc)
         node = self.bcast(node, b)
         if axis != 0:
-            node = ir.call(self.np_("moveaxis"), [node, ir.const(0), ir.const(axis)])
+            node = ir.call(self.helper("out_axis"), [node, ir.const(axis)])
         return node
 
 

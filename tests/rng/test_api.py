@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
+import strop
 import strop.random as random
 from strop.config import config
 
@@ -106,3 +107,81 @@ def test_distribution_moments():
     ]:
         assert abs(sample.mean() - mean) < 5 * np.sqrt(var / n), (mean, sample.mean())
         assert abs(sample.var() - var) < 0.1 * var, (var, sample.var())
+
+
+# the same bad calls inside jit: the compiled functions check what the eager ones check (the
+# same checks, strop.rng.checks), so every backend raises the eager error at the user's line
+def normal_of(key):
+    return random.normal(key, (3,)) * 2.0
+
+
+def normal_int_shape(key):
+    return random.normal(key, 3)
+
+
+def normal_n(key, n):
+    return random.exponential(key, (n, 2))
+
+
+def uniform_from(key, lo):
+    return random.uniform(key, (2,), minval=lo, maxval=1.0)
+
+
+def uniform_int(key):
+    return random.uniform(key, (2,), dtype=np.int32)
+
+
+def split_n(key, n):
+    return random.split(key, n)
+
+
+def split_float(key):
+    return random.split(key, 2.5)
+
+
+def fold_in_of(key, data):
+    return random.fold_in(key, data)
+
+
+JIT_BAD = [
+    (normal_of, (np.array([0.5, 1.5]),), TypeError, "dtype uint32, got dtype float"),
+    (normal_of, (np.array([0, 1], np.int64),), TypeError, "dtype uint32, got dtype int"),
+    (normal_of, (np.array([0, 1, 2], np.uint32),), ValueError, "shape \\(2,\\), got shape \\(3,\\)"),
+    (normal_of, (np.zeros((2, 2), np.uint32),), ValueError, "a batch of keys"),
+    (normal_of, ([0, 1],), TypeError, "Lists and tuples are not keys"),
+    (normal_int_shape, (KEY,), TypeError, "write \\(3,\\)"),
+    (normal_n, (KEY, -1), ValueError, "non-negative"),
+    (uniform_from, (KEY, 2.0), ValueError, "minval must not exceed maxval"),
+    (uniform_int, (KEY,), ValueError, "must be a float dtype"),
+    (split_n, (KEY, -1), ValueError, "non-negative"),
+    (split_n, (np.zeros(3, np.uint32), 2), ValueError, "shape \\(2,\\), got shape"),
+    (split_float, (KEY,), TypeError, "num must be an int"),
+    (fold_in_of, (KEY, 1.5), TypeError, "must be an integer"),
+    (fold_in_of, (np.zeros(2), 1), TypeError, "dtype uint32"),
+]
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+@pytest.mark.parametrize("fn,args,error,message", JIT_BAD,
+                         ids=[f"{b[0].__name__}-{b[3][:20]}" for b in JIT_BAD])
+def test_bad_input_is_the_same_error_under_jit(fn, args, error, message, backend):
+    with pytest.raises(error, match=message) as info:
+        fn(*args)                                     # the eager call: the oracle
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+        with pytest.raises(error, match=message) as jitted:
+            strop.jit(fn, backend=backend)(*args)
+    assert type(jitted.value) is type(info.value)
+    assert f"line {fn.__code__.co_firstlineno + 1}" in str(jitted.value)
+
+
+def test_checked_samplers_still_compile_and_match_python():
+    def draws(key, n):
+        key, sub = random.split(key, 2)
+        return (random.normal(sub, (n,)) + random.uniform(random.fold_in(key, 3), (n,))
+                + random.laplace(key, (n,)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+        f = strop.jit(draws)
+        np.testing.assert_allclose(f(KEY, 4), draws(KEY, 4), rtol=1e-6)
+        assert f.last_backend == "cpu"
