@@ -162,8 +162,9 @@ def test_unusable_cache_directory(tmp_path):
 
 
 def test_threads_and_processes_on_one_fresh_cache(tmp_path):
-    """3 processes of 8 threads each, compiling jit and jit(grad) of the same fresh functions
-    into one empty cache directory at once; then a process that links what they saved."""
+    """3 processes of 16 threads each (8 with transforms of their own, 8 calling the same
+    two), compiling jit and jit(grad) of the same fresh functions into one empty cache
+    directory at once; then a process that links what they saved."""
     procs = [start(tmp_path, "threads") for _ in range(3)]
     for p in procs:
         assert not finish(p)["warnings"]
