@@ -56,6 +56,14 @@ class Transformed:
     def staged(self, key=None, reason=None):
         """The Staged code for ``key`` (by default: the last call's, else all leaves)."""
         key = key or self._last_key or (self.default_kinds(), (), _settings())
+        st = self._cache.get(key)
+        if st is not None and not all(g.holds() for g in st.fn.guards):
+            # a function it calls was rebound: transform it again.  Checked here, not only
+            # on a call, so that an outer transform (jit(grad(f))) never re-transforms this
+            # one's stale code
+            changed = sorted({g.var.user_name for g in st.fn.guards if not g.holds()})
+            reason = reason or f"changed global {', '.join(changed)}"
+            del self._cache[key]
         if key not in self._cache:
             if reason is None:
                 same_kinds = any(k[0] == key[0] for k in self._cache)
@@ -130,12 +138,9 @@ class Transformed:
             dynamic = [k for i, k in enumerate(kinds) if i not in self.static_argnums]
             args = [x for a, k in zip(args, dynamic) for x in (
                 tree_leaves(a) if type(k) is tuple else [a])]
-        st = self._cache.get(key) or self.staged(key)
-        if not all(g.holds() for g in st.fn.guards):
-            changed = [g.var.user_name for g in st.fn.guards if not g.holds()]
-            # a function it calls was rebound: transform it again
-            del self._cache[key]
-            st = self.staged(key, reason=f"changed global {', '.join(sorted(set(changed)))}")
+        st = self._cache.get(key)
+        if st is None or not all(g.holds() for g in st.fn.guards):
+            st = self.staged(key)     # new, or a function it calls was rebound
         try:
             out = st.run(args)
         except TypeError as e:

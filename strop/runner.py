@@ -7,9 +7,11 @@ so that it names the user line; with ``debug_nans``/``debug_infs`` a non-finite 
 traced to the line that made it the same way.
 """
 import dataclasses
+import glob
 import logging
 import os
 import re
+import shutil
 import sys
 import traceback
 import warnings
@@ -55,6 +57,7 @@ class Staged:
         self.runner = self.generated.function
         self.python = None   # what runs after a fallback, if not this code as Python
         self.pending = None  # the fallback's warning, given once the Python run succeeds
+        self.uncached = False  # compiled without Numba's cache, after a fault in it
         if config.read("log_compiles"):
             log.warning("strop: transformed %s into %s (%s)", origin, fn.name, reason)
         if backend == "cpu":
@@ -82,8 +85,8 @@ class Staged:
             if compiled and _is_numba_error(e):
                 self.fall_back(e)
                 return self.run(args)   # the warning waits for the Python run's success
-            if compiled and _from_numba_cache(e):   # a truncated or corrupted cache file
-                self.recompile()
+            if compiled and _from_numba_cache(e) and not self.uncached:
+                self.recompile()    # a truncated, corrupted or unreadable Numba cache file
                 return self.run(args)
             if compiled:   # compiled code has no traceback: run it as Python to find the line
                 self.rerun_as_python(args, free, e)
@@ -99,12 +102,20 @@ class Staged:
         return out
 
     def recompile(self):
-        """Drop this function's unreadable Numba cache index and compile afresh."""
+        """Drop this function's Numba cache files (for the next process) and compile it
+        afresh, without Numba's cache: what failed there cannot fail again."""
         try:
-            os.unlink(self.runner.dispatcher._cache._cache_file._index_path)
-        except (AttributeError, OSError):
-            pass
-        self.runner = Native(self.compile, self.generated.path)
+            from numba.core.caching import FunctionCache
+            files = FunctionCache(self.generated.function)._cache_file
+            data = glob.escape(files._data_name_pattern).replace("{number:d}", "*")
+            stale = [files._index_path,
+                     *glob.glob(os.path.join(glob.escape(files._cache_path), data))]
+        except Exception:     # Numba's layout changed: nothing to remove
+            stale = []
+        for path in stale:
+            shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) else _remove(path)
+        self.uncached = True
+        self.runner = Native(lambda: self.compile(cache=False), self.generated.path)
 
     def rerun_as_python(self, args, free, error):
         try:
@@ -170,6 +181,13 @@ def _compiled_variant(obj):
     from .rng.compiled import variant
     new = variant(obj, config.read("enable_x64"), config.read("threefry_partitionable"))
     return new if new is not obj else None
+
+
+def _remove(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _from_numba_cache(e):

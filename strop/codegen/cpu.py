@@ -4,6 +4,9 @@ Generated code reads as plain Python; two things change for Numba: tapes become 
 with ``append``/``pop`` (Numba infers their item type), and runtime helpers resolve to their
 Numba implementations (``runtime_numba``, registered with ``numba.extending.overload``).
 """
+import functools
+import hashlib
+import pickle
 import types
 
 import gast
@@ -148,11 +151,46 @@ def compile_function(function, cache=True, companions=()):
         for name, checked in companions:
             # a wide loop indexes only the lanes it was given: unchecked, it vectorizes
             options = dict(boundscheck=True, inline="always") if checked else {}
-            space[name] = numba.njit(cache=cache, error_model="numpy", **options)(space[name])
+            space[name] = _sealed(numba.njit(cache=cache, error_model="numpy",
+                                             **options)(space[name]))
         seen = types.FunctionType(function.__code__, space, function.__name__,
                                   function.__defaults__, function.__closure__)
         seen.__qualname__, seen.__module__ = function.__qualname__, function.__module__
-        return numba.njit(cache=cache, boundscheck=True, nogil=True,
-                          error_model="numpy")(seen)
+        return _sealed(numba.njit(cache=cache, boundscheck=True, nogil=True,
+                                  error_model="numpy")(seen))
     # boundscheck: an index out of range raises IndexError, never reads garbage
-    return numba.njit(cache=cache, boundscheck=True)(function)
+    return _sealed(numba.njit(cache=cache, boundscheck=True)(function))
+
+
+def _sealed(dispatcher):
+    """The dispatcher, its disk cache's data files sealed with the names of the function and
+    file they belong to: Numba's index finds a data file by name and its key hashes only the
+    bytecode, so another function's data file put in its place (two functions differing in a
+    constant) served that function's code."""
+    cache = getattr(dispatcher, "_cache", None)
+    files = getattr(cache, "_cache_file", None)
+    if files is not None and type(files).__name__ == "IndexDataCacheFile":
+        files.__class__ = _sealed_class(type(files))
+    return dispatcher
+
+
+@functools.cache
+def _sealed_class(base):
+    class Sealed(base):
+        def seal(self, name, data):
+            tag = f"{self._index_name}\0{name}\0".encode()
+            return hashlib.sha256(tag + data).digest()
+
+        def _save_data(self, name, data):
+            data = self._dump(data)
+            with self._open_for_write(self._data_path(name)) as f:
+                f.write(self.seal(name, data) + data)
+
+        def _load_data(self, name):
+            with open(self._data_path(name), "rb") as f:
+                data = f.read()
+            if self.seal(name, data[32:]) != data[:32]:
+                raise OSError(f"{name}: not this function's cache file")  # load(): a miss
+            return pickle.loads(data[32:])
+
+    return Sealed

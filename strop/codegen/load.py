@@ -1,20 +1,26 @@
 """Generated modules are real files in a content-hashed cache directory, imported by path.
 
 A file's name carries the hash of its source and of strop's version, so two processes that
-generate the same function share one file (written atomically: temp file + rename), a stale
-or truncated file is never imported (its content is checked against the hash), and
-``inspect``, ``pdb`` and tracebacks can read the source.
+generate the same function share one file (written atomically: temp file + rename), and
+``inspect``, ``pdb`` and tracebacks can read the source.  What runs is the source strop holds,
+compiled in memory: neither a truncated, corrupted or exchanged file nor a ``.pyc`` is ever
+executed (a corrupted ``.pyc`` failed in ``marshal``, or hung allocating gigabytes).  A cache
+directory that cannot be written is replaced by a private temporary one, with one warning.
 """
+import atexit
 import hashlib
 import importlib.util
 import inspect
 import os
+import shutil
 import sys
 import tempfile
+import warnings
 from dataclasses import dataclass
 
 from .. import __version__
 from ..config import config
+from ..errors import StropWarning
 
 
 LINEMAPS = {}   # path of a generated module -> its line map (to see through generated code)
@@ -31,11 +37,53 @@ class Generated:
 
 
 def cache_dir():
-    path = config.read("cache_dir") or os.path.join(
+    path = _configured()
+    used = _USED.get(path)
+    if used is None or not os.path.isdir(used):
+        used = _USED[path] = _usable(path)
+    return used
+
+
+_USED = {}   # configured cache directory -> the one used (itself, or a temporary fallback)
+
+
+def _configured():
+    return config.read("cache_dir") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
         "strop")
-    os.makedirs(path, exist_ok=True)
-    return path
+
+
+def _usable(path):
+    """``path`` if a file can be created in it, else a private temporary directory."""
+    try:
+        os.makedirs(path, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=path, suffix=".tmp")
+        os.close(fd)
+        os.unlink(probe)
+        return path
+    except OSError as e:
+        return _fallback(path, e)
+
+
+def _fallback(path, error):
+    """A private temporary directory used instead of ``path``, removed at exit; one warning."""
+    fallback = tempfile.mkdtemp(prefix="strop-cache-")
+    atexit.register(shutil.rmtree, fallback, ignore_errors=True)
+    warnings.warn(StropWarning(
+        f"strop's cache directory {path} is not usable ({error}); generated code goes to "
+        f"the temporary directory {fallback} instead, and compiled code is not kept for "
+        f"later processes", fix="set STROP_CACHE_DIR (or strop.config.update('cache_dir', "
+                                "...)) to a writable directory"), stacklevel=_user_level())
+    return fallback
+
+
+def _user_level():
+    """The stack level of the first caller outside strop (for a warning to name its line)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(root):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def digest(source):
@@ -48,7 +96,11 @@ def write_atomically(path, data):
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode() if isinstance(data, str) else data)
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except IsADirectoryError:   # an empty directory in the file's place: it goes
+            os.rmdir(path)
+            os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -80,19 +132,31 @@ def load(name, source, linemap, injected):
         module = sys.modules[modname]
         LINEMAPS[module.__file__] = linemap
         return Generated(name, source, linemap, module, getattr(module, name), module.__file__)
-    path = os.path.join(cache_dir(), f"{name}_{key}.py")
-    try:
-        with open(path, encoding="utf-8") as f:
-            intact = f.read() == source
-    except OSError:
-        intact = False
-    if not intact:        # missing, truncated or corrupted: write it again
-        write_atomically(path, source)
+    path = _written(f"{name}_{key}.py", source.encode())
     spec = importlib.util.spec_from_file_location(modname, path)
     module = importlib.util.module_from_spec(spec)
     module.__dict__.update(injected)
     module.__strop_linemap__ = linemap
     LINEMAPS[path] = linemap
-    spec.loader.exec_module(module)
+    exec(compile(source, path, "exec"), module.__dict__)   # the source held, never a .pyc
     sys.modules[modname] = module
     return Generated(name, source, linemap, module, getattr(module, name), path)
+
+
+def _written(filename, data):
+    """The path of ``filename`` in the cache directory, holding ``data``: written again where
+    it is missing, truncated, corrupted or unreadable."""
+    path = os.path.join(cache_dir(), filename)
+    try:
+        with open(path, "rb") as f:
+            if f.read() == data:
+                return path
+    except OSError:
+        pass
+    try:
+        write_atomically(path, data)
+    except OSError as e:   # unwritable since it was checked, or a directory in the file's place
+        _USED[_configured()] = _fallback(os.path.dirname(path), e)
+        path = os.path.join(cache_dir(), filename)
+        write_atomically(path, data)
+    return path

@@ -9,7 +9,9 @@ code with llvmlite and calls its Python entry point directly.  Numba stays the c
 fallback: argument types with no saved code go through the dispatcher.
 
 A saved file names the Numba, llvmlite and Python versions and the host CPU, and carries a
-hash of its contents: a file made elsewhere is never loaded, a truncated one is removed.
+hash of its contents and of its own name (the generated module's hash, the function, the
+argument types): a file made elsewhere is never loaded, a truncated or corrupted one, or one
+holding another function's code (files exchanged), is removed and compiled again.
 """
 import glob
 import hashlib
@@ -69,7 +71,7 @@ class Native:
         except OSError:
             return None
         digest, payload = data[:32], data[32:]
-        if hashlib.sha256(payload).digest() != digest:    # truncated or corrupted: remove it
+        if _seal(path, payload) != digest:   # truncated, corrupted or another's: remove it
             _remove(path)
             return None
         try:
@@ -95,10 +97,17 @@ class Native:
             try:
                 from numba.core.serialize import dumps
                 payload = dumps(cres._reduce())
-                write_atomically(self._file(key), hashlib.sha256(payload).digest() + payload)
+                path = self._file(key)
+                write_atomically(path, _seal(path, payload) + payload)
             except Exception:      # what Numba cannot pickle it does not cache either
                 pass
         return _boxed(cres.entry_point, cres.signature.return_type)
+
+
+def _seal(path, payload):
+    """The hash a saved file starts with: of its payload and of the name that says whose code
+    it is, so that a file moved to another function's name is never linked."""
+    return hashlib.sha256(os.path.basename(path).encode() + b"\0" + payload).digest()
 
 
 def _boxed(entry, restype):

@@ -12,6 +12,7 @@ where an atom is a name, a constant or a reference to a bound object (``np.pi``)
 """
 import builtins
 import inspect
+import sys
 
 import gast
 import numpy as np
@@ -57,6 +58,18 @@ UNSUPPORTED = {gast.Try: "try/except", gast.With: "with", gast.ClassDef: "a clas
                gast.NamedExpr: "the walrus operator :=", gast.Set: "a set",
                gast.SetComp: "a set comprehension", gast.Starred: "* unpacking",
                gast.Match: "match"}
+
+
+def _is_user_module(obj):
+    """A module of the user's (not NumPy's, strop's or the standard library's)."""
+    if not inspect.ismodule(obj):
+        return False
+    top = obj.__name__.partition(".")[0]
+    return top not in sys.stdlib_module_names and top not in _LIBRARIES or \
+        obj.__name__.startswith("strop.demo")
+
+
+_LIBRARIES = {"numpy", "strop", "scipy", "numba", "builtins"}
 
 
 def _is_user_function(obj):
@@ -160,11 +173,17 @@ class Normalizer(Inliner, Spreader):
         if kind == UNDEFINED:
             raise self.error(f"name {user_name!r} is not defined", node, scope)
         owner = scope.parsed.cells[user_name] if kind == CLOSURE else scope.parsed.globals
+        return self.global_atom(user_name, owner, value, kind == CLOSURE)
+
+    def global_atom(self, user_name, owner, value, is_cell=False):
+        """A global, closure variable or attribute of a user's module, as generated code reads
+        it: a function or module bound once (a guard notices when it is rebound, to transform
+        again), data passed in on every call."""
+        var = ir.FreeVar(user_name, owner, is_cell)
         if ir.is_constant_object(value):
-            # bound once; a guard notices when the global is rebound, to transform again
-            self.guards.append(ir.FreeVar(user_name, owner, kind == CLOSURE).guard(value))
+            self.guards.append(var.guard(value))
             return ir.name(self.bind_ref(user_name, value))
-        return self.free_atom(ir.FreeVar(user_name, owner, kind == CLOSURE))
+        return self.free_atom(var)
 
     def free_atom(self, var):
         for gen, existing in self.free.items():
@@ -390,6 +409,11 @@ class Normalizer(Inliner, Spreader):
         if kind is gast.Attribute:
             base = self.expr(e.value, scope)
             node = gast.Attribute(value=base, attr=e.attr, ctx=gast.Load())
+            module = self.ref_object(base) if self.is_ref(base) else None
+            if _is_user_module(module) and e.attr in vars(module):
+                # helpers.h, cfg.scale: read like a global of that module (current value)
+                atom = self.global_atom(e.attr, vars(module), getattr(module, e.attr))
+                return self.to_name(atom, into) if into else atom
             if self.is_ref(base):   # np.pi, np.float32: an atom
                 return self.to_name(node, into) if into else node
             return self.to_name(node, into, force=True)
@@ -620,6 +644,7 @@ class Normalizer(Inliner, Spreader):
             # free variables it reads as trailing arguments (jit(vmap(f)): vmap(f)'s code)
             inner = obj.plain or obj     # a transform inlined for arguments of any kind
             st = getattr(inner, "inlined", inner.staged)()   # (custom rules know theirs)
+            self.guards.extend(st.fn.guards)   # a function its code was made for rebound
             extra = [self.free_or_local(v) for v in st.fn.free.values()]
             return self.inline_object(st.generated.function, e, scope, into, extra)
         if getattr(obj, "__strop_custom__", False) and not self.keep_custom:

@@ -3,6 +3,7 @@ import builtins
 import inspect
 import linecache
 import textwrap
+import types
 from dataclasses import dataclass, field
 
 import gast
@@ -88,6 +89,13 @@ def parse(fn):
     text = "".join(lines)
     dedented = textwrap.dedent(text)
     indent = len(lines[0]) - len(lines[0].lstrip()) if dedented != text else 0
+    if not _runs(code):
+        raise TransformError(
+            f"the source of {fn.__qualname__} in {code.co_filename} is not the code it runs: "
+            f"the file was edited after the function was defined, and strop transforms "
+            f"source code", Location(code.co_filename, code.co_firstlineno),
+            fix="run the edited file again (importlib.reload(module), or restart), or undo "
+                "the edit")
     if fn.__name__ == "<lambda>":
         node, indent = _lambda_node(code), 0
     else:
@@ -102,6 +110,43 @@ def parse(fn):
     parsed = Parsed(fn, node, code.co_filename, indent, fn.__globals__, cells)
     parsed.local_names = frozenset(local_names(node))
     return parsed
+
+
+def _runs(code):
+    """Whether the file as linecache reads it now compiles to ``code``: the file may have been
+    edited since the function was made.  Compiled whole (the compiler reads names imported at
+    module level differently), once per text; a file that does not compile as Python (a
+    notebook cell with magics) is taken as it is."""
+    text = "".join(linecache.getlines(code.co_filename))
+    if _COMPILED.get(code.co_filename, (None,))[0] != text:
+        try:
+            compiled = compile(text, code.co_filename, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):
+            compiled = None
+        _COMPILED[code.co_filename] = text, compiled
+    compiled = _COMPILED[code.co_filename][1]
+    return compiled is None or any(_same(code, c) for c in _codes(compiled)
+                                   if c.co_firstlineno == code.co_firstlineno)
+
+
+_COMPILED = {}   # file name -> (its text, its code): the last compiled, to check functions
+
+
+def _codes(code):
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            yield c
+            yield from _codes(c)
+
+
+def _same(a, b):
+    """The same code: instructions, names, constants and positions."""
+    return (a.co_name == b.co_name and a.co_code == b.co_code and a.co_names == b.co_names
+            and a.co_varnames == b.co_varnames and a.co_freevars == b.co_freevars
+            and list(a.co_positions()) == list(b.co_positions())
+            and len(a.co_consts) == len(b.co_consts) and all(
+                _same(x, y) if isinstance(x, types.CodeType) else
+                type(x) is type(y) and repr(x) == repr(y) for x, y in zip(a.co_consts, b.co_consts)))
 
 
 def _lambda_node(code):
