@@ -1888,3 +1888,23 @@ def test_generated_source_compiles_cleanly(f, args):
     again = grad(f)                         # a new transform of the same function, called
     again(*args)                            # with arguments of the same kinds
     assert strop.source(again) == text
+
+
+def _closure_over(w):
+    def term(x):
+        return np.sum(w * x)
+    return term
+
+
+_term1, _term2 = _closure_over(np.ones(3)), _closure_over(np.full(3, 2.0))
+
+
+def two_closures_with_array_cells(x):
+    return _term1(x) + _term2(x) ** 2
+
+
+def test_two_closures_over_same_named_array_cells():
+    # their free variables were compared by value (cell == cell compares arrays): ValueError
+    x = randn(3)
+    check_grad(two_closures_with_array_cells, x)
+    assert np.allclose(strop.jit(two_closures_with_array_cells)(x), two_closures_with_array_cells(x))

@@ -27,6 +27,15 @@ class FreeVar:
     def read(self):
         return self.owner.cell_contents if self.is_cell else self.owner[self.user_name]
 
+    # the same variable is the same name in the same dict or cell: compared by value, two
+    # module dicts holding arrays would raise (ambiguous truth value), and dicts do not hash
+    def __eq__(self, other):
+        return (isinstance(other, FreeVar) and self.owner is other.owner
+                and self.user_name == other.user_name and self.is_cell == other.is_cell)
+
+    def __hash__(self):
+        return hash((self.user_name, id(self.owner), self.is_cell))
+
     def guard(self, value):
         return Guard(self, value)
 
