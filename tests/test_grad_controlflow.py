@@ -186,10 +186,21 @@ def nested_break(x):
     return x * s
 
 
+def overwritten_in_branch(x):   # hessian: c's tangent tape popped where its tangent is dead
+    c = 1.5
+    d = x * 0.5
+    for i in range(2):
+        x = x * c
+    c = x - d
+    if c < 10.0:
+        c = np.sin(d) * d
+    return x * 0.5 + d * d
+
+
 FUNCTIONS = [taylor_sin, negative_bases, schedule, schedule_active, untaken_then_overwritten,
              elif_chain, nested_ifs, in_for_in_while, first_defined_in_loop, while_index,
              break_then_return, break_while_then_return, continue_then_return, return_in_loop,
-             nested_break]
+             nested_break, overwritten_in_branch]
 POINTS = [0.7, 1.3, -0.4, 2.5]
 
 

@@ -103,7 +103,7 @@ def mark_dead(stmts, live, pure):
     for s in reversed(stmts):
         if isinstance(s, gast.Assign):
             t = s.targets[0].id
-            s.dead = t in pure and t not in live
+            s.dead = t in pure and t not in live and not getattr(s, "effect", False)
             if not s.dead:
                 live = (live - {t}) | analysis.reads(s)
         elif isinstance(s, gast.If):

@@ -251,6 +251,7 @@ class Reverse:
         if op == "push":
             value = s.value.args[1].id
             out = self.accumulate(value, ir.call(self.helper("pop"), [ir.name(btape)]), init)
+            out[-1].effect = True   # kept even where the adjoint is dead: tapes stay in step
         else:
             v = s.targets[0].id
             bv = self.adj(v)
