@@ -45,6 +45,26 @@ def _writes(stmts, name):
                for s in stmts for n in gast.walk(s))
 
 
+def _typed_before(before, value, params):
+    """Whether ``value``, read before the loop to type its tape, surely has there the type it
+    has in the loop: it is defined there (a value first made inside the loop is not), and not
+    by an integer or a bool (``c = 1`` then ``c = c * x``: an integer tape would truncate)."""
+    last = next((s for s in reversed(before) if value in _assigned(s)), None)
+    if last is None:
+        return value in params
+    if not (isinstance(last, gast.Assign) and isinstance(last.targets[0], gast.Name)):
+        return False
+    v = last.value
+    return not (isinstance(v, gast.Constant) and not isinstance(v.value, float)
+                or isinstance(v, (gast.Compare, gast.BoolOp))
+                or isinstance(v, gast.UnaryOp) and isinstance(v.op, gast.Not))
+
+
+def _assigned(stmt):
+    return {n.id for n in gast.walk(stmt)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+
+
 def arrays_for_tapes(node, refs, scalars):
     """Rewrite list tapes of the numbers in ``scalars`` into arrays (see the module note)."""
     body = node.body
@@ -68,6 +88,7 @@ def arrays_for_tapes(node, refs, scalars):
                 and isinstance(s.value.func, gast.Attribute) and s.value.func.attr == "pop"
                 and isinstance(s.value.func.value, gast.Name) and not s.value.args]
 
+    params = {a.id for a in node.args.args}
     top = {s.targets[0].id: s for s in body if isinstance(s, gast.Assign)
            and isinstance(s.value, gast.List) and not s.value.elts}
     uses = {}
@@ -95,7 +116,8 @@ def arrays_for_tapes(node, refs, scalars):
             for tape in sorted(set(pushed) & set(popped) & set(top)):
                 (ps, value), (qs, target) = pushed[tape], popped[tape]
                 # the tape's whole life: made at the top, one append, one pop, nothing else
-                if value != target or value not in scalars or uses.get(tape) != 3:
+                if value != target or value not in scalars or uses.get(tape) != 3 or \
+                        not _typed_before(body[:body.index(fwd)], value, params):
                     continue
                 ps.value = None
                 index = gast.Subscript(value=gast.Name(id=tape, ctx=gast.Store(), annotation=None,

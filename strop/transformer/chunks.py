@@ -9,12 +9,19 @@ from . import analysis
 
 
 class Chunk(list):
-    """The adjoint statements of one forward statement; ``restore`` is where its tape pop goes."""
+    """The adjoint statements of one forward statement; ``restore`` is where its tape pop goes;
+    ``writes``: the names the statement overwrites, which a pop may put back there."""
 
     def __init__(self, items=(), restore=None):
         super().__init__(items)
         self.inline_restore = restore is not None    # the restore Chunk is among the items
         self.restore = restore if restore is not None else []
+        self.writes = set()
+
+    def may_restore(self):
+        """Whether a tape pop may be added here (a name it overwrites is read after it)."""
+        live = self.restore.live_end if self.inline_restore else self.live_end
+        return bool(self.writes & live)
 
 
 class Context:
@@ -59,9 +66,11 @@ def annotate_live(items, live):
             it.live_end = set(live)
             live = annotate_live(list(it), live)
         elif isinstance(it, gast.If):
-            empty = not flatten([it], live_only=True)   # an if left with no code is dropped
-            live = (annotate_live(it.body, set(live)) | annotate_live(it.orelse, set(live))
-                    | (set() if empty else analysis.reads(it)))
+            live = annotate_live(it.body, set(live)) | annotate_live(it.orelse, set(live))
+            # an if left with no code is dropped, unless a pop may go in it later: then its
+            # test is read, and must be taped as any other value the adjoint reads
+            if flatten([it], live_only=True) or _may_restore(it.body + it.orelse):
+                live |= analysis.reads(it)
         elif isinstance(it, gast.For):   # its range is evaluated once, before the loop
             head = set(live)
             while True:
@@ -78,13 +87,23 @@ def annotate_live(items, live):
     return live
 
 
+def _may_restore(items):
+    for it in items:
+        if isinstance(it, Chunk) and (it.may_restore() or _may_restore(it) or
+                                      not it.inline_restore and _may_restore(it.restore)):
+            return True
+        if isinstance(it, (gast.If, gast.For)) and _may_restore(it.body + it.orelse):
+            return True
+    return False
+
+
 def mark_dead(stmts, live, pure):
     """Mark assignments to the ``pure`` names (adjoints, temporaries) whose value is never read
     again; returns the names live before ``stmts``."""
     for s in reversed(stmts):
         if isinstance(s, gast.Assign):
             t = s.targets[0].id
-            s.dead = t in pure and t not in live
+            s.dead = t in pure and t not in live and not getattr(s, "effect", False)
             if not s.dead:
                 live = (live - {t}) | analysis.reads(s)
         elif isinstance(s, gast.If):

@@ -44,8 +44,10 @@ class Canonicalizer:
         simple = (len(returns) == 0 or len(returns) == 1 and node.body[-1] is returns[0])
         if not simple and len(returns) == _count_tail_returns(node.body):
             # every return ends a path: assign the result there, return it once at the end
+            # (loops still lose their break and continue, below)
             self.retval = self.namer.fresh("_retval")
-            node.body = _tail_assign(node.body, self.retval) + [
+            body, _ = self.block(_tail_assign(node.body, self.retval), None)
+            node.body = body + [
                 gast.copy_location(gast.Return(value=name(self.retval)), returns[-1])]
             return node
         if not simple:

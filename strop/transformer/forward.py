@@ -141,8 +141,10 @@ class Forward:
             return [s, push], init
         v = s.targets[0].id
         init.add(v)
-        return [s, ir.assign(self.tan(v), ir.call(self.helper("pop"),
-                                                   [ir.name(self.tan(tape))]), s.loc)], init
+        pop = ir.assign(self.tan(v), ir.call(self.helper("pop"), [ir.name(self.tan(tape))]),
+                        s.loc)
+        pop.effect = True   # kept even where the tangent is dead: the tape must stay in step
+        return [s, pop], init
 
     def assign(self, s, init):
         y = s.targets[0].id
@@ -457,7 +459,7 @@ def drop_dead(stmts, live, pure):
     out = []
     for s in reversed(stmts):
         if isinstance(s, gast.Assign) and s.targets[0].id in pure and \
-                s.targets[0].id not in live:
+                s.targets[0].id not in live and not getattr(s, "effect", False):
             continue
         if isinstance(s, gast.If):
             s.body = drop_dead(s.body, set(live), pure) or [gast.Pass()]

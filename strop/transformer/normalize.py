@@ -280,8 +280,10 @@ class Normalizer(Inliner, Spreader):
             fail.loc = self.loc
             self.emit(gast.If(test=gast.UnaryOp(op=gast.Not(), operand=test), body=[fail],
                               orelse=[]))
-        elif kind in (gast.Pass, gast.Break, gast.Continue):
+        elif kind is gast.Pass:
             pass
+        elif kind in (gast.Break, gast.Continue):   # controlflow.py rewrites them all: never
+            raise self.error(f"internal: '{kind.__name__.lower()}' left in a loop", s, scope)
         else:
             raise self.error(f"{kind.__name__} statements are not supported", s, scope)
 

@@ -207,6 +207,7 @@ class Reverse:
         out = []
         for s in reversed(stmts):
             chunk, init = self.rev_stmt(s, ctx, init)
+            chunk.writes = _overwritten(s)
             ctx.chunks[id(s)] = chunk
             out.append(chunk)
         return out, init
@@ -251,6 +252,7 @@ class Reverse:
         if op == "push":
             value = s.value.args[1].id
             out = self.accumulate(value, ir.call(self.helper("pop"), [ir.name(btape)]), init)
+            out[-1].effect = True   # kept even where the adjoint is dead: tapes stay in step
         else:
             v = s.targets[0].id
             bv = self.adj(v)
@@ -405,6 +407,7 @@ class Reverse:
         body += [self.zeros(v, s) for v in sorted(start - end)]
         pre = [self.zeros(v, s) for v in sorted(start - set(init))]
         child.start = Chunk()
+        child.start.writes = analysis.block_writes(s.body) - analysis.carried(s)
         body = [child.start] + body
         if isinstance(s, gast.For):
             it = _reversed_range(s.iter)
@@ -437,9 +440,8 @@ class Reverse:
         i = 0
         while i < len(stmts):
             s = stmts[i]
-            if isinstance(s, gast.Assign):
-                overwritten = {s.targets[0].id}
-            elif isinstance(s, gast.If):
+            overwritten = _overwritten(s)
+            if isinstance(s, gast.If):
                 pd1, dd1 = self.save_block(s.body, ctx, set(pd), set(dd))
                 pd2, dd2 = self.save_block(s.orelse, ctx, set(pd), set(dd))
                 pd, dd = pd1 | pd2, dd1 & dd2
@@ -448,8 +450,7 @@ class Reverse:
             elif isinstance(s, (gast.For, gast.While)):
                 child = ctx.children[id(s)]
                 self.save_loop(s, child, dd)
-                overwritten = analysis.writes(s) - analysis.carried(s)
-            else:
+            elif not isinstance(s, gast.Assign):
                 i += 1
                 continue
             chunk = ctx.chunks[id(s)]
@@ -606,6 +607,16 @@ def _reversed_range(it):
             left=ir.clone(stop), op=gast.Sub(), right=ir.const(1))
         return ir.call("range", [last, ir.const(-1), ir.const(-1)])
     return ir.call("reversed", [ir.clone(it)])
+
+
+def _overwritten(s):
+    """The names whose values before ``s`` a tape may have to keep, pushed just before it (a
+    loop pushes the values its iterations carry inside, at each overwrite)."""
+    if isinstance(s, gast.Assign):
+        return {s.targets[0].id}
+    if isinstance(s, (gast.For, gast.While)):
+        return analysis.writes(s) - analysis.carried(s)
+    return set()
 
 
 def _located(stmts, loc):
