@@ -36,15 +36,17 @@ log = logging.getLogger("strop")
 class Staged:
     """One generated function: its IR, its module, and what runs it."""
 
-    def __init__(self, fn, origin, backend, reason="first call", donated=(), scalars=()):
+    def __init__(self, fn, origin, backend, reason="first call", donated=(), scalars=(),
+                 array_tapes=True):
         self.fn, self.backend, self.origin = fn, backend, origin
+        self.made = (fn, origin, backend, reason, donated, scalars)
         refs = dict(fn.refs)
         node = lower(fn.node, refs, _compiled_variant) if backend == "cpu" else fn.node
         companions = tuple(lower(c, refs, _compiled_variant) for c in fn.companions) \
             if backend == "cpu" else fn.companions
         self.inplace = make_inplace(node, refs, donated) if backend == "cpu" else set()
         self.array_tapes = set()
-        if backend == "cpu":
+        if backend == "cpu" and array_tapes:
             params = [a.id for a in fn.node.args.args]     # found before lowering renames
             numbers = scalar_names(fn.node.body, params, set(scalars) & set(params), fn.callee)
             self.array_tapes = arrays_for_tapes(node, refs, numbers)
@@ -82,6 +84,10 @@ class Staged:
         except StropError:
             raise
         except Exception as e:
+            if compiled and self.array_tapes and _is_numba_error(e) and "tape_put" in str(e):
+                # an integer before a loop, a float in it: its tapes stay lists, as in Python
+                self.__init__(*self.made, array_tapes=False)
+                return self.run(args)
             if compiled and _is_numba_error(e):
                 self.fall_back(e)
                 return self.run(args)   # the warning waits for the Python run's success

@@ -325,3 +325,22 @@ def test_tape_arrays_keep_the_loop_type():
             close(jit(grad(int_then_float))(x), fd(int_then_float, x), f"jit(grad) at {x}")
             close(jit(grad(first_defined_in_loop))(x), fd(first_defined_in_loop, x),
                   f"jit(grad) at {x}")
+
+
+def power_from_int_argument(x, n):
+    s = n                     # an int argument, a float after the first trip
+    for _ in range(3):
+        s = s * x
+    return s
+
+
+def test_tape_of_an_int_argument_that_becomes_a_float():
+    # its array tape was typed by the int before the loop: jit(grad) truncated every value
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+        g = jit(grad(power_from_int_argument))
+        for x, n in [(0.7, 2), (1.3, -3)]:
+            want = fd(lambda v: power_from_int_argument(v, n), x)
+            close(g(x, n), want, f"jit(grad) at {x}, {n}")
+            close(g(x, float(n)), want, f"jit(grad) at {x}, float {n}")
+    assert g.last_backend == "cpu"

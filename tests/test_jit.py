@@ -390,7 +390,7 @@ def test_tapes_of_numbers_in_a_range_loop_are_arrays():
     got = jg(0.3, 0.2, 0.1, 50)
     np.testing.assert_allclose(got, g(0.3, 0.2, 0.1, 50), rtol=1e-12)
     assert jg.staged().array_tapes == {"_tape_omega", "_tape_theta"}
-    assert "_tape_theta[_] = theta" in strop.source(jg)      # indexed by the loop variable
+    assert "tape_put(_tape_theta, _, theta)" in strop.source(jg)   # indexed by the loop variable
 
 
 def sum_and_first(x):

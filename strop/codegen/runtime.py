@@ -8,7 +8,7 @@ import numpy as np
 __all__ = [
     "unbroadcast", "zeros_like", "ones_like", "add", "scale", "getitem_vjp", "setitem",
     "setitem_vjp", "expand_to", "astype_like", "stack", "push", "pop", "append", "insert",
-    "pop_item", "item_of", "sort_like", "seed_grad", "aux_pair", "tape_array", "balanced_eq",
+    "pop_item", "item_of", "sort_like", "seed_grad", "aux_pair", "tape_array", "tape_put", "balanced_eq",
     "sort_vjp", "matmul", "matmul_vjp_x", "matmul_vjp_y", "matmul_as_x", "matmul_as_y",
     "matmul_x_vjp_y", "matmul_y_vjp_x", "weak",
     "at_get", "at_set", "at_add", "at_multiply", "at_min", "at_max", "at_set_inplace",
@@ -229,6 +229,11 @@ def stack():
 def tape_array(n, like):
     """A tape of n numbers of ``like``'s type, indexed by iteration (compiled code's tapes)."""
     return np.empty(n, np.result_type(like))
+
+
+def tape_put(tape, i, v):
+    """``tape[i] = v`` for an array tape (see tape_array)."""
+    tape[i] = v
 
 
 def push(s, v):

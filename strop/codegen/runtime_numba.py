@@ -8,6 +8,7 @@ compile fails and jit falls back to the python backend with a JitFallbackWarning
 import numba
 import numpy as np
 from numba import types
+from numba.core.errors import NumbaTypeError
 from numba.extending import overload, register_jitable
 from numba.np.numpy_support import as_dtype
 
@@ -219,6 +220,18 @@ def _tape_array(n, like):
     if isinstance(like, (types.Float, types.Integer, types.Boolean)):
         dt = as_dtype(like)
         return lambda n, like: np.empty(n, dt)
+
+
+@overload(rt.tape_put)
+def _tape_put(tape, i, v):
+    if isinstance(tape.dtype, (types.Integer, types.Boolean)) and not isinstance(
+            v, (types.Integer, types.Boolean)):
+        raise NumbaTypeError(f"a number taped for the adjoint is {tape.dtype} before the loop "
+                             f"and {v} in it; Python keeps its type, an array tape would not")
+
+    def put(tape, i, v):
+        tape[i] = v
+    return put
 
 
 @overload(rt.item_vjp)
@@ -706,7 +719,7 @@ def _set_lane(out, j, value):
     return impl
 
 
-_OVERLOADED = {rt.weak, rt.lanes_like, rt.set_lane, rt.tape_array, rt.seed_grad, rt.aux_pair, rt.out_axis, rt.zeros_like, rt.add,
+_OVERLOADED = {rt.weak, rt.lanes_like, rt.set_lane, rt.tape_array, rt.tape_put, rt.seed_grad, rt.aux_pair, rt.out_axis, rt.zeros_like, rt.add,
                rt.astype_like, rt.unbroadcast, rt.broadcast_like, rt.expand_to, rt.getitem_vjp, rt.setitem, rt.setitem_vjp,
                rt.item_vjp, rt.mean_grad, rt.extremum_grad, rt.expand_to_lanes,
                rt.extremum_grad_lanes, rt.matmul, rt.matmul_lanes, rt.matmul_vjp_x_lanes,

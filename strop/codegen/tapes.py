@@ -69,10 +69,7 @@ def arrays_for_tapes(node, refs, scalars):
     """Rewrite list tapes of the numbers in ``scalars`` into arrays (see the module note)."""
     body = node.body
     helper = {n: o for n, o in refs.items() if n in runtime.__all__}
-    tape_array = next((n for n, o in helper.items() if o is runtime.tape_array), None)
-    if tape_array is None:
-        refs["tape_array"] = runtime.tape_array
-        tape_array = "tape_array"
+    tape_array = _helper(refs, helper, runtime.tape_array)
 
     def appends(stmts):
         """(tape, value) of top-level ``tape.append(value)`` statements."""
@@ -120,13 +117,14 @@ def arrays_for_tapes(node, refs, scalars):
                         not _typed_before(body[:body.index(fwd)], value, params):
                     continue
                 ps.value = None
-                index = gast.Subscript(value=gast.Name(id=tape, ctx=gast.Store(), annotation=None,
-                                                       type_comment=None),
-                                       slice=gast.Name(id=i, ctx=gast.Load(), annotation=None,
-                                                       type_comment=None), ctx=gast.Store())
-                new = gast.Assign(targets=[index], value=gast.Name(
-                    id=value, ctx=gast.Load(), annotation=None, type_comment=None),
-                    type_comment=None)
+                # tape_put(tape, i, v), not tape[i] = v: the tape is typed by the value before
+                # the loop, and an integer there may be a float in the loop (s = n, then
+                # s = s * x), which an assignment would truncate; tape_put refuses to compile
+                new = gast.Expr(value=gast.Call(
+                    func=gast.Name(id=_helper(refs, helper, runtime.tape_put), ctx=gast.Load(),
+                                   annotation=None, type_comment=None),
+                    args=[gast.Name(id=n, ctx=gast.Load(), annotation=None, type_comment=None)
+                          for n in (tape, i, value)], keywords=[]))
                 new.loc = getattr(ps, "loc", None)
                 fwd.body[fwd.body.index(ps)] = new
                 qs.value = gast.Subscript(value=gast.Name(id=tape, ctx=gast.Load(),
@@ -142,6 +140,17 @@ def arrays_for_tapes(node, refs, scalars):
                 body.remove(alloc)              # allocated where n and the value are known
                 body.insert(body.index(fwd), alloc)
                 done.add(tape)
-    if not done and refs.get("tape_array") is runtime.tape_array and tape_array not in helper:
-        del refs["tape_array"]      # bound for nothing: not in the module's imports
+    if not done:
+        for f in (runtime.tape_array, runtime.tape_put):
+            if refs.get(f.__name__) is f and f.__name__ not in helper:
+                del refs[f.__name__]      # bound for nothing: not in the module's imports
     return done
+
+
+def _helper(refs, helper, f):
+    """The name the module binds runtime helper ``f`` to, binding it if it has none."""
+    name = next((n for n, o in helper.items() if o is f), None)
+    if name is None:
+        refs[f.__name__] = f
+        name = f.__name__
+    return name
