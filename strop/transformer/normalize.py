@@ -92,11 +92,13 @@ class Normalizer(Inliner, Spreader):
         scope = Scope(parsed, parsed.node, {n: n for n in parsed.local_names})
         node = canonicalize(parsed.node, self.namer, parsed.location)
         args = node.args
-        if args.kwonlyargs or args.kwarg:
-            raise TransformError("keyword-only and ** parameters are not supported yet",
-                                 parsed.location(node), fix="make them positional parameters")
+        if args.kwarg:
+            raise TransformError("** parameters are not supported yet", parsed.location(node),
+                                 fix="make them positional or keyword-only parameters")
+        # the api passes arguments in this order: positional, *args (spread at the boundary,
+        # transformer/flatten.py), keyword-only
         params = [a.id for a in args.posonlyargs + args.args] + (
-            [args.vararg.id] if args.vararg else [])
+            [args.vararg.id] if args.vararg else []) + [a.id for a in args.kwonlyargs]
         body = self.block(node.body, scope)
         free_params = [ir.name(n, store=False) for n in self.free]
         for p in free_params:
