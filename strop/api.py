@@ -81,12 +81,16 @@ class Transformed:
                                       scalars)
         return self._cache[key]
 
-    def inlined(self):
+    def inlined(self, npositional=None):
         """The Staged code inlined where this transform is called inside a function being
-        transformed.  Its arguments' kinds are unknown there, so each is taken for an array or
-        a container (cotangents accumulate with add(), which takes both): the code must not
-        depend on how this transform was last called either."""
-        return self.staged(((TREE,) * len(self.signature.parameters), (), _settings()))
+        transformed (with ``npositional`` positional arguments, if known).  Its arguments'
+        kinds are unknown there, so each is taken for an array or a container (cotangents
+        accumulate with add(), which takes both): the code must not depend on how this
+        transform was last called either."""
+        n = len(self.signature.parameters)
+        if npositional is not None and self._arity[1]:   # f(*xs): one parameter per argument
+            n = npositional + self._arity[2]
+        return self.staged(((TREE,) * n, (), _settings()))
 
     def inner_kinds(self, kinds):
         """The kinds of the arguments the transformed function itself receives."""

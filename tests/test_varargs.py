@@ -200,3 +200,17 @@ def test_jit_static_varargs_and_inner_checks():
         jit(grad(star, argnums=1), static_argnums=0)(2.0, 3)
     with pytest.raises(ValueError, match="out of range"):
         jit(star, static_argnums=3)(2.0, 3.0)
+
+
+def _inside(a, b):
+    return grad(mixed, argnums=1)(a, b, a) * a   # staged for the three arguments passed
+
+
+def test_called_inside_a_transformed_function():
+    rng = np.random.default_rng(7)
+    a, b = rng.normal(size=3), rng.normal(size=3)
+
+    def loss(a, b):
+        return np.sum(_inside(a, b))
+    check_grad(loss, a, b, argnums=(0, 1))
+    np.testing.assert_allclose(jit(_inside, backend="python")(a, b), _inside(a, b))

@@ -621,7 +621,11 @@ class Normalizer(Inliner, Spreader):
             # a strop transform called inside: inline its generated code, which takes the
             # free variables it reads as trailing arguments (jit(vmap(f)): vmap(f)'s code)
             inner = obj.plain or obj     # a transform inlined for arguments of any kind
-            st = getattr(inner, "inlined", inner.staged)()   # (custom rules know theirs)
+            if hasattr(inner, "inlined"):   # f(*xs): staged for the arguments passed here
+                st = inner.inlined(None if any(isinstance(a, gast.Starred) for a in e.args)
+                                   else len(e.args))
+            else:
+                st = inner.staged()   # (custom rules know theirs)
             extra = [self.free_or_local(v) for v in st.fn.free.values()]
             return self.inline_object(st.generated.function, e, scope, into, extra)
         if getattr(obj, "__strop_custom__", False) and not self.keep_custom:
