@@ -124,12 +124,13 @@ hessian.__strop_transform__ = True
 _JVPS = weakref.WeakKeyDictionary()
 
 
-def _jvp_transform(fun, n, nargs, has_aux):
+def _jvp_transform(fun, n, has_aux, nargs=None):
     try:
         cache = _JVPS.setdefault(fun, {})
     except TypeError:   # not weakly referenceable (a builtin): not cached
         cache = {}
-    key = (n, has_aux)
+    nargs = n if nargs is None else nargs   # defaults of the parameters after the primals
+    key = (n, has_aux, nargs)
     if key not in cache:
         t = ForwardTransformed(
             fun, lambda ir_fn, kinds: forward.jvp(pair_checked(ir_fn) if has_aux else ir_fn,
@@ -165,7 +166,7 @@ def jvp(fun, primals, tangents, has_aux=False):
             d = _as_tangent(d, x)
             leaves.append(check_tangent(d, x, f"argument {i} of {_name(fun)}", i))
     args = with_defaults(fun, primals)   # f(*xs): spread; defaults added
-    t = _jvp_transform(fun, len(primals), len(args), has_aux)
+    t = _jvp_transform(fun, len(primals), has_aux, len(args))
     return tuple(t.call_positional(list(args) + leaves))
 
 
