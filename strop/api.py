@@ -31,6 +31,8 @@ class Transformed:
     cached.  ``backend`` "python" runs the generated code as Python, "cpu" through Numba.
     """
     check_args = None
+    check_all = None        # checks of all the arguments, static ones included (jit(grad))
+    nargs = None            # vjp, jvp: the arguments are the first nargs inputs (of a call)
     backend = "python"
     static_argnums = ()
     differentiates = True   # helpers without a rule are inlined, to be differentiated
@@ -45,13 +47,11 @@ class Transformed:
         self.__name__ = name
         self.__wrapped__ = None            # inspect.unwrap must stop here
         self.signature = inspect.signature(_user_function(fun))
-        inner, bound = _unwrap(_user_function(fun))
-        names = list(inspect.signature(inner).parameters)
-        # partial(f, s=3.0) still shows s in its signature: its value is bound, not passed
-        self._bound = {names[i] for i in bound} & set(self.signature.parameters)
+        self._bound = _bound_names(fun)
         self._positional = not self._bound and sum(
             1 for p in self.signature.parameters.values()
             if p.kind is p.POSITIONAL_OR_KEYWORD) == len(self.signature.parameters)
+        self._arity = _arity(fun)
 
     def staged(self, key=None, reason=None):
         """The Staged code for ``key`` (by default: the last call's, else all leaves)."""
@@ -71,7 +71,8 @@ class Transformed:
                     "new argument kinds" if self._cache else "first call")
             kinds, statics, _ = key
             self._kinds_now = kinds
-            inner = normalized(self.fun, self.inner_kinds(kinds), self.differentiates)
+            nargs = len(kinds) if self.nargs is None else self.nargs
+            inner = normalized(self.fun, self.inner_kinds(kinds[:nargs]), self.differentiates)
             groups = inner.groups or tuple((False, (a.id,)) for a in
                                            inner.node.args.args[:inner.nparams])
             start = [sum(len(g[1]) for g in groups[:i]) for i in range(len(groups))]
@@ -88,12 +89,16 @@ class Transformed:
                                       scalars)
         return self._cache[key]
 
-    def inlined(self):
+    def inlined(self, npositional=None):
         """The Staged code inlined where this transform is called inside a function being
-        transformed.  Its arguments' kinds are unknown there, so each is taken for an array or
-        a container (cotangents accumulate with add(), which takes both): the code must not
-        depend on how this transform was last called either."""
-        return self.staged(((TREE,) * len(self.signature.parameters), (), _settings()))
+        transformed (with ``npositional`` positional arguments, if known).  Its arguments'
+        kinds are unknown there, so each is taken for an array or a container (cotangents
+        accumulate with add(), which takes both): the code must not depend on how this
+        transform was last called either."""
+        n = len(self.signature.parameters)
+        if npositional is not None and self._arity[1]:   # f(*xs): one parameter per argument
+            n = npositional + self._arity[2]
+        return self.staged(((TREE,) * n, (), _settings()))
 
     def inner_kinds(self, kinds):
         """The kinds of the arguments the transformed function itself receives."""
@@ -114,12 +119,18 @@ class Transformed:
         return self.staged(self._last_key).backend if self._last_key else None
 
     def __call__(self, *args, **kwargs):
-        if not kwargs and self._positional and len(args) == len(self.signature.parameters):
+        npos, star, nkw = self._arity
+        if not kwargs and (self._positional and len(args) == len(self.signature.parameters)
+                           or star and not nkw and not self._bound and len(args) >= npos):
             return self.call_positional(list(args))   # the common case, without binding
         return self.call_positional(_bind(self.fun, args, kwargs, self.signature, self._bound))
 
     def call_positional(self, args):
         if self.static_argnums:
+            if self.static_argnums[-1] >= len(args):
+                raise ValueError(f"static_argnums {list(self.static_argnums)} out of range for "
+                                 f"a call with {len(args)} arguments{defined_at(self.fun)}")
+            full = args
             statics = tuple(_hashable(args[i], i) for i in self.static_argnums)
             args = [a for i, a in enumerate(args) if i not in self.static_argnums]
         else:
@@ -127,9 +138,13 @@ class Transformed:
         args = [dtypes.canonicalize_tree(a) for a in args]
         if self.check_args is not None:
             self.check_args(args)
+        if self.check_all is not None:   # as the inner transform takes them: statics too
+            dynamic = iter(args)
+            self.check_all([a if i in self.static_argnums else next(dynamic)
+                            for i, a in enumerate(full)] if statics else args)
         kinds = _kinds(args, self.static_argnums)
         given = args
-        n = len(self.signature.parameters)
+        n = len(kinds) if self.nargs is None else self.nargs
         if len(kinds) > n:   # vjp's cotangent: passed whole, never flattened
             kinds = kinds[:n] + tuple(TREE if type(k) is tuple else k for k in kinds[n:])
         key = (kinds, statics, _settings())
@@ -299,7 +314,13 @@ def normalized(fun, kinds=None, differentiate=True):
     check_key_reuse(out)
     out = bind_statics(out, bound) if bound else out
     trees = {i: k[1] for i, k in enumerate(kinds or ()) if type(k) is tuple}
-    return flatten_params(out, trees) if trees else out
+    spread = None
+    params = list(inspect.signature(fun).parameters.values())
+    star = [i for i, p in enumerate(params) if p.kind is p.VAR_POSITIONAL]
+    if star:   # *xs: one parameter per argument it was called with
+        at = star[0] - sum(1 for i in bound if i < star[0])
+        spread = (at, max(len(kinds) - out.nparams + 1, 0) if kinds is not None else 1)
+    return flatten_params(out, trees, spread) if trees or spread else out
 
 
 def _bind(fun, args, kwargs, sig=None, bound_names=()):
@@ -315,11 +336,54 @@ def _bind(fun, args, kwargs, sig=None, bound_names=()):
         if p.name in bound_names:
             continue
         v = bound.arguments.get(p.name)
-        if p.kind is p.VAR_POSITIONAL:
-            out.append(tuple(v or ()))
+        if p.kind is p.VAR_POSITIONAL:   # as passed: argnums and in_axes count them
+            out.extend(v or ())
         else:
             out.append(v)
     return out
+
+
+def with_defaults(fun, primals):
+    """vjp's and jvp's primals as a call passes them: *args spread, defaults added."""
+    npos, star, nkw = _arity(fun)
+    if len(primals) == npos and not star and not nkw and not _bound_names(fun):
+        return list(primals)
+    return _bind(fun, primals, {}, None, _bound_names(fun))
+
+
+def arg_names(fun, n):
+    """The names of the ``n`` arguments a call passes (``xs[0]``, ... for ``*xs``), as error
+    messages show them."""
+    bound = _bound_names(fun)
+    ps = [p for p in inspect.signature(_user_function(fun)).parameters.values()
+          if p.name not in bound and p.kind is not p.VAR_KEYWORD]
+    star = [p.name for p in ps if p.kind is p.VAR_POSITIONAL]
+    if not star:
+        return [p.name for p in ps] + [f"#{i}" for i in range(len(ps), n)]
+    before = [p.name for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    after = [p.name for p in ps if p.kind is p.KEYWORD_ONLY]
+    many = max(n - len(before) - len(after), 0)
+    return before + [f"{star[0]}[{k}]" for k in range(many)] + after
+
+
+def _bound_names(fun):
+    """The parameters of the signature a bound method or partial shows whose values are
+    bound, not passed (partial(f, s=3.0) still shows s)."""
+    inner, bound = _unwrap(_user_function(fun))
+    names = list(inspect.signature(inner).parameters)
+    return {names[i] for i in bound} & set(inspect.signature(_user_function(fun)).parameters)
+
+
+def _arity(fun):
+    """(number of positional parameters, has *args, number of keyword-only parameters) of
+    what a call passes: the arguments come as that many, then those *args takes, then the
+    keyword-only ones (_bind)."""
+    bound = _bound_names(fun)
+    ps = [p for p in inspect.signature(_user_function(fun)).parameters.values()
+          if p.name not in bound]
+    return (sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in ps),
+            any(p.kind is p.VAR_POSITIONAL for p in ps),
+            sum(p.kind is p.KEYWORD_ONLY for p in ps))
 
 
 # --- argument checks ---------------------------------------------------------------------------
@@ -341,18 +405,46 @@ def _argnums(argnums, fun):
         raise TypeError(f"argnums must be an int or a non-empty tuple of ints, got "
                         f"{argnums!r}{defined_at(fun)}\nFix: argnums=0 for the first "
                         f"argument, argnums=(0, 1) for the first two")
-    n = len(inspect.signature(_user_function(fun)).parameters)
+    n, star, _ = _arity(fun)
+    if star:   # f(*xs): checked at each call, against the arguments passed
+        return tuple(int(i) for i in nums), multi
+    return resolve_argnums(nums, n, fun, argnums), multi
+
+
+def resolve_argnums(nums, n, fun, given=None, passed=False):
+    """``nums`` as indices of the ``n`` positional arguments (a function's parameters, or the
+    arguments a call of ``f(*xs)`` passed), or a ValueError naming the function."""
     bad = [i for i in nums if not -n <= i < n]
     if bad:
-        raise ValueError(f"argnums {argnums!r} out of range for a function of {n} arguments"
-                         f"{defined_at(fun)}\nFix: argnums counts positional arguments "
-                         f"from 0, up to {n - 1}")
-    return tuple(int(i) % n for i in nums), multi
+        what = f"a call with {n} positional arguments" if passed else \
+            f"a function of {n} arguments"
+        raise ValueError(f"argnums {given if given is not None else nums!r} out of range for "
+                         f"{what}{defined_at(fun)}\nFix: argnums counts positional arguments "
+                         f"from 0, up to {n - 1}" + (" (the arguments *args takes included)"
+                                                     if passed else ""))
+    return tuple(int(i) % n for i in nums)
+
+
+class Differentiating(Transformed):
+    """A transform with ``argnums``: ``wrt``, the indices differentiated, for a call of ``n``
+    positional arguments (a function with ``*args`` differentiates them as passed)."""
+    argnums = ()
+
+    def wrt(self, n):
+        if not self._arity[1]:
+            return self.argnums
+        return resolve_argnums(self.argnums, n, self.fun, self.argnums_given, passed=True)
+
+    def wrt_of(self, kinds):
+        nargs = len(kinds) if self.nargs is None else self.nargs
+        return self.wrt(nargs - self._arity[2])
 
 
 def _check_real(name, fun, argnums):
+    """The arguments differentiated (``argnums``: indices, or a function of the number of
+    positional arguments) must be real floating point."""
     def check_args(args):
-        for i in argnums:
+        for i in argnums(len(args)) if callable(argnums) else argnums:
             for leaf in tree_leaves(args[i]):
                 if not dtypes.is_float_leaf(leaf) or np.iscomplexobj(leaf):
                     dtype = np.result_type(leaf) if _is_data(leaf) or isinstance(
@@ -395,10 +487,9 @@ def _is_data(leaf):
 def _check_data(fun, static):
     """jit's arguments: numbers, numeric arrays, and lists/tuples/dicts of them (as JAX's
     "not a valid JAX type"): a string or an object would reach the user's code as it is."""
-    names = [n for i, n in enumerate(inspect.signature(_user_function(fun)).parameters)
-             if i not in static]
-
     def check_args(args):
+        names = [n for i, n in enumerate(arg_names(fun, len(args) + len(static)))
+                 if i not in static]
         for i, a in enumerate(args):
             if type(a) is np.ndarray and a.dtype.kind in "biufc" or type(a) is float:
                 continue   # the common case, cheap
@@ -425,7 +516,7 @@ _OK = object()
 def _argument_hint(e, fun, args, static=()):
     """A TypeError raised by the user's code called with a list, tuple or None where it
     expects an array: the same error, saying which argument and what to pass."""
-    names = [n for i, n in enumerate(inspect.signature(_user_function(fun)).parameters)
+    names = [n for i, n in enumerate(arg_names(fun, len(args) + len(static)))
              if i not in static]
     odd = [(names[i] if i < len(names) else f"#{i}", a) for i, a in enumerate(args)
            if a is None or type(a) in (list, tuple)]
@@ -447,12 +538,12 @@ def _argument_hint(e, fun, args, static=()):
     return new.with_traceback(e.__traceback__)
 
 
-class ReverseTransformed(Transformed):
+class ReverseTransformed(Differentiating):
     """grad, value_and_grad and vjp: their gradients of flattened pytrees come back as the
     trees' leaves, rebuilt here."""
 
     def finish(self, out, kinds):
-        trees = [kinds[i][1] if type(kinds[i]) is tuple else None for i in self.wrt]
+        trees = [kinds[i][1] if type(kinds[i]) is tuple else None for i in self.wrt_of(kinds)]
         if not any(trees):
             return out
         has_grads_first = self.mode == "grad"
@@ -471,11 +562,12 @@ def _reverse_transform(fun, argnums, has_aux, mode, name, nums=None, multi=None)
     if nums is None:
         nums, multi = _argnums(argnums, fun)
     t = ReverseTransformed(
-        fun, lambda ir_fn, kinds: reverse(pair_checked(ir_fn) if has_aux else ir_fn, nums,
-                                          mode, has_aux, multi, kinds),
+        fun, lambda ir_fn, kinds: reverse(pair_checked(ir_fn) if has_aux else ir_fn,
+                                          t.wrt_of(t._kinds_now), mode, has_aux, multi, kinds),
         f"{name}({getattr(_user_function(fun), '__name__', 'f')})")
-    t.wrt, t.mode, t.has_aux, t.multi = nums, mode, has_aux, multi
-    t.check_args = _check_real(name, fun, nums)
+    t.argnums, t.argnums_given, t.mode, t.has_aux, t.multi = nums, argnums, mode, has_aux, multi
+    nkw = t._arity[2]
+    t.check_args = _check_real(name, fun, lambda n: t.wrt(n - nkw))
     return t
 
 
@@ -511,16 +603,25 @@ def jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=(), back
     params = list(inspect.signature(_user_function(fun)).parameters)
     statics = {static_argnums} if isinstance(static_argnums, int) else set(static_argnums)
     names = {static_argnames} if isinstance(static_argnames, str) else set(static_argnames)
+    npos, star, nkw = _arity(fun)
     for n in names:
         if n not in params:
             raise ValueError(f"static_argnames {n!r} is not a parameter of "
                              f"{_user_function(fun).__qualname__}{tuple(params)}")
+        if star and params.index(n) >= npos:
+            raise ValueError(f"static_argnames {n!r}: *args and the keyword-only parameters "
+                             f"after it cannot be static{defined_at(fun)}\nFix: bind it with "
+                             f"functools.partial(f, {n}=...) before jit")
         statics.add(params.index(n))
     bad = [i for i in statics if not -len(params) <= i < len(params)]
-    if bad:
+    if bad and not (star and all(i >= 0 for i in bad)):   # f(*xs): counted as passed
         raise ValueError(f"static_argnums {bad} out of range for a function of {len(params)} "
-                         f"arguments")
-    statics = tuple(sorted(i % len(params) for i in statics))
+                         f"arguments{defined_at(fun)}")
+    if star and any(i < 0 for i in statics):
+        raise ValueError(f"static_argnums {sorted(statics)}: a function with *args takes a "
+                         f"varying number of arguments, so static_argnums must count from the "
+                         f"first (>= 0){defined_at(fun)}")
+    statics = tuple(sorted(i % len(params) if not star else i for i in statics))
     if backend == "cpu" and hasattr(fun, "compiled"):    # jit(vmap(f)): fused lane loops
         return fun.compiled(statics)
     t = Transformed(fun, lambda ir_fn, kinds: ir_fn,
@@ -529,10 +630,8 @@ def jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=(), back
     t.differentiates = False
     t.static_argnums = statics
     t.check_args = _check_data(fun, statics)
-    inner = getattr(fun, "check_args", None) if isinstance(fun, Transformed) else None
-    if inner is not None and not statics:   # jit(grad(f)): grad's checks too
-        outer = t.check_args
-        t.check_args = lambda args: (outer(args), inner(args))
+    if isinstance(fun, Transformed) and fun.check_args is not None:
+        t.check_all = fun.check_args   # jit(grad(f)): grad's checks too, on all arguments
     t.donate_argnums = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(
         donate_argnums)
     if backend == "cpu":    # an outer transform sees the code as it was before lowering
@@ -547,7 +646,8 @@ def vjp(fun, *primals, has_aux=False):
     """``(out, vjp_fn)``: ``vjp_fn(cotangent)`` gives the cotangents of all ``primals``."""
     n = len(primals)
     t = _reverse_transform(fun, None, has_aux, "vjp", "vjp", tuple(range(n)), True)
-    primals = [dtypes.canonicalize_tree(p) for p in primals]
+    primals = [dtypes.canonicalize_tree(p) for p in with_defaults(fun, primals)]
+    t.nargs = len(primals)
     out = jit(fun, backend="python").call_positional(list(primals))   # as transformed code runs
 
     def vjp_fn(cotangent):

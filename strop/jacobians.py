@@ -11,7 +11,8 @@ import weakref
 import numpy as np
 
 from . import dtypes
-from .api import Transformed, _argnums, _check_real, _settings, _user_function, pair_checked
+from .api import (Differentiating, Transformed, _argnums, _check_real, _settings,
+                  _arity, _user_function, arg_names, pair_checked, with_defaults)
 from .codegen.runtime_forward import check_tangent
 from .errors import Location
 from .transformer import forward
@@ -69,7 +70,7 @@ class _Spec:
         return f"<jacobian layout: multi={self.multi}, leaves={[n for _, n in self.groups]}>"
 
 
-class JacobianTransformed(Transformed):
+class JacobianTransformed(Differentiating):
     """jacfwd and jacrev: the code depends on the trees of the differentiated arguments.
     Their blocks are grouped as the arguments in the generated code (``jac_fwd``/``jac_rev``);
     the output's structure is the function's, so a transformed function that returns trees
@@ -88,13 +89,15 @@ def _jacobian(fun, argnums, has_aux, name, build):
     nums, multi = _argnums(argnums, fun)
 
     def make(ir_fn, kinds):
-        spec = _Spec(multi, [t._kinds_now[i] for i in nums])
+        wrt = t.wrt_of(t._kinds_now)
+        spec = _Spec(multi, [t._kinds_now[i] for i in wrt])
         if all(treedef is None for treedef, _ in spec.groups):
             spec = multi   # no trees: a constant of the code (which then compiles)
-        return build(pair_checked(ir_fn) if has_aux else ir_fn, nums, spec, has_aux, kinds)
+        return build(pair_checked(ir_fn) if has_aux else ir_fn, wrt, spec, has_aux, kinds)
     t = JacobianTransformed(fun, make, f"{name}({_name(fun)})")
-    t.check_args = _check_real(name, fun, nums)
-    t.wrt, t.has_aux, t.multi = nums, has_aux, multi
+    nkw = t._arity[2]
+    t.check_args = _check_real(name, fun, lambda n: t.wrt(n - nkw))
+    t.argnums, t.argnums_given, t.has_aux, t.multi = nums, argnums, has_aux, multi
     return t
 
 
@@ -121,18 +124,19 @@ hessian.__strop_transform__ = True
 _JVPS = weakref.WeakKeyDictionary()
 
 
-def _jvp_transform(fun, n, has_aux):
+def _jvp_transform(fun, n, has_aux, nargs=None):
     try:
         cache = _JVPS.setdefault(fun, {})
     except TypeError:   # not weakly referenceable (a builtin): not cached
         cache = {}
-    key = (n, has_aux)
+    nargs = n if nargs is None else nargs   # defaults of the parameters after the primals
+    key = (n, has_aux, nargs)
     if key not in cache:
         t = ForwardTransformed(
             fun, lambda ir_fn, kinds: forward.jvp(pair_checked(ir_fn) if has_aux else ir_fn,
                                                   tuple(range(n)), has_aux, kinds),
             f"jvp({_name(fun)})")
-        t.has_aux = has_aux
+        t.has_aux, t.nargs = has_aux, nargs
         t.check_args = _check_real("jvp", fun, tuple(range(n)))
         cache[key] = t
     return cache[key]
@@ -161,8 +165,9 @@ def jvp(fun, primals, tangents, has_aux=False):
         for x, d in zip(tree_leaves(p), tree_leaves(t)):
             d = _as_tangent(d, x)
             leaves.append(check_tangent(d, x, f"argument {i} of {_name(fun)}", i))
-    t = _jvp_transform(fun, len(primals), has_aux)
-    return tuple(t.call_positional(list(primals) + leaves))
+    args = with_defaults(fun, primals)   # f(*xs): spread; defaults added
+    t = _jvp_transform(fun, len(primals), has_aux, len(args))
+    return tuple(t.call_positional(list(args) + leaves))
 
 
 def _check_float_primals(fun, primals):
@@ -173,7 +178,7 @@ def _check_float_primals(fun, primals):
             if dtypes.is_float_leaf(leaf) and not np.iscomplexobj(leaf):
                 continue
             user = _user_function(fun)
-            names = list(inspect.signature(user).parameters)
+            names = arg_names(fun, len(primals) + _arity(fun)[2])
             name = names[i] if i < len(names) else f"#{i}"
             dtype = np.result_type(leaf) if isinstance(leaf, (int, np.ndarray, np.generic)) \
                 else type(leaf).__name__

@@ -12,6 +12,7 @@ functions kept, as calls of their batched versions (custom.py), so that their ru
 vmap's own code calls their primal functions, inlined.
 """
 import copy
+import inspect
 
 import gast
 import numpy as np
@@ -116,9 +117,26 @@ class Vectorized(api.Transformed):
         return tuple(out)
 
     # --- the arguments' axes ---------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        kwonly = [k for k in kwargs if k in self.signature.parameters and
+                  self.signature.parameters[k].kind is inspect.Parameter.KEYWORD_ONLY]
+        if kwonly:
+            raise ValueError(
+                f"vmap: keyword-only argument {kwonly[0]!r} passed to {self.__name__}: strop "
+                f"does not map keyword arguments (JAX maps them along axis 0), and leaves "
+                f"keyword-only parameters unbatched{api.defined_at(self.fun)}\nFix: bind it "
+                f"outside, vmap(functools.partial(f, {kwonly[0]}=...)), or make it a "
+                f"positional parameter to map it")
+        return super().__call__(*args, **kwargs)
+
     def arg_axes(self, n):
-        """``in_axes`` as one entry per positional argument (of ``n``: all of them, or those
-        left when static arguments are bound)."""
+        """``in_axes`` as one entry per argument (of ``n``: all of them, or those left when
+        static arguments are bound): a tuple counts the positional arguments as passed (those
+        ``*args`` takes included); keyword-only parameters are not mapped."""
+        nkw = self._arity[2]
+        return self.positional_axes(n - nkw) + [None] * nkw
+
+    def positional_axes(self, n):
         if isinstance(self.in_axes, tuple):
             if len(self.in_axes) == n + len(self.static_argnums) and self.static_argnums:
                 return [a for i, a in enumerate(self.in_axes) if i not in self.static_argnums]
@@ -131,7 +149,7 @@ class Vectorized(api.Transformed):
         return [self.in_axes] * n
 
     def check_args_axes(self, args):
-        names = list(self.signature.parameters)
+        names = api.arg_names(self.fun, len(args))
         sizes = []
         for i, (a, spec) in enumerate(zip(args, self.arg_axes(len(args)))):
             for leaf, axis in _leaf_axes(a, spec, names[i] if i < len(names) else str(i)):
@@ -176,7 +194,7 @@ class Vectorized(api.Transformed):
         kinds = self._kinds_now
         groups = inner.groups or tuple((False, (a.id,)) for a in
                                        inner.node.args.args[:inner.nparams])
-        names = list(self.signature.parameters)
+        names = api.arg_names(self.fun, len(groups))
         axes = {}
         for i, ((tree, leaves), spec) in enumerate(zip(groups, self.arg_axes(len(groups)))):
             kind = kinds[i] if i < len(kinds) else api.ARRAY

@@ -55,33 +55,51 @@ def _rebuild(sample, names):
     return ir.name(names[sample])
 
 
-def flatten_params(fn, trees):
-    """``fn`` with the parameters at the indices of ``trees`` (index -> treedef) replaced by
-    their leaves; ``fn.groups`` records, per user parameter, (flattened?, its parameters)."""
+def flatten_params(fn, trees, spread=None):
+    """``fn`` with the parameters at the indices of ``trees`` (index -> treedef, counting the
+    arguments as passed) replaced by their leaves; ``fn.groups`` records, per argument,
+    (flattened?, its parameters).
+
+    ``spread`` = (index, n): the parameter at that index is ``*xs``, called with n arguments:
+    it becomes n parameters ``xs_0 .. xs_{n-1}`` (each flattened if a tree), so that argnums,
+    in_axes and static_argnums count arguments as passed, as JAX's do; ``xs[k]`` reads them
+    directly (or ``xs = (xs_0, ...)`` first, where the tuple is used whole)."""
     node = ir.clone(fn.node)
     taken = ir.names_in(node) | set(fn.refs)
     args, groups, prologue = [], [], []
+    at = 0    # the index of the argument as passed
     for i, a in enumerate(node.args.args):
-        treedef = trees.get(i)
-        paths = leaf_paths(treedef) if treedef is not None else None
-        if paths is None:
+        items = [trees.get(at + k) for k in range(spread[1])] if spread and \
+            i == spread[0] else [trees.get(at)]
+        at += len(items)
+        spreads = len(items) != 1 or spread and i == spread[0]
+        if not spreads and (items[0] is None or leaf_paths(items[0]) is None):
             args.append(a)
             groups.append((False, (a.id,)))
             continue
-        names = [_leaf_name(a.id, p, taken) for p in paths]
+        by_path, samples, names = {}, [], []
+        for k, treedef in enumerate(items):
+            prefix = (k,) if spreads else ()
+            paths = leaf_paths(treedef) if treedef is not None else None
+            mine = [_leaf_name(a.id, prefix + p, taken) for p in paths or [()]]
+            for pre in [prefix, (k - len(items),)] if spreads else [prefix]:   # xs[-1] too
+                by_path.update(zip([pre + p for p in paths or [()]], mine))
+            samples.append(treedef.unflatten(range(len(names), len(names) + len(mine)))
+                           if paths else len(names))
+            groups.append((paths is not None, tuple(mine)))
+            names += mine
         args.extend(gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None)
                     for n in names)
-        groups.append((True, tuple(names)))
-        by_path = dict(zip(paths, names))
         if not _rewrite(node.body, a.id, by_path, dry=True):
-            sample = treedef.unflatten(range(len(names)))
+            sample = tuple(samples) if spreads else samples[0]
             prologue.append(ir.assign(a.id, _rebuild(sample, names), getattr(node, "loc", None)))
         else:
             _rewrite(node.body, a.id, by_path, dry=False)
     node.args.args = args
     node.body = prologue + node.body
     added = len(args) - len(fn.node.args.args)
-    return dataclasses.replace(fn, node=node, groups=tuple(groups[:fn.nparams]),
+    nargs = fn.nparams + (spread[1] - 1 if spread else 0)
+    return dataclasses.replace(fn, node=node, groups=tuple(groups[:nargs]),
                                nparams=fn.nparams + added)
 
 

@@ -105,11 +105,13 @@ class Normalizer(Inliner, Spreader):
         scope = Scope(parsed, parsed.node, {n: n for n in parsed.local_names})
         node = canonicalize(parsed.node, self.namer, parsed.location)
         args = node.args
-        if args.kwonlyargs or args.kwarg:
-            raise TransformError("keyword-only and ** parameters are not supported yet",
-                                 parsed.location(node), fix="make them positional parameters")
+        if args.kwarg:
+            raise TransformError("** parameters are not supported yet", parsed.location(node),
+                                 fix="make them positional or keyword-only parameters")
+        # the api passes arguments in this order: positional, *args (spread at the boundary,
+        # transformer/flatten.py), keyword-only
         params = [a.id for a in args.posonlyargs + args.args] + (
-            [args.vararg.id] if args.vararg else [])
+            [args.vararg.id] if args.vararg else []) + [a.id for a in args.kwonlyargs]
         body = self.block(node.body, scope)
         free_params = [ir.name(n, store=False) for n in self.free]
         for p in free_params:
@@ -645,7 +647,11 @@ class Normalizer(Inliner, Spreader):
             # a strop transform called inside: inline its generated code, which takes the
             # free variables it reads as trailing arguments (jit(vmap(f)): vmap(f)'s code)
             inner = obj.plain or obj     # a transform inlined for arguments of any kind
-            st = getattr(inner, "inlined", inner.staged)()   # (custom rules know theirs)
+            if hasattr(inner, "inlined"):   # f(*xs): staged for the arguments passed here
+                st = inner.inlined(None if any(isinstance(a, gast.Starred) for a in e.args)
+                                   else len(e.args))
+            else:
+                st = inner.staged()   # (custom rules know theirs)
             self.guards.extend(st.fn.guards)   # a function its code was made for rebound
             extra = [self.free_or_local(v) for v in st.fn.free.values()]
             return self.inline_object(st.generated.function, e, scope, into, extra)
