@@ -1,5 +1,7 @@
 """strop's exceptions and warnings; each names the user's file and line, shows it, and says what to do."""
 import linecache
+import os
+import sys
 from typing import NamedTuple, Optional
 
 
@@ -70,3 +72,15 @@ class KeyReuseWarning(StropWarning):
 
 class JitFallbackWarning(StropWarning):
     """Numba could not compile a function; it runs on the python backend instead."""
+
+
+_STROP = os.path.dirname(os.path.abspath(__file__))
+
+
+def user_stacklevel():
+    """warnings.warn's stacklevel, for its caller, of the first frame outside strop (so that
+    a warning names the user's line)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_STROP):
+        frame, level = frame.f_back, level + 1
+    return level

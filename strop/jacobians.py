@@ -5,7 +5,6 @@ jvp of ``f`` once per basis tangent, ``jacrev(f)`` code that runs its vjp once p
 cotangent, both functions of the same arguments as ``f``, so that they compose:
 ``hessian(f) = jacfwd(jacrev(f))``.  ``strop.source`` shows them.
 """
-import inspect
 import weakref
 
 import numpy as np

@@ -12,7 +12,6 @@ import logging
 import os
 import re
 import shutil
-import sys
 import traceback
 import warnings
 
@@ -27,7 +26,7 @@ from .codegen.tapes import arrays_for_tapes
 from .transformer.analysis import scalar_names
 from .codegen.load import load
 from .config import config
-from .errors import JitFallbackWarning, StropError
+from .errors import JitFallbackWarning, StropError, user_stacklevel
 from .tree_util import tree_leaves
 
 log = logging.getLogger("strop")
@@ -99,7 +98,7 @@ class Staged:
             raise mapped(e, self.generated) from None
         if self.pending is not None:
             warning, self.pending = self.pending, None
-            warnings.warn(warning, stacklevel=_user_stacklevel())
+            warnings.warn(warning, stacklevel=user_stacklevel())
         if compiled and logging_ and self.runner.compiled > before:
             log.warning("strop: compiled %s for a new signature %s", self.fn.name,
                         self.runner.signatures[-1])
@@ -169,15 +168,6 @@ class Staged:
                 "plain NumPy Numba supports, or use backend='python'")
         self.backend = "python"
         self.runner = self.python() if self.python else self.generated.function
-
-
-def _user_stacklevel():
-    """warnings.warn's stacklevel, for its caller, of the first frame outside strop."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    frame, level = sys._getframe(1), 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def _compiled_variant(obj):

@@ -163,8 +163,8 @@ class Vectorized(api.Transformed):
                     fix = (f"\nFix: vmap maps each leaf of a {type(a).__name__} (a pytree) "
                            f"along its own axis, as JAX does; to map over the items, pass "
                            f"np.array({name})" if type(a) in (list, tuple) else
-                           f"\nFix: give that leaf in_axes=None (in_axes may be a prefix of "
-                           f"the argument's tree)" if leaf is not a else
+                           "\nFix: give that leaf in_axes=None (in_axes may be a prefix of "
+                           "the argument's tree)" if leaf is not a else
                            "\nFix: give in_axes=None to this argument if it is not batched, "
                            "or an axis it has")
                     raise ValueError(

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from .. import __version__
 from ..config import config
-from ..errors import StropWarning
+from ..errors import StropWarning, user_stacklevel
 
 
 LINEMAPS = {}   # path of a generated module -> its line map (to see through generated code)
@@ -73,17 +73,8 @@ def _fallback(path, error):
         f"strop's cache directory {path} is not usable ({error}); generated code goes to "
         f"the temporary directory {fallback} instead, and compiled code is not kept for "
         f"later processes", fix="set STROP_CACHE_DIR (or strop.config.update('cache_dir', "
-                                "...)) to a writable directory"), stacklevel=_user_level())
+                                "...)) to a writable directory"), stacklevel=user_stacklevel())
     return fallback
-
-
-def _user_level():
-    """The stack level of the first caller outside strop (for a warning to name its line)."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(root):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def digest(source):
