@@ -672,8 +672,9 @@ class Normalizer(Inliner, Spreader):
         return kind in (GLOBAL, CLOSURE, BUILTIN) and ir.is_constant_object(value)
 
     def comprehension(self, e, scope, into):
-        """``[elt for x in xs if c]`` as a loop appending to a local list."""
-        target = into or self.namer.temp("_list")
+        """``[elt for x in xs if c]`` as a loop appending to a local list (a temporary: in
+        ``xs = [f(v) for v in xs]`` the loop reads the old ``xs``)."""
+        target = self.namer.temp("_list")
         inner = Scope(scope.parsed, scope.node, {}, parent=scope)
         for gen in e.generators:
             for n in gast.walk(gen.target):
@@ -707,7 +708,7 @@ class Normalizer(Inliner, Spreader):
             self.loc = loc
             self.stmt(s, inner)
         self.loc = loc
-        return ir.name(target)
+        return self.to_name(ir.name(target), into) if into else ir.name(target)
 
 
 def _is_helper_without_rule(obj):
