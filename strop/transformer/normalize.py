@@ -22,6 +22,7 @@ from . import ir
 from .controlflow import ITERABLE, canonicalize
 from .inline import Inliner, Scope
 from .parse import BUILTIN, CLOSURE, GLOBAL, UNDEFINED
+from .operands import Operands
 from .spread import Spreader
 
 # Array methods that are NumPy functions of the array: ``x.sum(0)`` is ``np.sum(x, 0)``.
@@ -67,7 +68,7 @@ def _is_user_function(obj):
                 and not module.startswith("strop.demo"))
 
 
-class Normalizer(Inliner, Spreader):
+class Normalizer(Inliner, Spreader, Operands):
     def __init__(self, parsed, check=None):
         self.root = parsed
         self.check = check
@@ -395,10 +396,10 @@ class Normalizer(Inliner, Spreader):
             return self.to_name(node, into, force=True)
         if kind is gast.BinOp:
             left, right = self.expr(e.left, scope), self.expr(e.right, scope)
-            if isinstance(e.op, gast.Add) and any(isinstance(x, (gast.List, gast.ListComp))
-                                                  for x in (e.left, e.right)):
-                # lst + [v]: list concatenation, with its own derivative (not np.add's)
-                return self.to_name(ir.call(self.helper("extend"), [left, right]), into)
+            # lst + [v], [x] * 3, W * [x, y]: see operands.py
+            made = self.sequence_binop(e.op, (e.left, e.right), (left, right), into)
+            if made is not None:
+                return made
             return self.to_name(gast.BinOp(left=left, op=e.op, right=right), into)
         if kind is gast.UnaryOp:
             operand = self.expr(e.operand, scope)
@@ -634,6 +635,7 @@ class Normalizer(Inliner, Spreader):
         for atom in args + [v for _, v in kws]:   # a lambda given to a call left as it is
             if isinstance(atom, gast.Name) and atom.id in self.functions:
                 self.materialize(atom.id, e, scope)
+        args, kws = self.array_operands(obj, e.args, args, kws)
         if any(obj is it for it in ITERATORS):
             # an iterator as a value: a list, which its consumer and its adjoint can both read
             made = self.to_name(ir.call(callee, args, kws))
