@@ -3,13 +3,14 @@ be differentiated again: grad(grad(f))) and of Python's builtins and containers.
 import numpy as np
 
 # runtime imports this module at its end, when these names are already defined
-from .runtime import (_CONTAINERS, at_add, at_get, getitem_vjp, scatter_positions, unbroadcast,
-                      zeros_like)
+from .runtime import (_CONTAINERS, add, at_add, at_get, getitem_vjp, scatter_positions,
+                      unbroadcast, zeros_like)
 
 __all__ = ["broadcast_like", "item_vjp", "pop_item_vjp", "at_get_vjp", "at_value_vjp",
            "sum_vjp", "like", "minmax_vjp", "at_multiply_value_vjp", "getattr_vjp", "extend",
            "update", "iterable", "iterable_vjp", "get_vjp", "get_default_vjp", "items_vjp",
-           "update_vjp", "put_along_axis", "copyto"]
+           "update_vjp", "put_along_axis", "copyto", "plus", "plus_vjp", "times", "times_vjp",
+           "times_jvp"]
 
 
 def broadcast_like(g, v):
@@ -104,6 +105,65 @@ def getattr_vjp(g, obj, name):
 def extend(lst, values):
     """Functional ``lst.extend(values)``."""
     return list(lst) + list(values)
+
+
+def plus(a, b):
+    """Python's ``a + b`` where an operand is a list or tuple (normalize emits it, see
+    transformer/operands.py): two sequences concatenate, else NumPy adds."""
+    return a + b
+
+
+def _is_seq(v):
+    return isinstance(v, (list, tuple))
+
+
+def plus_vjp(g, a, b, which):
+    """Cotangent of ``(a, b)[which]`` in ``plus(a, b)``."""
+    if _is_seq(a) and _is_seq(b):
+        return like(g[:len(a)], a) if which == 0 else like(g[len(a):], b)
+    x = (a, b)[which]
+    return unbroadcast(g, np.asarray(x) if _is_seq(x) else x)
+
+
+def times(a, b):
+    """Python's ``a * b`` where an operand is a list or tuple: a sequence repeated by an int,
+    else NumPy's product."""
+    return a * b
+
+
+def _repeated(a, b):
+    """0 or 1: which operand of ``a * b`` is a sequence repeated by the other; None: a product."""
+    for k, (s, n) in enumerate(((a, b), (b, a))):
+        if _is_seq(s) and isinstance(n, (int, np.integer)):
+            return k
+    return None
+
+
+def times_vjp(g, a, b, which):
+    """Cotangent of ``(a, b)[which]`` in ``times(a, b)``: a repeated sequence's, the sum of its
+    copies' (the count has none); a factor's, NumPy's."""
+    k = _repeated(a, b)
+    if k is not None:
+        if which != k:
+            return None
+        s, n = (a, b) if k == 0 else (b, a)
+        out = zeros_like(s)
+        for i in range(max(n, 0)):
+            out = [add(o, gi) for o, gi in zip(out, g[i * len(s):(i + 1) * len(s)])]
+        return like(out, s)
+    x, y = ((a, b) if which == 0 else (b, a))
+    return unbroadcast(g * np.asarray(y), np.asarray(x) if _is_seq(x) else x)
+
+
+def times_jvp(a, b, da, db):
+    """Tangent of ``times(a, b)`` (None: no tangent)."""
+    k = _repeated(a, b)
+    if k is not None:
+        return times(zeros_like(a) if da is None else da, b) if k == 0 else \
+            times(a, zeros_like(b) if db is None else db)
+    arr = lambda v: np.asarray(v) if _is_seq(v) else v  # noqa: E731
+    out = 0.0 if da is None else arr(da) * arr(b)
+    return out if db is None else out + arr(a) * arr(db)
 
 
 def update(d, other):

@@ -12,7 +12,8 @@ from .runtime import _axes, unbroadcast
 __all__ = ["diff_vjp", "diff_jvp", "linspace_vjp", "linspace_jvp", "select_vjp", "select_jvp",
            "convolve_vjp", "polyval_vjp_p", "polyval_slope", "interp_vjp", "interp_jvp",
            "quantile_vjp", "quantile_jvp", "cov_vjp", "cov_jvp", "eig_vjp", "eig_jvp",
-           "cumulative_vjp", "cumulative_prod_jvp", "not_differentiable"]
+           "cumulative_vjp", "cumulative_prod_jvp", "gradient_vjp", "gradient_spacing_vjp",
+           "gradient_jvp", "not_differentiable"]
 
 
 def not_differentiable(what):
@@ -65,6 +66,94 @@ def diff_jvp(a, n, axis, prepend, append, da, dprepend, dappend):
     ts = [None if p is None else np.broadcast_to(_zeros_or(t, p), p.shape)
           for p, t in zip(parts, (dprepend, da, dappend))]
     return np.diff(np.concatenate([t for t in ts if t is not None], axis), n, axis)
+
+
+# --- np.gradient -----------------------------------------------------------------------------
+
+def _gradient_axes(f, varargs, axis):
+    """The axes np.gradient differentiates along, each with its spacing (a number or the
+    coordinates along that axis)."""
+    ndim = np.ndim(f)
+    axes = range(ndim) if axis is None else (axis,) if np.ndim(axis) == 0 else axis
+    axes = [int(a) % ndim for a in axes]
+    spacing = [1.0] * len(axes) if not varargs else list(varargs) * len(axes) \
+        if len(varargs) == 1 and np.ndim(varargs[0]) == 0 else list(varargs)
+    return axes, spacing
+
+
+def _gradient_weights(n, h, edge_order):
+    """np.gradient along one axis of length n as a banded matrix: row i reads the columns
+    start_i + j (j = 0, 1, 2; start_i = i - 1 inside, the edge's window at the ends) with the
+    weights ``w[j, i]``.  Found by differencing three combs (ones at the positions of each
+    residue mod 3), as each window holds one column of each residue: exactly NumPy's weights,
+    whatever the spacing or edge order."""
+    combs = (np.arange(n) % 3 == np.arange(3)[:, None]) * 1.0
+    c = np.gradient(combs, h, axis=1, edge_order=edge_order)
+    start = np.clip(np.arange(n) - 1, 0, max(n - 3, 0))
+    residue = (start + np.arange(3)[:, None]) % 3
+    return np.where(start + np.arange(3)[:, None] < n,
+                    np.take_along_axis(c, residue, 0), 0.0)
+
+
+def _stencil_transpose(gk, w):
+    """The banded matrix of _gradient_weights, transposed, applied along gk's last axis; built
+    from slices and joins only (a helper differentiated again, for hessians, must not write
+    into views)."""
+    n, lead = gk.shape[-1], gk.shape[:-1]
+    parts = [w[j] * gk for j in range(3)]
+    if n < 3:           # both rows read columns 0 and 1
+        return np.concatenate([np.sum(parts[j], -1, keepdims=True) for j in range(n)], -1)
+    out = np.zeros(gk.shape)
+    for j in range(3):
+        zeros = [np.zeros(lead + (k,)) for k in (j, 2 - j, n - 1 - j, n - 3 + j)]
+        out = out + np.concatenate([zeros[0], parts[j][..., 1:n - 1], zeros[1]], -1)
+        out = out + np.concatenate([zeros[0], parts[j][..., :1], zeros[2]], -1)
+        out = out + np.concatenate([zeros[3], parts[j][..., n - 1:], zeros[1]], -1)
+    return out
+
+
+def gradient_vjp(g, f, varargs, axis=None, edge_order=1):
+    """Cotangent of ``f`` in ``np.gradient(f, *varargs, axis, edge_order)``: each output's
+    cotangent through the transpose of its axis's stencil (a linear map of f)."""
+    axes, spacing = _gradient_axes(f, varargs, axis)
+    gs = (g,) if len(axes) == 1 and not isinstance(g, (tuple, list)) else g
+    out = np.zeros(np.shape(f))
+    for a, h, gk in zip(axes, spacing, gs):
+        if gk is not None:
+            w = _gradient_weights(np.shape(f)[a], h, edge_order)
+            moved = _stencil_transpose(np.moveaxis(np.asarray(gk), a, -1), w)
+            out = out + np.moveaxis(moved, -1, a)
+    return out
+
+
+def gradient_spacing_vjp(g, f, varargs, axis, edge_order, ans):
+    """Cotangents of the spacings ``varargs``: a number h scales the outputs along its axes by
+    1/h, so its cotangent is -<g, out>/h summed over them; coordinates have no rule here."""
+    axes, spacing = _gradient_axes(f, varargs, axis)
+    gs, outs = ((g,), (ans,)) if len(axes) == 1 else (g, ans)
+    cots = []
+    for i, h in enumerate(varargs):
+        if np.ndim(h):
+            not_differentiable("np.gradient in its coordinates (an array spacing)")
+        ks = range(len(axes)) if len(varargs) == 1 else (i,)
+        cots.append(-sum(np.sum(np.asarray(gs[k]) * outs[k]) for k in ks
+                         if gs[k] is not None) / h)
+    return tuple(cots)
+
+
+def gradient_jvp(f, varargs, axis, edge_order, df, dvarargs, ans):
+    """Tangent of ``np.gradient``: linear in f; each number spacing h adds -dh out / h."""
+    axes, spacing = _gradient_axes(f, varargs, axis)
+    out = np.gradient(_zeros_or(df, f) * 1.0, *varargs, axis=axis, edge_order=edge_order)
+    outs = [out] if len(axes) == 1 else list(out)
+    for i, dh in enumerate(dvarargs or ()):
+        if dh is None or not np.any(dh):
+            continue
+        if np.ndim(varargs[i]):
+            not_differentiable("np.gradient in its coordinates (an array spacing)")
+        for k in (range(len(axes)) if len(varargs) == 1 else (i,)):
+            outs[k] = outs[k] - dh * (ans if len(axes) == 1 else ans[k]) / varargs[i]
+    return outs[0] if len(axes) == 1 else type(out)(outs)
 
 
 # --- np.linspace -----------------------------------------------------------------------------

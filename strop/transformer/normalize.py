@@ -23,6 +23,7 @@ from . import ir
 from .controlflow import ITERABLE, canonicalize
 from .inline import Inliner, Scope
 from .parse import BUILTIN, CLOSURE, GLOBAL, UNDEFINED
+from .operands import Operands
 from .spread import Spreader
 
 # Array methods that are NumPy functions of the array: ``x.sum(0)`` is ``np.sum(x, 0)``.
@@ -80,7 +81,7 @@ def _is_user_function(obj):
                 and not module.startswith("strop.demo"))
 
 
-class Normalizer(Inliner, Spreader):
+class Normalizer(Inliner, Spreader, Operands):
     def __init__(self, parsed, check=None):
         self.root = parsed
         self.check = check
@@ -423,10 +424,10 @@ class Normalizer(Inliner, Spreader):
             return self.to_name(node, into, force=True)
         if kind is gast.BinOp:
             left, right = self.expr(e.left, scope), self.expr(e.right, scope)
-            if isinstance(e.op, gast.Add) and any(isinstance(x, (gast.List, gast.ListComp))
-                                                  for x in (e.left, e.right)):
-                # lst + [v]: list concatenation, with its own derivative (not np.add's)
-                return self.to_name(ir.call(self.helper("extend"), [left, right]), into)
+            # lst + [v], [x] * 3, W * [x, y]: see operands.py
+            made = self.sequence_binop(e.op, (e.left, e.right), (left, right), into)
+            if made is not None:
+                return made
             return self.to_name(gast.BinOp(left=left, op=e.op, right=right), into)
         if kind is gast.UnaryOp:
             operand = self.expr(e.operand, scope)
@@ -667,6 +668,7 @@ class Normalizer(Inliner, Spreader):
         for atom in args + [v for _, v in kws]:   # a lambda given to a call left as it is
             if isinstance(atom, gast.Name) and atom.id in self.functions:
                 self.materialize(atom.id, e, scope)
+        args, kws = self.array_operands(obj, e.args, args, kws)
         if any(obj is it for it in ITERATORS):
             # an iterator as a value: a list, which its consumer and its adjoint can both read
             made = self.to_name(ir.call(callee, args, kws))
@@ -705,8 +707,9 @@ class Normalizer(Inliner, Spreader):
         return kind in (GLOBAL, CLOSURE, BUILTIN) and ir.is_constant_object(value)
 
     def comprehension(self, e, scope, into):
-        """``[elt for x in xs if c]`` as a loop appending to a local list."""
-        target = into or self.namer.temp("_list")
+        """``[elt for x in xs if c]`` as a loop appending to a local list (a temporary: in
+        ``xs = [f(v) for v in xs]`` the loop reads the old ``xs``)."""
+        target = self.namer.temp("_list")
         inner = Scope(scope.parsed, scope.node, {}, parent=scope)
         for gen in e.generators:
             for n in gast.walk(gen.target):
@@ -740,7 +743,7 @@ class Normalizer(Inliner, Spreader):
             self.loc = loc
             self.stmt(s, inner)
         self.loc = loc
-        return ir.name(target)
+        return self.to_name(ir.name(target), into) if into else ir.name(target)
 
 
 def _is_helper_without_rule(obj):

@@ -35,7 +35,7 @@ EFFECT_ONLY = (print, runtime.push, runtime.aux_pair)
 SEQUENCE_RESULTS = [np.array, np.asarray, np.split, np.array_split, np.hsplit, np.vsplit,
                     np.dsplit, np.broadcast_arrays, np.meshgrid, np.atleast_1d, np.atleast_2d,
                     np.atleast_3d, np.linalg.eigh, np.linalg.svd, np.linalg.slogdet,
-                    np.linalg.qr, np.linalg.lstsq, np.linalg.eig] + (
+                    np.linalg.qr, np.linalg.lstsq, np.linalg.eig, np.gradient, np.linspace] + (
                        [np.unstack] if hasattr(np, "unstack") else [])
 
 

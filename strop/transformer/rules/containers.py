@@ -60,6 +60,13 @@ defvjp(rt.item_of,      "obj, key=-1", "getitem_vjp(g, obj, key)")
 defvjp(rt.sort_like,    "x", "sort_vjp(g, x)")
 defvjp(rt.extend,       "lst, values", "g[:len(lst)]", "like(g[len(lst):], values)")
 defvjp(rt.update,       "d, other", "update_vjp(g, d, other, 0)", "update_vjp(g, d, other, 1)")
+defvjp(rt.plus,         "a, b", "plus_vjp(g, a, b, 0)", "plus_vjp(g, a, b, 1)")
+defvjp(rt.times,        "a, b", "times_vjp(g, a, b, 0)", "times_vjp(g, a, b, 1)")
+# ... and of their vjps (linear in v; a product's in the other factor too)
+defvjp(rt.plus_vjp,     "v, a, b, which", "plus(g, zeros_like(b)) if which == 0 else plus(zeros_like(a), g)")
+defvjp(rt.times_vjp,    "v, a, b, which", "times(g, b) if which == 0 else times(a, g)",
+                        "plus_vjp(times(g, v), a, b, 0) if which == 1 else zeros_like(a)",
+                        "plus_vjp(times(g, v), a, b, 1) if which == 0 else zeros_like(b)")
 defvjp(rt.put_along_axis, "arr, indices, values, axis",
                         "put_along_axis(g, indices, 0.0, axis)", None,
                         "unbroadcast(np.take_along_axis(g, indices, axis), values)")
@@ -171,6 +178,13 @@ defjvp(rt.extend,       "extend(dlst, zeros_like(values))", "extend(zeros_like(l
        joint="extend(dlst, dvalues)")
 defjvp(rt.update,       "update(dd, zeros_like(other))", "update(zeros_like(d), dother)",
        joint="update(dd, dother)")
+defjvp(rt.plus,         "plus(da, zeros_like(b))", "plus(zeros_like(a), db)", joint="plus(da, db)")
+defjvp(rt.times,        "times_jvp(a, b, da, None)", "times_jvp(a, b, None, db)",
+       joint="times_jvp(a, b, da, db)")
+defjvp(rt.plus_vjp,     "plus_vjp(dv, a, b, which)")
+defjvp(rt.times_vjp,    "times_vjp(dv, a, b, which)",
+       "times_vjp(v, da, b, 1) if which == 1 else zeros_like(ans)",
+       "times_vjp(v, a, db, 0) if which == 0 else zeros_like(ans)")
 defjvp(rt.put_along_axis, "put_along_axis(darr, indices, 0.0, axis)", None,
                         "put_along_axis(zeros_like(arr), indices, dvalues, axis)",
        joint="put_along_axis(darr, indices, dvalues, axis)")

@@ -23,7 +23,9 @@ CONVENTIONS = """## Conventions where the derivative is a choice
 - Order statistics (`np.median`, `np.quantile`, `np.percentile`, their nan variants): the
   cotangent goes to the elements the result interpolates between, with NumPy's weights; at a
   tie or at a quantile falling exactly on an element the derivative is one-sided.
-- `np.interp` with `period`, `np.cov` in its weights: no derivative (an error, never a zero).
+- `np.interp` with `period`, `np.cov` in its weights, `np.gradient` in coordinate arrays
+  given as its spacing: no derivative (an error, never a zero).  `np.gradient` is
+  differentiated in `f` and in spacings that are numbers.
 """
 
 

@@ -104,3 +104,11 @@ if hasattr(np, "astype"):
     defjvp(np.astype,   "astype_tangent(dx, ans)")
 if hasattr(np, "row_stack"):
     defjvp(np.row_stack, "np.vstack(dtup)")
+
+# np.gradient: linear in f (the transpose of its stencils); a number spacing h scales by 1/h
+defvjp(np.gradient, "f, *varargs, axis=None, edge_order=1",
+       "gradient_vjp(g, f, varargs, axis, edge_order)", None, None,   # *varargs last
+       "gradient_spacing_vjp(g, f, varargs, axis, edge_order, ans)")
+defjvp(np.gradient, "gradient_jvp(f, varargs, axis, edge_order, df, None, ans)", None, None,
+       "gradient_jvp(f, varargs, axis, edge_order, None, dvarargs, ans)",
+       joint="gradient_jvp(f, varargs, axis, edge_order, df, dvarargs, ans)")

@@ -97,3 +97,27 @@ def test_eig_complex_raises():
     a = np.array([[0.0, -1.0], [1.0, 0.0]])
     with pytest.raises(NotImplementedError, match="complex eigenvalues"):
         evaluate_vjp(np.linalg.eig, "a", (np.ones(2), None), np.linalg.eig(a), a)
+
+
+COORDS = np.array([0.0, 0.3, 0.7, 1.5, 1.6])
+GRADIENT = [((randn(6),), {}), ((randn(6), 0.3), {"edge_order": 2}), ((randn(2),), {}),
+            ((randn(3),), {"edge_order": 2}), ((randn(5), COORDS), {}),
+            ((randn(5), COORDS), {"edge_order": 2}), ((randn(4, 5),), {"axis": 1}),
+            ((randn(4, 5), 0.5, 2.0), {}), ((randn(4, 5), 0.5), {"edge_order": 2}),
+            ((randn(3, 4, 5), COORDS[:3], 0.7), {"axis": (0, 2)}), ((randn(3, 4),), {"axis": -1})]
+
+
+@pytest.mark.parametrize("args,kwargs", GRADIENT)
+def test_gradient(args, kwargs):
+    """np.gradient in f (every spacing form, edge order, axes; one output per axis), and in
+    its spacing where that is numbers (1/h scales the outputs)."""
+    check_vjp(np.gradient, list(args), 0, **kwargs)
+    if len(args) > 1 and all(np.ndim(h) == 0 for h in args[1:]):
+        check_vjp(np.gradient, list(args), slice(1, None), **kwargs)
+
+
+def test_gradient_in_coordinates_raises():
+    from strop.transformer.rules import evaluate_vjp
+    args = (randn(5), COORDS)
+    with pytest.raises(NotImplementedError, match="coordinates"):
+        evaluate_vjp(np.gradient, "varargs", randn(5), np.gradient(*args), *args)

@@ -1,0 +1,92 @@
+"""Lists and tuples where NumPy reads arrays (part of the normalizer, which mixes it in).
+
+NumPy turns a list or tuple given as an array operand into an array (np.asarray); Python's
+``+`` and ``*`` concatenate and repeat sequences.  The derivative passes read a display as a
+container of values, so each such operand is made explicit here:
+
+- an array parameter of a NumPy function (every input of a ufunc; the parameters in
+  ``ARRAY_PARAMS`` of a function with a rule) given a display holding a name, or a name bound
+  to a display: ``np.asarray`` of it, made a name first (vmap stacks a named container's lanes);
+- ``-``, ``/``, ``//``, ``**``, ``@`` with one sequence operand: only arrays take those, so the
+  same;
+- ``+`` and ``*`` with a sequence operand: NumPy's where the other operand is a bound array,
+  else ``plus`` / ``times`` (Python's operator, whose derivatives look at the operands' types
+  when the code runs: concatenation, repetition, or NumPy's arithmetic).
+"""
+import gast
+import numpy as np
+
+from . import ir
+
+# parameters of NumPy functions that NumPy reads with np.asarray (not sequences of arrays,
+# shapes or axes)
+ARRAY_PARAMS = frozenset((
+    "a", "A", "a_min", "a_max", "min", "max", "append", "prepend", "arr", "array", "ary", "b",
+    "default", "f", "fill_value", "fp", "xp", "left", "right", "m", "p", "q", "start", "stop",
+    "v", "val", "values", "weights", "x", "x1", "x2", "y"))
+ARRAY_ONLY_OPS = (gast.Sub, gast.Div, gast.FloorDiv, gast.Pow, gast.MatMult)
+SEQUENCE_OPS = {gast.Add: "plus", gast.Mult: "times"}
+
+
+class Operands:
+    def is_sequence(self, node, atom):
+        """Whether the user's operand ``node`` (normalized to ``atom``) is a list or tuple."""
+        if isinstance(node, (gast.List, gast.Tuple, gast.ListComp)):
+            return True
+        if isinstance(atom, gast.Name) and isinstance(self.displays.get(atom.id), int):
+            return True
+        return self.is_ref(atom) and isinstance(self.ref_object(atom), (list, tuple))
+
+    def as_array(self, atom):
+        """``np.asarray`` of a sequence operand, the sequence named first."""
+        seq = self.to_name(atom, force=isinstance(atom, (gast.List, gast.Tuple)))
+        asarray = ir.attr(ir.name(self.bind_ref("np", np)), "asarray")
+        return self.to_name(ir.call(asarray, [seq]))
+
+    def sequence_binop(self, op, nodes, atoms, into):
+        """``a op b`` where an operand is a sequence; None where Python's own operator stays
+        (two sequences under an operator only arrays take: Python raises)."""
+        seq = [self.is_sequence(n, a) for n, a in zip(nodes, atoms)]
+        if not any(seq):
+            return None
+        other = atoms[1] if seq[0] else atoms[0]
+        array = self.is_ref(other) and isinstance(self.ref_object(other), (np.ndarray, np.generic))
+        if type(op) in SEQUENCE_OPS and (all(seq) or not array):
+            return self.to_name(ir.call(self.helper(SEQUENCE_OPS[type(op)]), list(atoms)), into)
+        if all(seq) or not isinstance(op, ARRAY_ONLY_OPS + tuple(SEQUENCE_OPS)):
+            return None
+        left, right = [self.as_array(a) if s else a for a, s in zip(atoms, seq)]
+        return self.to_name(gast.BinOp(left=left, op=op, right=right), into)
+
+    def array_operands(self, obj, nodes, args, kws):
+        """``args`` and ``kws`` of a call of ``obj`` with sequences given to its array
+        parameters as arrays."""
+        if any(obj is f for f in (np.asarray, np.array)) and args and isinstance(
+                args[0], (gast.List, gast.Tuple)):     # named, as vmap stacks a name's lanes
+            return [self.to_name(args[0], force=True)] + args[1:], kws
+        positions, names = _array_params(obj)
+        args = [self.as_array(a) if i in positions and self.holds_values(n, a) else a
+                for i, (n, a) in enumerate(zip(nodes, args))]
+        kws = [(k, self.as_array(v) if k in names and self.holds_values(None, v) else v)
+               for k, v in kws]
+        return args, kws
+
+    def holds_values(self, node, atom):
+        """A sequence operand that holds a name (a constant list stays as NumPy reads it)."""
+        if isinstance(atom, (gast.List, gast.Tuple)):
+            return any(isinstance(n, gast.Name) for n in gast.walk(atom))
+        return self.is_sequence(node, atom) and not self.is_ref(atom)
+
+
+def _array_params(obj):
+    """(positions, keyword names) of ``obj``'s array parameters."""
+    from .rules import lookup
+    if isinstance(obj, np.ufunc):
+        return set(range(obj.nin)), set()
+    module = getattr(obj, "__module__", "") or ""
+    rule = lookup(obj) if module.startswith("numpy") else None
+    if rule is None:
+        return set(), set()
+    names = [n for n, _ in rule.params]
+    return ({i for i, n in enumerate(names[:rule.npositional]) if n in ARRAY_PARAMS},
+            {n for n in names if n in ARRAY_PARAMS})
