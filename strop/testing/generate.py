@@ -139,7 +139,6 @@ class Scope:
     loops: int = 0        # enclosing loops
     depth: int = 0        # enclosing blocks
     calls: tuple = ()     # helpers this function may call: (name, param shapes, ret shape)
-    params: tuple = ()    # the function's parameters (never augmented in place)
 
     def child(self, **changes):
         return replace(self, vars=dict(self.vars), ints=dict(self.ints), lists=list(self.lists),
@@ -159,6 +158,7 @@ class Generator:
         self.rng = random.Random(f"strop-fuzz:{seed}:{index}")
         self.counts = {}
         self.owned = set()    # local arrays that may be item-assigned
+        self.made = set()     # names bound by an assignment (not parameters, not loop items)
 
     # -- helpers ------------------------------------------------------------------------
     def fresh(self, prefix):
@@ -259,6 +259,7 @@ class Generator:
         name, shape = self.fresh("t"), self.shape()
         line = f"{name} = {self.expr(shape, sc, leaf=False)}"
         sc.vars[name] = shape
+        self.made.add(name)
         return [line]
 
     def s_rebind(self, sc):
@@ -271,7 +272,7 @@ class Generator:
     def s_augassign(self, sc):
         # only scalars and local arrays: `a += v` on an array argument would mutate it
         names = sorted(n for n, s in sc.vars.items()
-                       if (s == S and n not in sc.params) or n in self.owned)
+                       if (s == S and n in self.made) or n in self.owned)
         if not names:
             return None
         name = self.rng.choice(names)
@@ -357,6 +358,7 @@ class Generator:
         text = ", ".join(f'"{key}": {self.expr(s, sc, 1)}' for key, s in entries.items())
         for key, s in entries.items():
             sc.vars[f'{st}["{key}"]'] = s
+            self.made.add(f'{st}["{key}"]')
         return [f"{st} = {{{text}}}"]
 
     def s_guard_return(self, sc):
@@ -369,8 +371,7 @@ class Generator:
 
     # -- functions and programs ---------------------------------------------------------
     def function(self, name, params, shapes, ret, calls, count):
-        sc = Scope(vars=dict(zip(params, shapes)), ints={}, ret=ret, calls=calls,
-                   params=tuple(params))
+        sc = Scope(vars=dict(zip(params, shapes)), ints={}, ret=ret, calls=calls)
         lines = self.block(sc, count)
         # the locals left join the result, so that most statements matter
         pool = [self.read(n) if s == S else f"np.sum({self.read(n)})"
