@@ -62,7 +62,7 @@ EXPRESSIONS = [
     (S, 1, "{0}[1, 2]", (M,)),
     (S, 2, "{0}[{i} % 3]", (V3,)),
     (S, 1, "np.trace({0} @ {1}.T)", (M, M)),
-    (S, 2, "sum({L})", ()),
+    (S, 2, "sum({L}, 0.0)", ()),   # a float even when the list is empty
     (V3, 2, "np.sum({0}, axis=0)", (M,)),
     (V3, 1, "np.mean({0}, axis=-2)", (M,)),
     (V3, 2, "{0}[0]", (M,)),
@@ -376,7 +376,7 @@ class Generator:
         # the locals left join the result, so that most statements matter
         pool = [self.read(n) if s == S else f"np.sum({self.read(n)})"
                 for n, s in sorted(sc.vars.items()) if n not in params]
-        pool += [f"sum({acc})" for acc in sc.lists]
+        pool += [f"sum({acc}, 0.0)" for acc in sc.lists]
         extra = self.rng.sample(pool, min(len(pool), self.rng.randint(1, 3)))
         value = " + ".join([self.expr(ret, sc, leaf=False)] + extra)
         head = f"def {name}({', '.join(params)}):"
