@@ -226,6 +226,9 @@ class _Instrument(ast.NodeTransformer):
         outer, self.function = self.function, node.name
         self.generic_visit(node)
         self.function = outer
+        node.body[:0] = [ast.Expr(_probe_call("bind", ast.Constant(a.arg),
+                                              ast.Name(a.arg, ast.Load())))
+                         for a in node.args.args]    # a parameter's own shape counts too
         return node
 
     def visit_Assign(self, node):
