@@ -1,0 +1,229 @@
+"""Differential fuzzing of every transform:
+
+    python -m strop.testing.fuzz --n N --seed S [--seconds T] [--only grad,vmap] [--out DIR]
+
+Generates N programs (generate.py; the same seed gives the same programs), writes each to a
+real file (strop reads source) and checks each transform against its oracle (oracles.py).
+Prints a table of outcomes per transform: ok, mismatch (a silent wrong answer), crash (an
+exception that is not a clean strop error), clean-error (a StropError naming the user's
+line), fallback (JitFallbackWarning) and skipped (no kink-free point, or the reference itself
+failed).  Programs whose plain function raises or gives huge values are skipped and counted.
+Every mismatch and crash is written to DIR as a standalone script, minimized (minimize.py) for
+the first few failures of each kind.  Exits 1 when any mismatch or crash happened.
+"""
+import argparse
+import importlib.util
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+import warnings
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import strop
+
+from . import minimize as _minimize
+from .generate import generate
+from .oracles import (FAILURES, KINDS, ORACLES, OracleTimeout, check, deadline, instrument,
+                      make_case, types)
+from .repro import script
+
+TAME = 1e6    # a plain result beyond this is a generator accident, not a test
+PLAIN_SECONDS = 10
+
+
+@dataclass
+class Report:
+    counts: dict = field(default_factory=lambda: defaultdict(Counter))   # oracle -> kind -> n
+    programs: int = 0
+    skipped: Counter = field(default_factory=Counter)    # why a whole program was skipped
+    failures: list = field(default_factory=list)         # (path, outcome)
+    seconds: float = 0.0
+
+    @property
+    def failed(self):
+        return any(c[k] for c in self.counts.values() for k in FAILURES)
+
+    def table(self):
+        width = max(len(n) for n in ORACLES)
+        lines = [f"{'transform':<{width}}  " + "  ".join(f"{k:>11}" for k in KINDS)]
+        for name in ORACLES:
+            if name in self.counts:
+                c = self.counts[name]
+                lines.append(f"{name:<{width}}  " + "  ".join(f"{c[k]:>11}" for k in KINDS))
+        skipped = ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items())) or "none"
+        lines.append(f"{self.programs} programs in {self.seconds:.0f} s; "
+                     f"programs skipped: {skipped}")
+        return "\n".join(lines)
+
+
+class Workspace:
+    """A directory of generated modules, each imported under a name of its own."""
+
+    def __init__(self, root=None):
+        self.root = root or tempfile.mkdtemp(prefix="strop-fuzz-")
+        self.n = 0
+
+    def load(self, source, stem):
+        self.n += 1
+        name = f"strop_fuzz_{stem}_{self.n}"
+        path = os.path.join(self.root, name + ".py")
+        with open(path, "w") as fh:
+            fh.write(source)
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        with warnings.catch_warnings():   # reductions make odd code: `(0.5 ** 2)[1:]`
+            warnings.simplefilter("ignore", SyntaxWarning)
+            spec.loader.exec_module(module)
+            return module.f, instrument(source, path)
+
+    def close(self):
+        for name in [m for m in sys.modules if m.startswith("strop_fuzz_")]:
+            del sys.modules[name]
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def plain_problem(f, case):
+    """Why the plain function is no test (it raises, or its values are not tame), or None."""
+    try:
+        with deadline(PLAIN_SECONDS), warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            values = [f(*p) for p in case.points] + [f(*lane) for lane in case.lanes]
+    except OracleTimeout:
+        return "plain function too slow"
+    except Exception as e:
+        return f"plain function raised {type(e).__name__}"
+    for v in values:
+        a = np.asarray(v, dtype=np.float64)
+        if not np.all(np.isfinite(a)) or np.any(np.abs(a) > TAME):
+            return "untame values"
+    return None
+
+
+def applies(oracle, program):
+    return not ORACLES[oracle].scalar or program.ret_shape == ()
+
+
+def signature(outcome):
+    """Failures of one signature are one bug, probably: minimize only the first few."""
+    detail = re.sub(r"[-+.\w]*\d[\w.+-]*", "#", outcome.detail)[:60]
+    return outcome.oracle, outcome.kind, outcome.error, (detail if outcome.kind == "crash" else "")
+
+
+def run(n, seed, seconds=None, only=None, out="fuzz-failures", minimize_seconds=30.0,
+        max_minimized=2, timeout=120, log=None, write=True):
+    """Fuzz ``n`` programs of stream ``seed``; returns a Report."""
+    oracles = list(only or ORACLES)
+    start = time.monotonic()
+    stop_at = start + seconds if seconds else None
+    report, seen = Report(), Counter()
+    space = Workspace()
+    if write:
+        os.makedirs(out, exist_ok=True)
+    assert not set(oracles) - set(ORACLES), f"unknown transforms {set(oracles) - set(ORACLES)}"
+    try:
+        with strop.config.override(enable_x64=True):
+            for index in range(n):
+                if stop_at and time.monotonic() > stop_at:
+                    break
+                report.programs += 1
+                program = generate(seed, index)
+                case = make_case(program.arg_shapes, seed, index)
+                f, probed = space.load(program.source, f"s{seed}_p{index}")
+                why = plain_problem(f, case)
+                if why:
+                    report.skipped[why] += 1
+                    continue
+                for name in oracles:
+                    if not applies(name, program):
+                        continue
+                    outcome = check(name, f, probed, case, timeout)
+                    report.counts[name][outcome.kind] += 1
+                    if log and outcome.kind != "ok":
+                        log(f"program {index} {name}: {outcome.kind} {outcome.error} "
+                            f"{outcome.detail}")
+                    if outcome.kind in FAILURES and write:
+                        sig = signature(outcome)
+                        seen[sig] += 1
+                        budget = minimize_seconds if seen[sig] <= max_minimized else 0
+                        if stop_at:
+                            budget = min(budget, max(stop_at - time.monotonic(), 0))
+                        path = _write(space, program, case, outcome, out, budget, timeout)
+                        report.failures.append((path, outcome))
+                        if log:
+                            log(f"  -> {path}")
+    finally:
+        space.close()
+        report.seconds = time.monotonic() - start
+    return report
+
+
+def _write(space, program, case, outcome, out, seconds, timeout):
+    """The failure as a standalone script in ``out``, minimized for ``seconds``."""
+    source = program.source
+    if seconds > 0:
+        _, probed = space.load(source, f"s{program.seed}_p{program.index}_m")
+        original = types(probed, case)
+
+        def still_fails(candidate):
+            try:
+                f, probed = space.load(candidate, f"s{program.seed}_p{program.index}_m")
+                if plain_problem(f, case):
+                    return False
+                with deadline(PLAIN_SECONDS):
+                    held = types(probed, case)
+                if any(len(t) > 1 or original.get(n, t) != t for n, t in held.items()):
+                    return False
+                again = check(outcome.oracle, f, probed, case, timeout)
+            except (Exception, OracleTimeout):
+                return False
+            return again.kind == outcome.kind and again.error == outcome.error
+        source = _minimize.minimize(source, still_fails, seconds)
+        f, probed = space.load(source, f"s{program.seed}_p{program.index}_m")
+        outcome = check(outcome.oracle, f, probed, case, timeout)   # its detail and point
+    note = "" if seconds > 0 else " (not minimized)"
+    path = os.path.join(out, f"{outcome.oracle}-{outcome.kind}-s{program.seed}"
+                             f"-p{program.index}.py")
+    with open(path, "w") as fh:
+        fh.write(script(source, outcome, case, program, note))
+    return path
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m strop.testing.fuzz", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--n", type=int, default=100, help="programs to generate")
+    p.add_argument("--seed", type=int, default=0, help="the program stream")
+    p.add_argument("--seconds", type=float, default=None,
+                   help="stop generating programs after this many seconds")
+    p.add_argument("--only", default=None,
+                   help=f"comma-separated transforms, of: {','.join(ORACLES)}")
+    p.add_argument("--out", default="fuzz-failures", help="where failures are written")
+    p.add_argument("--minimize-seconds", type=float, default=30.0,
+                   help="time to shrink each of the first failures of a kind")
+    p.add_argument("--max-minimized", type=int, default=2,
+                   help="failures of one kind minimized; later ones are written as they are")
+    p.add_argument("--timeout", type=int, default=120, help="seconds one transform may take")
+    p.add_argument("-v", "--verbose", action="store_true", help="print every outcome not ok")
+    a = p.parse_args(argv)
+    only = a.only.split(",") if a.only else None
+    unknown = [o for o in only or () if o not in ORACLES]
+    if unknown:
+        p.error(f"unknown transform(s) {unknown}; choose from {','.join(ORACLES)}")
+    log = (lambda s: print(s, flush=True)) if a.verbose else None
+    report = run(a.n, a.seed, a.seconds, only, a.out, a.minimize_seconds, a.max_minimized,
+                 a.timeout, log)
+    print(report.table())
+    if report.failures:
+        print(f"{len(report.failures)} failures written to {a.out}/")
+    return 1 if report.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
