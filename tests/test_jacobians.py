@@ -389,3 +389,31 @@ def test_grad_of_non_scalar_says_what_to_use():
 def test_integer_input_is_refused():
     with pytest.raises(TypeError, match="jacfwd requires real-valued"):
         jacfwd(lambda x: np.sin(x))(np.arange(3))
+
+
+def rebinds_its_arguments(a, b):
+    a = a[:2] * b          # rebound, to another shape
+    b = b + a[1]
+    return np.cos(b) * a
+
+
+def rebinds_one_argument(a, b):
+    b = b + a[1]
+    return np.cos(b)
+
+
+@pytest.mark.parametrize("f", [rebinds_its_arguments, rebinds_one_argument],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("make", [jacfwd, jacrev, hessian], ids=lambda m: m.__name__)
+def test_jacobians_of_a_function_rebinding_its_arguments(make, f):
+    # each basis vector's trip of the Jacobian's loop ran the body on the arguments the last
+    # trip had rebound (b = b + a[1] twice: hessian silently wrong)
+    a, b = rng.standard_normal(3), 0.7
+    if make is hessian:
+        want = numeric_jacobian(lambda x, y: jacrev(f)(x, y), (a, b), 0)
+    else:
+        want = numeric_jacobian(f, (a, b), 0)
+    np.testing.assert_allclose(make(f)(a, b), want, rtol=1e-5, atol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+        np.testing.assert_allclose(jit(make(f))(a, b), want, rtol=1e-5, atol=1e-6)

@@ -408,16 +408,18 @@ def jacfwd(fn, wrt, spec, has_aux=False, kinds=None):
     new.append(ir.stmt(gast.Expr(value=ir.call(f.helper("push"), [
         ir.name(cols), f.out_tangent(out, init)])), loc))
     new = drop_dead(new, {out} | ({aux} if aux else set()), set(f.tangents.values()))
+    saves, new, arg = ir.fresh_each_trip(seeds + new, params, f.namer, loc)
     loop = gast.For(target=ir.name(i, store=True), iter=ir.call("range", [ir.name(n)]),
-                    body=seeds + new, orelse=[], type_comment=None)
+                    body=new, orelse=[], type_comment=None)
     loop.loc = loc
     layout = ir.const(spec) if isinstance(spec, bool) else ir.name(f.ref("spec", spec))
     jac = f.namer.fresh("jac")
+    xs = gast.Tuple(elts=[ir.name(arg[p]) for p in f.wrt], ctx=gast.Load())
     tail = [ir.assign(jac, ir.call(f.helper("jac_fwd"), [ir.name(cols), ir.name(out),
-                                                          ir.clone(xs), layout]), loc)]
+                                                          xs, layout]), loc)]
     result = gast.Tuple(elts=[ir.name(jac), ir.name(aux)], ctx=gast.Load()) if aux \
         else ir.name(jac)
-    return f.function(f"{fn.node.name}_jacfwd", params, head + [loop] + tail, result)
+    return f.function(f"{fn.node.name}_jacfwd", params, head + saves + [loop] + tail, result)
 
 
 class _DropDefaults(gast.NodeTransformer):

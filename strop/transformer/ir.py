@@ -191,3 +191,16 @@ def if_(test, body, orelse=(), loc=None):
 
 def names_in(node):
     return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+
+
+def fresh_each_trip(body, names, namer, loc):
+    """For a loop that runs a function's body once per basis vector (jacfwd, jacrev): the
+    names in ``names`` (its parameters) that the body rebinds are saved before the loop and
+    restored at the top of each trip, so that every trip starts from the arguments.  Returns
+    (statements for before the loop, the new body, {name: the name holding the argument})."""
+    rebound = sorted({n.id for s in body for n in gast.walk(s) if isinstance(n, gast.Name)
+                      and isinstance(n.ctx, gast.Store) and n.id in names})
+    saved = {p: namer.fresh(f"_{p}0") for p in rebound}
+    return ([assign(k, name(p), loc) for p, k in saved.items()],
+            [assign(p, name(k), loc) for p, k in saved.items()] + list(body),
+            {p: saved.get(p, p) for p in names})

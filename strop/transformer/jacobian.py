@@ -55,19 +55,20 @@ def jacrev(fn, wrt, spec, has_aux=False, kinds=None):
                           loc))
     body.append(ir.assign(go, gast.Compare(left=ir.name(i), ops=[gast.Lt()],
                                            comparators=[ir.name(n)]), loc))
+    params = [a.id for a in node.args.args[:len(node.args.args) - len(fn.free)]]
+    saves, body, arg = ir.fresh_each_trip(body, params, namer, loc)
     loop = ir.stmt(gast.While(test=ir.name(go), body=body, orelse=[]), loc)
     if isinstance(spec, bool):   # no trees: a constant
         layout = ir.const(spec)
     else:
         layout = ir.name(namer.fresh("spec"))
         refs[layout.id] = spec
-    params = [a.id for a in node.args.args[:len(node.args.args) - len(fn.free)]]
     groups = fn.groups or tuple((False, (p,)) for p in params)
-    xs = gast.Tuple(elts=[ir.name(p) for k in wrt for p in groups[k][1]], ctx=gast.Load())
+    xs = gast.Tuple(elts=[ir.name(arg[p]) for k in wrt for p in groups[k][1]], ctx=gast.Load())
     jac = namer.fresh("jac")
     head = [ir.assign(i, ir.const(0), loc), ir.assign(n, ir.const(1), loc),
             ir.assign(go, ir.const(True), loc),
-            ir.assign(rows, ir.call(helper("stack")), loc)]
+            ir.assign(rows, ir.call(helper("stack")), loc)] + saves
     tail = [ir.assign(jac, ir.call(helper("jac_rev"), [ir.name(rows), ir.clone(out), xs,
                                                        layout]), loc)]
     result = gast.Tuple(elts=[ir.name(jac), ir.clone(aux)], ctx=gast.Load()) if aux \
