@@ -209,3 +209,36 @@ def test_integer_primal_says_what_to_do():
         jvp(scaled_sin, (x, 3), (np.ones(2), 0))
     out, t = jvp(functools.partial(scaled_sin, n=3), (x,), (np.ones(2),))   # the fix
     np.testing.assert_allclose(t, 3 * np.cos(x), rtol=1e-12)
+
+
+def constant_return_in_a_loop(a):
+    y = np.zeros(3)
+    for _ in y.copy():
+        y[1] = a
+        return np.full(2, 0.25)     # a constant, on the path taken
+    return y.copy()
+
+
+def constant_return_in_a_while(a, b):
+    k = 0
+    while k < 3 and b < 0.2:
+        k = k + 1
+        b = 0.25 * k
+        return np.stack([b, b])
+    return a[:, 0]
+
+
+@pytest.mark.parametrize("f, args", [
+    (constant_return_in_a_loop, (0.3,)),
+    (constant_return_in_a_while, (np.arange(6.).reshape(2, 3) / 7, -0.4)),
+], ids=["for", "while"])
+def test_tangent_of_a_constant_output_has_its_shape(f, args):
+    # the tangent of an output that is constant on the path taken was 0.0 where it holds a
+    # tangent on another path: jvp gave a number for an array output
+    tangents = tuple(np.ones_like(np.asarray(a, float)) for a in args)
+    out, tangent = jvp(f, args, tangents)
+    eps = 1e-6
+    want = (np.asarray(f(*[a + eps * t for a, t in zip(args, tangents)]))
+            - np.asarray(f(*[a - eps * t for a, t in zip(args, tangents)]))) / (2 * eps)
+    assert np.shape(tangent) == np.shape(out) == want.shape
+    np.testing.assert_allclose(tangent, want, atol=1e-6)

@@ -150,6 +150,11 @@ class Forward:
         y = s.targets[0].id
         init = set(init)
         t = self.tangent_expr(s, init)
+        if t is None and y in self.active_tapes:
+            # a constant given to a name that holds a tangent on other paths: its tangent is
+            # zeros of its shape (a merge after this path would only know 0.0: a wrong shape)
+            init.add(y)
+            return [s, ir.assign(self.tan(y), self.zeros(ir.name(y), {y}), s.loc)], init
         if t is None:
             init.discard(y)
             return [s], init
