@@ -70,13 +70,24 @@ def _unit(arg, index, h):
     return e
 
 
-def richardson(estimate, h):
-    """A central difference ``estimate(h)`` (error O(h^2)) extrapolated from steps h and h/2
-    to error O(h^4), leaf by leaf."""
-    coarse, fine = estimate(h), estimate(h / 2)
-    if isinstance(fine, tuple):
-        return tuple((4 * np.asarray(b) - np.asarray(a)) / 3 for a, b in zip(coarse, fine))
-    return (4 * np.asarray(fine) - np.asarray(coarse)) / 3
+class Unconverged(ArithmeticError):
+    """Differences that do not settle as the step shrinks (a steep function): no reference."""
+
+
+def richardson(estimate, h, rtol=1e-6):
+    """A central difference ``estimate(h)`` (error O(h^2)) extrapolated to error O(h^4), leaf
+    by leaf, from steps h and h/2, and again from h/2 and h/4: where the two disagree beyond
+    ``rtol`` the differences cannot judge a derivative (Unconverged: the check is skipped)."""
+    first = estimate(h)
+    tree = isinstance(first, tuple)
+    e1, e2, e3 = (list(e) if tree else [e] for e in (first, estimate(h / 2), estimate(h / 4)))
+    r1, r2 = ([(4 * np.asarray(b) - np.asarray(a)) / 3 for a, b in zip(c, f)]
+              for c, f in ((e1, e2), (e2, e3)))
+    for a, b in zip(r1, r2):
+        scale = 1.0 + (np.max(np.abs(b)) if np.size(b) else 0.0)
+        if not np.allclose(a, b, rtol=rtol, atol=rtol * scale, equal_nan=True):
+            raise Unconverged(f"central differences do not settle: {np.max(np.abs(a - b)):.3g}")
+    return tuple(r2) if tree else r2[0]
 
 
 def fd_grad(f, args, argnums, h=STEP):
