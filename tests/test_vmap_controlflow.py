@@ -19,10 +19,10 @@ def x64():
         yield
 
 
-def check(f, *args, in_axes=0, out_axes=0):
+def check(f, *args, in_axes=0, out_axes=0, compiles=True):
     """vmap(f) and jit(vmap(f)) against the loop over the batch; jit(vmap(f)) compiles
     wherever jit(f) compiles one example (where that falls back, as np.dot without SciPy,
-    the batched code may still compile)."""
+    the batched code may still compile), unless ``compiles`` is False."""
     want = loop(jit(f, backend="python"), in_axes, *args, out_axes=out_axes)
     axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
     one = jit(f)
@@ -30,7 +30,7 @@ def check(f, *args, in_axes=0, out_axes=0):
         warnings.simplefilter("ignore", strop.errors.JitFallbackWarning)
         one(*[a if ax is None else np.take(a, 0, axis=ax) for a, ax in zip(args, axes)])
         fast = jit(vmap(f, in_axes=in_axes, out_axes=out_axes))
-        if one.last_backend == "cpu":
+        if one.last_backend == "cpu" and compiles:
             warnings.simplefilter("error", strop.errors.JitFallbackWarning)
         outs = [vmap(f, in_axes=in_axes, out_axes=out_axes)(*args), fast(*args)]
     for got in outs:
@@ -235,6 +235,21 @@ def test_return_in_unbatched_if_inside_batched_else():
     check(unbatched_if_in_batched_else, X, 1, in_axes=(0, None))
 
 
+def batched_return_under_unbatched_if(x, n):
+    y = np.zeros(3)
+    if n > 0:
+        if x > 0.5:
+            return x * 3.0
+        y[0] = x
+    return y[0] + 1.0
+
+
+def test_batched_return_under_an_unbatched_if_not_taken():
+    # jit(vmap) of a batched item assignment under an unbatched if falls back (each(setitem))
+    check(batched_return_under_unbatched_if, X, 1, in_axes=(0, None), compiles=False)
+    check(batched_return_under_unbatched_if, X, -1, in_axes=(0, None), compiles=False)
+
+
 def test_returns_under_vmap_of_grad():
     for f in (return_then_for, nested_returns, returns_at_every_depth):
         check(grad(f), X + 0.01)
@@ -341,6 +356,16 @@ def test_products_under_vmap_of_grad(f, sa, sb, in_axes):
 
 def dot(a, b):
     return np.dot(a, b)
+
+
+def scaled_products(a, b):
+    return (a @ b) * 0.5 + np.dot(a, b) * 2.0
+
+
+def test_product_of_vector_lanes_is_a_number_per_lane():
+    a, b = RNG.standard_normal((3, 4)), RNG.standard_normal((3, 4))
+    check(scaled_products, a, b)
+    check(scaled_products, a[0], b, in_axes=(None, 0))
 
 
 def test_dot_of_matrix_lanes_is_their_product_not_numpys_dot_of_stacks():

@@ -16,7 +16,10 @@ __all__ = ["select", "broadcast_lanes", "align_lanes", "align_to", "unalign", "l
 
 
 def select(mask, new, old):
-    """``new`` in the lanes where ``mask`` (one bool per lane) holds, else ``old``."""
+    """``new`` in the lanes where ``mask`` (one bool per lane) holds, else ``old`` (None: not
+    bound yet, ``new`` in every lane)."""
+    if old is None:
+        return new
     new, old = np.asarray(new), np.asarray(old)
     if new.ndim == old.ndim and new.shape != old.shape:   # broadcasting would mix the lanes
         raise ValueError(f"vmap: a value assigned under a condition that differs between lanes "

@@ -69,6 +69,7 @@ class Vectorize:
         self.known = {}   # the same of containers of unbatched values (None: not only those)
         self.varies = set()   # containers assigned different elements (number, keys)
         self.tape_rank = {}   # tape -> the rank of the lanes pushed on it (None: differ)
+        self.maybe = set()   # names a lane may keep while the batched code may not bind them
 
     # --- driver ----------------------------------------------------------------------------
     def run(self):
@@ -81,7 +82,7 @@ class Vectorize:
             self.node = versions.rename(self.node, keep)
             self.batched, self.rank = set(initial[0]), dict(initial[1])
             self.containers, self.elems, self.known, self.varies = set(), {}, {}, set()
-            self.tape_rank = {}
+            self.tape_rank, self.maybe = {}, set()
         node = self.node
         self.fixpoint()
         self.start()
@@ -102,21 +103,24 @@ class Vectorize:
         _annotate_live(self.node.body, set())
         for _ in range(20):
             before = (set(self.batched), dict(self.rank), set(self.containers),
-                      dict(self.elems), dict(self.known), set(self.varies))
+                      dict(self.elems), dict(self.known), set(self.varies), set(self.maybe))
             self.start()
             self.block(self.node.body, None, None)
             if (self.batched, self.rank, self.containers, self.elems, self.known,
-                    self.varies) == before:
+                    self.varies, self.maybe) == before:
                 break
 
     def entry(self, given):
         """A parameter given unbatched but batched later in a loop (``w = w + x`` in its body,
-        one name for every trip): batched from the start, every lane the value given."""
-        out = []
+        one name for every trip): batched from the start, every lane the value given.  A name
+        a masked assignment keeps in some lanes where the code binding it may not have run
+        (``_retval`` set under an unbatched ``if``, then under a batched one): None at first,
+        which ``select`` replaces in every lane."""
+        loc = getattr(self.node, "loc", None)
+        out = [ir.assign(t, ir.const(None), loc) for t in sorted(self.maybe)]
         for a in self.node.args.args:
             if a.id in self.batched and a.id not in given and a.id not in self.containers:
-                out.append(ir.assign(a.id, self.bcast(ir.name(a.id), False),
-                                     getattr(self.node, "loc", None)))
+                out.append(ir.assign(a.id, self.bcast(ir.name(a.id), False), loc))
         return out
 
     def start(self):
@@ -126,6 +130,7 @@ class Vectorize:
         self.size = self.namer.fresh("batch_size")
         self.companions = []
         self.defined = {a.id for a in self.node.args.args}
+        self.sure = set(self.defined)   # bound on every path the batched code may take
 
     def ref(self, obj, base):
         return ir.bind_ref(self.refs, self.namer, obj, base)
@@ -176,10 +181,11 @@ class Vectorize:
             return self.assign(s, mask, region)
         if isinstance(s, gast.If):
             return self.if_(s, mask, region)
-        if isinstance(s, gast.While):
-            return self.while_(s, mask, region)
-        if isinstance(s, gast.For):
-            return self.for_(s, mask, region)
+        if isinstance(s, (gast.While, gast.For)):   # the body may run no trip
+            sure = set(self.sure)
+            out = (self.while_ if isinstance(s, gast.While) else self.for_)(s, mask, region)
+            self.sure = sure
+            return out
         if isinstance(s, gast.Return):
             return [ir.stmt(gast.Return(value=self.returned(s.value)), loc)]
         if isinstance(s, gast.Expr):
@@ -211,6 +217,12 @@ class Vectorize:
             self.set_elems(t, elems, lanes=False)
         if masked and t in self.elems:
             value = self.select_elems(mask, value, t)
+        elif masked and t not in self.sure:   # no value to keep where the code binding it
+            self.maybe.add(t)                  # did not run (None): select takes new there
+            batched = True
+            self.set_name(t, True, rank)
+            value = self.bcast(value, batched=self.is_b(value) or batched)
+            value = self.pick(mask, value, ir.name(t), None)
         elif masked:
             batched = True
             if t not in self.batched:
@@ -225,6 +237,7 @@ class Vectorize:
             batched = True
         self.set_name(t, batched, rank)
         self.defined.add(t)
+        self.sure.add(t)
         return pre + [ir.assign(t, value, loc)]
 
     def effect(self, s, mask):
@@ -251,11 +264,13 @@ class Vectorize:
     def if_(self, s, mask, region):
         test = s.test
         if not self.is_b(test):
-            defined = set(self.defined)
+            defined, sure = set(self.defined), set(self.sure)
             body = self.block(s.body, mask, region)
-            after_body, self.defined = self.defined, defined
+            (after_body, self.defined), (sure_body, self.sure) = (self.defined, defined), (
+                self.sure, sure)
             orelse = self.block(s.orelse, mask, region)
             self.defined |= after_body
+            self.sure &= sure_body
             return [ir.if_(test, body or [gast.Pass()], orelse, s.loc)]
         live = s.live_out
         fresh = mask is not None or test.id in analysis.block_writes(s.body)
@@ -535,8 +550,8 @@ class Vectorize:
     def matmul(self, a, b, v):
         ab, bb = self.is_b(a), self.is_b(b)
         ra, rb = self.rank_of(a), self.rank_of(b)
-        rank = None if ra is None or rb is None else max(ra, rb) - (ra == 1) - (rb == 1) if \
-            ra >= 1 and rb >= 1 else None
+        rank = None if ra is None or rb is None or ra < 1 or rb < 1 else max(
+            ra, rb, 2) - (ra == 1) - (rb == 1)   # a vector's axis is dropped
         if not (ab or bb):
             return v, False, rank
         if ab and not bb and ra is not None and ra >= 1 and rb == 2 or (
