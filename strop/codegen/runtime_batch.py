@@ -10,13 +10,22 @@ __all__ = ["select", "broadcast_lanes", "align_lanes", "align_to", "unalign", "l
            "lane_axis", "each", "lanes_max", "lanes_min", "matmul_lanes", "take_lanes",
            "getitem_lanes", "unbroadcast_lanes", "expand_to_lanes", "seed_grad_lanes",
            "transpose_lanes", "squeeze_lanes", "lane_index", "safe_index", "array_lanes",
-           "reshape_lanes", "getitem_vjp_lanes", "moveaxis_lanes", "out_axis", "lanes_like", "set_lane",
-           "extremum_grad_lanes"]
+           "reshape_lanes", "getitem_vjp_lanes", "moveaxis_lanes", "out_axis", "lanes_like",
+           "set_lane", "extremum_grad_lanes", "one_lane", "tensordot_lanes",
+           "tensordot_vjp_lanes", "concatenate_vjp_lanes", "container_like"]
 
 
 def select(mask, new, old):
-    """``new`` in the lanes where ``mask`` (one bool per lane) holds, else ``old``."""
+    """``new`` in the lanes where ``mask`` (one bool per lane) holds, else ``old`` (None: not
+    bound yet, ``new`` in every lane)."""
+    if old is None:
+        return new
     new, old = np.asarray(new), np.asarray(old)
+    if new.ndim == old.ndim and new.shape != old.shape:   # broadcasting would mix the lanes
+        raise ValueError(f"vmap: a value assigned under a condition that differs between lanes "
+                         f"has lanes of shape {old.shape[1:]} before and {new.shape[1:]} after; "
+                         f"give it the same shape in every branch, or call the function lane "
+                         f"by lane")
     m = np.reshape(mask, np.shape(mask) + (1,) * (max(new.ndim, old.ndim) - 1))
     return np.where(m, new, old)
 
@@ -101,6 +110,11 @@ def extremum_grad_lanes(a, ans, axis, keepdims, where=True):
     """runtime.extremum_grad in each lane: the lane's ``axis`` (None: all of a lane's)."""
     from .runtime import extremum_grad
     return extremum_grad(a, ans, lane_axis(axis, a), keepdims, where)
+
+
+def container_like(old, items):
+    """``items`` (a tuple) as a container of the kind of ``old``: a list or a tuple."""
+    return list(items) if isinstance(old, list) else items
 
 
 def lanes_like(first, n):
@@ -305,3 +319,65 @@ def matmul_vjp_y_lanes(g, x, y, x_batched, y_batched):
 
 
 __all__ += ["matmul_vjp_x_lanes", "matmul_vjp_y_lanes"]
+
+
+def one_lane(x):
+    """A lane of batched ``x`` (zeros of a lane's shape for an empty batch): for helpers whose
+    result depends only on the shapes of their arguments (``dot_axes``), the same in every
+    lane."""
+    x = np.asarray(x)
+    return x[0] if x.shape[0] else np.zeros(x.shape[1:], x.dtype)
+
+
+def _contraction(ra, rb, axes):
+    """einsum terms of ``np.tensordot`` of operands of ranks ``ra`` and ``rb``: (a's, b's,
+    the result's), contracted axes sharing a letter; the batch axis is ``Z``."""
+    if np.ndim(axes) == 0:
+        ax_a, ax_b = list(range(ra - int(axes), ra)), list(range(int(axes)))
+    else:
+        ax_a, ax_b = ([x] if np.ndim(x) == 0 else list(x) for x in axes)
+        ax_a, ax_b = [x % ra for x in ax_a], [x % rb for x in ax_b]
+    letters = iter("abcdefghijklmnopqrstuvwxyABCDEFGHIJKLMNOPQRSTUVWXY")
+    ta = [next(letters) for _ in range(ra)]
+    tb = [next(letters) for _ in range(rb)]
+    for i, j in zip(ax_a, ax_b):
+        tb[j] = ta[i]
+    out = [c for i, c in enumerate(ta) if i not in ax_a] + [
+        c for j, c in enumerate(tb) if j not in ax_b]
+    return "".join(ta), "".join(tb), "".join(out)
+
+
+def _lanes_einsum(terms, operands, flags):
+    """``np.einsum`` of ``terms`` (the last one the result's) over lanes: ``Z`` before the
+    terms of batched operands and of the result."""
+    ins = ["Z" + t if f else t for t, f in zip(terms[:-1], flags)]
+    return np.einsum(",".join(ins) + "->Z" + terms[-1], *operands)
+
+
+def tensordot_lanes(a, b, axes, a_batched, b_batched):
+    """``np.tensordot(a, b, axes)`` in each lane, ``axes`` the same in every lane."""
+    ta, tb, out = _contraction(np.ndim(a) - a_batched, np.ndim(b) - b_batched, axes)
+    return _lanes_einsum((ta, tb, out), (a, b), (a_batched, b_batched))
+
+
+def tensordot_vjp_lanes(g, a, b, axes, wrt, g_batched, a_batched, b_batched):
+    """runtime.tensordot_vjp_a (``wrt`` 0) or tensordot_vjp_b (1) in each lane: ``g``
+    contracted with the other factor over that factor's free axes."""
+    ta, tb, out = _contraction(np.ndim(a) - a_batched, np.ndim(b) - b_batched, axes)
+    if wrt == 0:
+        return _lanes_einsum((out, tb, ta), (g, b), (g_batched, b_batched))
+    return _lanes_einsum((ta, out, tb), (a, g), (a_batched, g_batched))
+
+
+def concatenate_vjp_lanes(g, arrays, axis, promote, batched):
+    """runtime.concatenate_vjp in each lane, ``g`` batched: a list of batched cotangents,
+    one per element of ``arrays`` (``batched``: which elements are batched)."""
+    lanes = [one_lane(a) if b else np.asarray(a) for a, b in zip(arrays, batched)]
+    parts = [a if promote is None else promote(a) for a in lanes]
+    g = np.asarray(g)
+    if axis is None:
+        g, axis, lengths = np.reshape(g, (g.shape[0], -1)), 0, [np.size(p) for p in parts]
+    else:
+        lengths = [np.shape(p)[axis] for p in parts]
+    pieces = np.split(g, np.cumsum(lengths)[:-1], lane_axis(axis, g))
+    return [np.reshape(gi, gi.shape[:1] + np.shape(a)) for gi, a in zip(pieces, lanes)]

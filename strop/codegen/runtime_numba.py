@@ -30,15 +30,29 @@ def _none(t):
     return t is None or isinstance(t, (types.NoneType, types.Omitted))
 
 
+@register_jitable
+def _not_a_real_number(out):
+    raise TypeError("grad requires a real scalar output: use strop.vjp or strop.jacrev "
+                    "for non-scalar outputs, or reduce it (e.g. .sum())")
+
+
 @overload(rt.seed_grad)
 def _seed_grad(out):
     if isinstance(out, types.Float):
         one = _float_of(out)(1.0)
         return lambda out: one
+    return _not_a_real_number
+
+
+@overload(rt.seed_grad_lanes)
+def _seed_grad_lanes(out):
+    """1.0 per lane: each lane's output must be a real number (a 1-D float array of them)."""
+    if isinstance(out, types.Array) and out.ndim == 1 and isinstance(out.dtype, types.Float):
+        return lambda out: np.ones_like(out)
 
     def fail(out):
-        raise TypeError("grad requires a real scalar output: use strop.vjp or strop.jacrev "
-                        "for non-scalar outputs, or reduce it (e.g. .sum())")
+        _not_a_real_number(out)
+        return np.ones(1)   # never reached: the type of what grad's code goes on with
     return fail
 
 

@@ -3,14 +3,21 @@
 Every value is *batched* (its leading axis runs over the batch; lane ``b`` is what one call of
 the user's function saw) or not.  A name is batched when any assignment to it is — found by
 running the rewrite to a fixpoint — and each statement is rewritten by the batching rule of
-its operation (rules/batching.py); unbatched values stay as they are.  The rank of each lane
-is tracked where it is known, so that lanes line up by plain indexing (``x[:, None]``).
+its operation (rules/batching.py); unbatched values stay as they are.  A name rebound at the
+top level of the function is one name per binding where their batchedness differs
+(versions.py): an unbatched parameter stays unbatched until it is rebound to a batched value;
+one made batched in a loop is batched from the start.  The rank of each lane is tracked
+where it is known, so that lanes line up by plain indexing (``x[:, None]``).
 
 Control flow on a batched condition runs every lane under a mask:
-- ``if c:`` runs both branches; an assignment to a name read after the ``if`` becomes
-  ``x = np.where(c, new, x)`` (``select`` for lanes of rank > 0), so each lane keeps the
-  branch it took; values a lane did not take are computed and dropped (NaN or inf there
-  never reaches the result), and a batched index in such code reads index 0 on those lanes.
+- ``if c:`` runs both branches, the ``else`` branch after the ``then`` branch; an assignment
+  to a name read after the ``if`` (or in the ``else`` branch, which must see the value from
+  before the ``if``) becomes ``x = np.where(c, new, x)`` (``select`` for lanes of rank > 0),
+  so each lane keeps the branch it took; a list's length cannot differ between lanes
+  (``append`` under the condition: NotBatchable).  Early returns are flags and guards by
+  then (controlflow.py), batched like any value: each lane keeps the first value it
+  returned.  Values a lane did not take are computed and dropped (NaN or inf there never
+  reaches the result), and a batched index in such code reads index 0 on those lanes.
 - ``while c:`` loops while any lane runs; a lane whose condition fails keeps its values.
 - ``for i in range(n)`` with a batched ``n`` runs to the largest ``n``, lane ``b`` while
   ``i < n[b]``.
@@ -33,7 +40,7 @@ import numpy as np
 
 from ..codegen import runtime
 from ..codegen.runtime_forward import custom_cotangents
-from . import analysis, ir
+from . import analysis, ir, versions
 from .lanes import lane_block
 from .rules import RULES, lookup as rule_lookup
 from .rules import batching as table
@@ -62,22 +69,25 @@ class Vectorize:
         self.known = {}   # the same of containers of unbatched values (None: not only those)
         self.varies = set()   # containers assigned different elements (number, keys)
         self.tape_rank = {}   # tape -> the rank of the lanes pushed on it (None: differ)
+        self.maybe = set()   # names a lane may keep while the batched code may not bind them
 
     # --- driver ----------------------------------------------------------------------------
     def run(self):
-        node = self.fn.node
-        _annotate_live(node.body, set())
-        for _ in range(20):   # the batched names, to a fixpoint
-            before = (set(self.batched), dict(self.rank), set(self.containers),
-                      dict(self.elems), dict(self.known), set(self.varies))
-            self.start()
-            self.block(node.body, None, None)
-            if (self.batched, self.rank, self.containers, self.elems, self.known,
-                    self.varies) == before:
-                break
+        initial = (set(self.batched), dict(self.rank))
+        self.node, names = versions.split(self.fn.node, ir.names_in(self.fn.node) |
+                                          set(self.fn.refs))
+        if names:   # a name rebound at the top level: batched per binding
+            self.fixpoint()
+            keep = versions.merge(names, self.batched)
+            self.node = versions.rename(self.node, keep)
+            self.batched, self.rank = set(initial[0]), dict(initial[1])
+            self.containers, self.elems, self.known, self.varies = set(), {}, {}, set()
+            self.tape_rank, self.maybe = {}, set()
+        node = self.node
+        self.fixpoint()
         self.start()
         size = [ir.assign(self.size, self.size_expr, getattr(node, "loc", None))]
-        body = self.prologue + size + self.block(node.body, None, None)
+        body = self.prologue + size + self.entry(initial[0]) + self.block(node.body, None, None)
         new = copy.copy(node)
         new.body = body
         new.name = node.name + "_vmap"
@@ -88,13 +98,39 @@ class Vectorize:
         return ir.Function(new, refs, dict(self.fn.free), self.fn.nparams,
                            self.fn.guards, self.fn.groups, tuple(self.companions))
 
+    def fixpoint(self):
+        """The batched names (and what is known of each), to a fixpoint."""
+        _annotate_live(self.node.body, set())
+        for _ in range(20):
+            before = (set(self.batched), dict(self.rank), set(self.containers),
+                      dict(self.elems), dict(self.known), set(self.varies), set(self.maybe))
+            self.start()
+            self.block(self.node.body, None, None)
+            if (self.batched, self.rank, self.containers, self.elems, self.known,
+                    self.varies, self.maybe) == before:
+                break
+
+    def entry(self, given):
+        """A parameter given unbatched but batched later in a loop (``w = w + x`` in its body,
+        one name for every trip): batched from the start, every lane the value given.  A name
+        a masked assignment keeps in some lanes where the code binding it may not have run
+        (``_retval`` set under an unbatched ``if``, then under a batched one): None at first,
+        which ``select`` replaces in every lane."""
+        loc = getattr(self.node, "loc", None)
+        out = [ir.assign(t, ir.const(None), loc) for t in sorted(self.maybe)]
+        for a in self.node.args.args:
+            if a.id in self.batched and a.id not in given and a.id not in self.containers:
+                out.append(ir.assign(a.id, self.bcast(ir.name(a.id), False), loc))
+        return out
+
     def start(self):
         self.refs = dict(self.fn.refs)
-        self.namer = ir.Namer(ir.names_in(self.fn.node) | set(self.refs) |
-                              {self.fn.node.name + "_vmap"})   # the function made
+        self.namer = ir.Namer(ir.names_in(self.node) | set(self.refs) |
+                              {self.node.name + "_vmap"})   # the function made
         self.size = self.namer.fresh("batch_size")
         self.companions = []
-        self.defined = {a.id for a in self.fn.node.args.args}
+        self.defined = {a.id for a in self.node.args.args}
+        self.sure = set(self.defined)   # bound on every path the batched code may take
 
     def ref(self, obj, base):
         return ir.bind_ref(self.refs, self.namer, obj, base)
@@ -145,10 +181,11 @@ class Vectorize:
             return self.assign(s, mask, region)
         if isinstance(s, gast.If):
             return self.if_(s, mask, region)
-        if isinstance(s, gast.While):
-            return self.while_(s, mask, region)
-        if isinstance(s, gast.For):
-            return self.for_(s, mask, region)
+        if isinstance(s, (gast.While, gast.For)):   # the body may run no trip
+            sure = set(self.sure)
+            out = (self.while_ if isinstance(s, gast.While) else self.for_)(s, mask, region)
+            self.sure = sure
+            return out
         if isinstance(s, gast.Return):
             return [ir.stmt(gast.Return(value=self.returned(s.value)), loc)]
         if isinstance(s, gast.Expr):
@@ -168,6 +205,10 @@ class Vectorize:
         elems = self.elems_of(s.value)
         value, batched, rank = self.expr(s.value, mask, pre)
         masked = mask is not None and region is not None and t in region and t in self.defined
+        fn = self.fn.callee(s.value.func) if isinstance(s.value, gast.Call) else None
+        if masked and fn in RESIZING:
+            raise NotBatchable(f"vmap cannot batch {fn.__name__} on {t} under control flow on a "
+                               f"batched value: its length would differ between lanes", loc)
         if elems is not None and (batched or masked or t in self.elems):
             self.set_elems(t, elems)
             if not batched:   # unbatched here, a container of lanes elsewhere
@@ -176,6 +217,12 @@ class Vectorize:
             self.set_elems(t, elems, lanes=False)
         if masked and t in self.elems:
             value = self.select_elems(mask, value, t)
+        elif masked and t not in self.sure:   # no value to keep where the code binding it
+            self.maybe.add(t)                  # did not run (None): select takes new there
+            batched = True
+            self.set_name(t, True, rank)
+            value = self.bcast(value, batched=self.is_b(value) or batched)
+            value = self.pick(mask, value, ir.name(t), None)
         elif masked:
             batched = True
             if t not in self.batched:
@@ -190,6 +237,7 @@ class Vectorize:
             batched = True
         self.set_name(t, batched, rank)
         self.defined.add(t)
+        self.sure.add(t)
         return pre + [ir.assign(t, value, loc)]
 
     def effect(self, s, mask):
@@ -216,11 +264,13 @@ class Vectorize:
     def if_(self, s, mask, region):
         test = s.test
         if not self.is_b(test):
-            defined = set(self.defined)
+            defined, sure = set(self.defined), set(self.sure)
             body = self.block(s.body, mask, region)
-            after_body, self.defined = self.defined, defined
+            (after_body, self.defined), (sure_body, self.sure) = (self.defined, defined), (
+                self.sure, sure)
             orelse = self.block(s.orelse, mask, region)
             self.defined |= after_body
+            self.sure &= sure_body
             return [ir.if_(test, body or [gast.Pass()], orelse, s.loc)]
         live = s.live_out
         fresh = mask is not None or test.id in analysis.block_writes(s.body)
@@ -234,7 +284,7 @@ class Vectorize:
         self.batched |= {m_then, m_else}
         self.rank[m_then] = self.rank[m_else] = 0
         out = [ir.assign(m_then, then, s.loc)] if fresh else []
-        out += self.block(s.body, m_then, live)
+        out += self.block(s.body, m_then, s.live_then)
         if s.orelse:
             out.append(ir.assign(m_else, other, s.loc))
             out += self.block(s.orelse, m_else, live)
@@ -377,6 +427,10 @@ class Vectorize:
         fn = self.fn.callee(v.func) if isinstance(v, gast.Call) else None
         if fn in CONTAINER_CALLS:   # a container like the one in this argument
             return self.elems_of(v.args[CONTAINER_CALLS[fn]])
+        if fn is runtime.concatenate_vjp and len(v.args) >= 2:   # one cotangent per array
+            elems = self.elems_of(v.args[1])
+            return tuple((r, None) for _, (r, _) in _items(elems)) if isinstance(
+                elems, tuple) else None
         if fn is runtime.setitem and isinstance(v.args[1], gast.Constant):   # d[k] = x
             return _with(self.elems_of(v.args[0]), v.args[1].value,
                          (self.rank_of(v.args[2]), self.elems_of(v.args[2])))
@@ -453,7 +507,10 @@ class Vectorize:
                 continue
             new = self.bcast(new, self.is_b(new) or isinstance(new, gast.Subscript))
             parts.append(self.pick(mask, new, ir.subscript(t, ir.const(k)), r))
-        return _container(self.elems[t], parts)
+        new = _container(self.elems[t], parts)
+        if isinstance(new, gast.Tuple):   # a list stays a list (its items can be assigned)
+            new = ir.call(self.helper("container_like"), [ir.name(t), new])
+        return new
 
     def pick(self, mask, new, old, rank):
         """``new`` in the lanes of ``mask``, else ``old``: lanes of ``rank`` (None: unknown,
@@ -493,8 +550,8 @@ class Vectorize:
     def matmul(self, a, b, v):
         ab, bb = self.is_b(a), self.is_b(b)
         ra, rb = self.rank_of(a), self.rank_of(b)
-        rank = None if ra is None or rb is None else max(ra, rb) - (ra == 1) - (rb == 1) if \
-            ra >= 1 and rb >= 1 else None
+        rank = None if ra is None or rb is None or ra < 1 or rb < 1 else max(
+            ra, rb, 2) - (ra == 1) - (rb == 1)   # a vector's axis is dropped
         if not (ab or bb):
             return v, False, rank
         if ab and not bb and ra is not None and ra >= 1 and rb == 2 or (
@@ -624,6 +681,9 @@ class Vectorize:
             return v, False, 0   # a container of lanes has the elements of each lane
         if fn is len:
             return ir.subscript(ir.attr(args[0], "shape"), ir.const(1)), False, 0
+        if table.is_member(fn, table.SHAPE_ONLY) and not kws:   # the same in every lane
+            return ir.call(v.func, [ir.call(self.helper("one_lane"), [a]) if self.is_b(a)
+                                    else a for a in args]), False, None
         if fn in LANE_QUERIES and len(args) == 1 and not kws:
             return self.attribute(ir.attr(args[0], LANE_QUERIES[fn]))
         if fn in CONTAINER_CALLS and self.elems_of(args[CONTAINER_CALLS[fn]]) is not None:
@@ -687,7 +747,7 @@ class Vectorize:
         return ir.call(ir.name(self.ref(batched, batched.__name__)), values), True, None
 
     def call_rank(self, fn, args, kws):
-        if isinstance(fn, np.ufunc) or table.is_elementwise(fn):
+        if table.is_elementwise(fn):
             return _max_rank([self.rank_of(a) for a in args])
         return None
 
@@ -905,6 +965,76 @@ class Vectorize:
         return ir.call(v.func, [args[0]] + new + args[1 + naxes:]), True, rank(
             self.rank_of(args[0]))
 
+    def call_dot(self, v, args, kws):
+        """np.dot of 1-D and 2-D lanes is their matrix product; of a number, a product."""
+        a, b = args if len(args) == 2 and not kws else (None, None)
+        ra, rb = self.rank_of(a), self.rank_of(b)
+        if ra is None or rb is None or ra > 2 or rb > 2:
+            return None
+        if ra == 0 or rb == 0:
+            return self.elementwise(v, [a, b], lambda p: gast.BinOp(left=p[0], op=gast.Mult(),
+                                                                   right=p[1]))
+        return self.matmul(a, b, gast.BinOp(left=a, op=gast.MatMult(), right=b))
+
+    def call_tensordot(self, v, args, kws):
+        a, b, axes = self.bind(args, kws, ("a", "b", "axes"), {"axes": ir.const(2)})
+        if a is None or self.is_b(axes):
+            return None
+        return ir.call(self.helper("tensordot_lanes"), [a, b, axes, ir.const(self.is_b(a)),
+                                                        ir.const(self.is_b(b))]), True, None
+
+    def call_inner(self, v, args, kws):
+        a, b = args if len(args) == 2 and not kws else (None, None)
+        ra, rb = self.rank_of(a), self.rank_of(b)
+        if ra is None or rb is None or not (ra and rb):
+            return None
+        axes = gast.Tuple(elts=[gast.List(elts=[ir.const(-1)], ctx=gast.Load())] * 2,
+                          ctx=gast.Load())
+        return ir.call(self.helper("tensordot_lanes"), [a, b, axes, ir.const(self.is_b(a)),
+                                                        ir.const(self.is_b(b))]), True, \
+            ra + rb - 2
+
+    def call_tensordot_vjp_a(self, v, args, kws):
+        return self.tensordot_vjp(args, kws, 0)
+
+    def call_tensordot_vjp_b(self, v, args, kws):
+        return self.tensordot_vjp(args, kws, 1)
+
+    def tensordot_vjp(self, args, kws, wrt):
+        """The cotangent of a factor of np.tensordot (dot, inner) with axes the same in
+        every lane: one einsum over the lanes."""
+        g, a, b, axes = self.bind(args, kws, ("g", "a", "b", "axes"), {"axes": ir.const(2)})
+        if g is None or self.is_b(axes):
+            return None
+        flags = [self.is_b(g), self.is_b(a), self.is_b(b)]
+        if not (flags[0] or flags[2 - wrt]):   # the same in every lane
+            return ir.call(self.helper("tensordot_vjp_" + "ab"[wrt]), [g, a, b, axes]), \
+                False, self.rank_of((a, b)[wrt])
+        return ir.call(self.helper("tensordot_vjp_lanes"), [g, a, b, axes, ir.const(wrt)] + [
+            ir.const(f) for f in flags]), True, self.rank_of((a, b)[wrt])
+
+    def bind(self, args, kws, names, defaults):
+        """The arguments of a call by parameter name (None each where it does not bind)."""
+        if len(args) > len(names) or set(kws) - set(names[len(args):]):
+            return (None,) * len(names)
+        given = {**defaults, **dict(zip(names, args)), **kws}
+        if any(n not in given for n in names):
+            return (None,) * len(names)
+        return tuple(given[n] for n in names)
+
+    def call_concatenate_vjp(self, v, args, kws):
+        """The cotangents of a list of arrays joined (concatenate, hstack, ...): a list of
+        lanes, cut from each lane of ``g``."""
+        g, arrays, axis, promote = self.bind(args, kws, ("g", "arrays", "axis", "promote"),
+                                             {"axis": ir.const(0), "promote": ir.const(None)})
+        elems = self.elems_of(arrays) if g is not None else None
+        if not isinstance(elems, tuple) or self.is_b(axis) or self.is_b(promote):
+            return None
+        flags = [self.is_b(arrays)] * len(elems)   # a list of lanes: every element batched
+        return ir.call(self.helper("concatenate_vjp_lanes"), [
+            self.bcast(g, self.is_b(g)), arrays, axis, promote,
+            gast.Tuple(elts=[ir.const(f) for f in flags], ctx=gast.Load())]), True, None
+
     def call_einsum(self, v, args, kws):
         spec = args[0]
         if kws or not isinstance(spec, gast.Constant) or not isinstance(spec.value, str) or \
@@ -965,6 +1095,8 @@ class OutAxesError(Exception):
         self.loc = loc
 
 
+# helpers that change a container's length: under a batched condition lanes would differ
+RESIZING = {runtime.append, runtime.insert, runtime.extend, runtime.pop_item, runtime.update}
 LANE_QUERIES = {np.shape: "shape", np.ndim: "ndim", np.size: "size"}
 DISPLAYS = (gast.Tuple, gast.List, gast.Dict)
 # helpers that take containers: on containers of lanes they run as they are, leaf by leaf
@@ -974,7 +1106,8 @@ CONTAINER_CALLS = {runtime.add: 0, runtime.scale: 0, runtime.zeros_like: 0,
 SPECIAL = {runtime.extremum_grad, runtime.unbroadcast, runtime.seed_grad, runtime.expand_to, runtime.matmul_vjp_x,
            runtime.matmul_vjp_y, runtime.getitem_vjp, np.reshape, np.ravel, np.transpose,
            np.squeeze, np.expand_dims, np.swapaxes, np.moveaxis, np.concatenate, np.stack,
-           np.einsum, runtime.align_to, runtime.unalign}
+           np.einsum, runtime.align_to, runtime.unalign, np.dot, np.tensordot, np.inner,
+           runtime.tensordot_vjp_a, runtime.tensordot_vjp_b, runtime.concatenate_vjp}
 
 
 def _describe(v):
@@ -1057,9 +1190,11 @@ def _annotate_live(stmts, live):
     which covers values carried between iterations); returns the names live before."""
     for s in reversed(stmts):
         s.live_out = set(live)
-        if isinstance(s, gast.If):
-            live = _annotate_live(s.body, set(live)) | _annotate_live(s.orelse, set(live)) | \
-                analysis.reads(s)
+        if isinstance(s, gast.If):   # on a batched test the else branch runs after the
+            # then branch, and must see what was before the if: what it reads is live there
+            orelse = _annotate_live(s.orelse, set(live))
+            s.live_then = live | orelse
+            live = _annotate_live(s.body, set(s.live_then)) | orelse | analysis.reads(s)
         elif isinstance(s, (gast.While, gast.For)):
             head = set(live) | (analysis.reads(s) if isinstance(s, gast.While) else set())
             while True:

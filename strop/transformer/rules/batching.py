@@ -29,7 +29,8 @@ ELEMENTWISE = {np.where, np.clip, np.nan_to_num, np.real, np.imag, np.conj, np.a
 
 
 def is_elementwise(fn):
-    return isinstance(fn, np.ufunc) or is_member(fn, ELEMENTWISE)
+    """A ufunc (not a generalized one: np.matmul, np.vecdot work on core axes), or listed."""
+    return isinstance(fn, np.ufunc) and fn.signature is None or is_member(fn, ELEMENTWISE)
 
 
 # --- reductions: the parameter holding the array; axis is the "axis" parameter ---
@@ -52,6 +53,9 @@ LIKE = {np.zeros_like, np.ones_like, np.empty_like, np.full_like}
 # --- functions that build arrays of a given shape: never batched by their arguments ---
 CONSTRUCTORS = {np.zeros, np.ones, np.empty, np.full, np.eye, np.identity, np.arange,
                 np.linspace}
+
+# --- helpers whose result depends only on the shapes of their arguments: one lane's ---
+SHAPE_ONLY = {runtime.dot_axes}
 
 # --- attributes of a batched array that describe one lane ---
 LANE_ATTRS = {"shape": "{x}.shape[1:]", "ndim": "{x}.ndim - 1", "size": "{x}[0].size"}

@@ -1,0 +1,411 @@
+"""vmap of control flow on batched values, rebinding, and products and joins under
+vmap(grad), against the oracle: a Python loop over the batch (tests/test_vmap.py's check)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import strop
+from strop import grad, jit, vmap
+from test_vmap import loop
+
+RNG = np.random.default_rng(7)
+X = np.array([1.0, -1.0, 2.0, -0.5, 0.25])
+
+
+@pytest.fixture(autouse=True)
+def x64():
+    with strop.config.override(enable_x64=True):
+        yield
+
+
+def check(f, *args, in_axes=0, out_axes=0, compiles=True):
+    """vmap(f) and jit(vmap(f)) against the loop over the batch; jit(vmap(f)) compiles
+    wherever jit(f) compiles one example (where that falls back, as np.dot without SciPy,
+    the batched code may still compile), unless ``compiles`` is False."""
+    want = loop(jit(f, backend="python"), in_axes, *args, out_axes=out_axes)
+    axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+    one = jit(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", strop.errors.JitFallbackWarning)
+        one(*[a if ax is None else np.take(a, 0, axis=ax) for a, ax in zip(args, axes)])
+        fast = jit(vmap(f, in_axes=in_axes, out_axes=out_axes))
+        if one.last_backend == "cpu" and compiles:
+            warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+        outs = [vmap(f, in_axes=in_axes, out_axes=out_axes)(*args), fast(*args)]
+    for got in outs:
+        for g, w in zip(got, want) if isinstance(want, tuple) else [(got, want)]:
+            assert np.shape(g) == np.shape(w)
+            np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
+    return outs[0]
+
+
+# --- a batched if runs both branches: each must see the state before the if ---------------
+def item_in_then(x):
+    y = np.zeros(3)
+    if x > 0:
+        y[-1] = x
+        r = np.sum(y)
+    else:
+        r = y[-1] + 1.0
+    return r
+
+
+def item_in_both(x):
+    y = np.ones(3)
+    if x > 0:
+        y[0] = x * 2.0
+        r = y[0] + y[1]
+    else:
+        y[1] = y[0] - x
+        r = y[0] * y[1]
+    return r + y[2]
+
+
+def at_update(x):
+    y = np.ones(3)
+    if x > 0:
+        y = y.at[1].set(x)
+        r = y[1]
+    else:
+        r = y[1] * 3.0
+    return r
+
+
+def elif_chain(x):
+    y = np.zeros(2)
+    if x > 1.5:
+        y[0] = x
+        r = y[0]
+    elif x > 0:
+        y[1] = x * 3.0
+        r = y[0] + y[1]
+    elif x > -0.75:
+        r = y[1] - 1.0
+    else:
+        y[0] = 5.0
+        r = y[1] + y[0]
+    return r
+
+
+def dict_item(x):
+    d = {"a": x, "b": 2.0 * x}
+    if x > 0:
+        d["a"] = x * 10.0
+        r = d["a"]
+    else:
+        r = d["a"] + d["b"]
+    return r
+
+
+def nested_mutation(x):
+    y = np.zeros(2)
+    if x > -0.75:
+        if x > 0:
+            y[0] = 7.0
+        r = x
+    else:
+        r = y[0] + x
+    return r + y[0]
+
+
+def list_append(x):
+    y = [1.0]
+    if x > 0:
+        y.append(x)
+        r = len(y) * x
+    else:
+        r = len(y) * 2.0
+    return r
+
+
+def list_items(x, k):
+    y = [x, x * 2.0]
+    if x > k:
+        y[0] = y[1] * 3.0
+    else:
+        y[1] = y[0] - 1.0
+    return y[0] + y[1]
+
+
+@pytest.mark.parametrize("f", [item_in_then, item_in_both, at_update, elif_chain, dict_item,
+                               nested_mutation, list_append])
+def test_branches_see_the_state_before_the_if(f):
+    check(f, X)
+
+
+def test_list_of_lanes_assigned_item_by_item_under_a_batched_if_stays_a_list():
+    check(list_items, X, np.array([0.0, 0.5, -2.0, 1.0, 0.0]))
+    check(list_items, X, 0.1, in_axes=(0, None))
+
+
+# --- returns under batched control flow ---------------------------------------------------
+def return_then_while(x):
+    if x > 0:
+        return x * 10.0
+    i = 0
+    while i < 3:
+        return x * 2.0
+    return x
+
+
+def return_then_for(x):
+    if x > 0:
+        return x * 10.0
+    for i in range(3):
+        return x * 2.0
+    return x
+
+
+def nested_returns(x):
+    if x > -0.75:
+        if x > 0:
+            return x * 3.0
+        return x * 5.0
+    return x
+
+
+def unbatched_if_in_batched_else(x, n):
+    if x > 0:
+        return x
+    else:
+        if n > 2:
+            return x * 7.0
+    for i in range(3):
+        return x * 2.0
+    return x
+
+
+def return_in_loop_with_break(x):
+    s = 0.0
+    for i in range(5):
+        s = s + x * i
+        if s > 2.0:
+            return s
+        if s < -1.0:
+            break
+    return -s
+
+
+def return_in_while_with_continue(x):
+    s = x
+    i = 0
+    while i < 6:
+        i = i + 1
+        if s > 3.0:
+            return s * 2.0
+        if i % 2 == 0:
+            continue
+        s = s + np.abs(x)
+    return s - 1.0
+
+
+def returns_at_every_depth(x):
+    if x > 1.5:
+        return 1.0
+    for i in range(3):
+        if x * i > 1.0:
+            return x * 100.0 + i
+        for j in range(2):
+            if x + j < -0.8:
+                return x - j
+    if x < 0:
+        return x * x
+    return x + 0.5
+
+
+def return_after_mutation(x):
+    y = np.zeros(2)
+    if x > 0:
+        y[0] = x
+        return np.sum(y)
+    y[1] = 3.0
+    return np.sum(y) + y[0]
+
+
+@pytest.mark.parametrize("f", [return_then_while, return_then_for, nested_returns,
+                               return_in_loop_with_break, return_in_while_with_continue,
+                               returns_at_every_depth, return_after_mutation])
+def test_each_lane_returns_its_own_value(f):
+    check(f, X)
+
+
+def test_return_in_unbatched_if_inside_batched_else():
+    check(unbatched_if_in_batched_else, X, 3, in_axes=(0, None))
+    check(unbatched_if_in_batched_else, X, 1, in_axes=(0, None))
+
+
+def batched_return_under_unbatched_if(x, n):
+    y = np.zeros(3)
+    if n > 0:
+        if x > 0.5:
+            return x * 3.0
+        y[0] = x
+    return y[0] + 1.0
+
+
+def test_batched_return_under_an_unbatched_if_not_taken():
+    # jit(vmap) of a batched item assignment under an unbatched if falls back (each(setitem))
+    check(batched_return_under_unbatched_if, X, 1, in_axes=(0, None), compiles=False)
+    check(batched_return_under_unbatched_if, X, -1, in_axes=(0, None), compiles=False)
+
+
+def test_returns_under_vmap_of_grad():
+    for f in (return_then_for, nested_returns, returns_at_every_depth):
+        check(grad(f), X + 0.01)
+
+
+# --- batchedness per binding ---------------------------------------------------------------
+W = np.array([1.0, 2.0, 3.0, 4.0])
+XS = RNG.standard_normal((3, 4))
+
+
+def rebound_mean(w, x):
+    w = np.mean(w) + x * w
+    return w
+
+
+def rebound_chain(w, x):
+    s = np.sum(w)
+    w = w * s
+    w = np.mean(w) + x * w
+    return np.mean(w, axis=0) + np.max(w)
+
+
+def rebound_in_loop(w, x):
+    for i in range(3):
+        w = np.mean(w) + x * w * 0.5
+    return w
+
+
+def rebound_arg_loss(w, x):
+    x = w - x
+    w = w * np.sum(x)
+    return np.sum(w ** 2) + np.sum(x * w)
+
+
+def rebound_in_while(w, x):
+    i = 0
+    while i < 2:
+        w = w + np.mean(w) * x
+        i = i + 1
+    return np.sum(w ** 2)
+
+
+@pytest.mark.parametrize("f", [rebound_mean, rebound_chain, rebound_in_loop])
+def test_unbatched_argument_rebound_to_a_batched_value(f):
+    check(f, W, XS, in_axes=(None, 0))
+    check(f, W, XS.T, in_axes=(None, 1))
+
+
+@pytest.mark.parametrize("f", [rebound_arg_loss, rebound_in_while])
+def test_vmap_of_grad_with_an_argument_rebound(f):
+    got = check(grad(f, argnums=(0, 1)), W, XS, in_axes=(None, 0))
+    assert np.shape(got[1]) == XS.shape
+    check(grad(f, argnums=(0, 1)), W, XS.T, in_axes=(None, -1), out_axes=(0, 1))
+
+
+# --- products under vmap(grad) -------------------------------------------------------------
+def dot_loss(a, b):
+    return np.sum(np.sin(np.dot(a, b)))
+
+
+def inner_loss(a, b):
+    return np.sum(np.sin(np.inner(a, b)))
+
+
+def tensordot_loss(a, b):
+    return np.sum(np.sin(np.tensordot(a, b, axes=1)))
+
+
+def outer_loss(a, b):
+    return np.sum(np.sin(np.outer(a, b)))
+
+
+def vdot_loss(a, b):
+    return np.sin(np.vdot(a, b))
+
+
+def matmul_loss(a, b):
+    return np.sum(np.sin(np.matmul(a, b)))
+
+
+def einsum_loss(a, b):
+    return np.sum(np.sin(np.einsum("i,ij->j", a, b)))
+
+
+PRODUCTS = [(dot_loss, (4,), (4,)), (dot_loss, (3, 4), (4,)), (dot_loss, (4,), (4, 2)),
+            (dot_loss, (3, 4), (4, 2)), (dot_loss, (), (4,)), (inner_loss, (3, 4), (2, 4)),
+            (tensordot_loss, (3, 4), (4, 2)), (outer_loss, (3,), (4,)),
+            (vdot_loss, (4,), (4,)), (matmul_loss, (4,), (4,)), (matmul_loss, (3, 4), (4,)),
+            (einsum_loss, (4,), (4, 2))]
+AXES = [(0, 0), (None, 0), (0, None), (-1, 0)]
+
+
+# each product with two of the in_axes, every in_axes with each family of shapes
+@pytest.mark.parametrize("f, sa, sb, in_axes", [
+    p + (AXES[(i + k) % len(AXES)],) for i, p in enumerate(PRODUCTS) for k in (0, 2)])
+def test_products_under_vmap_of_grad(f, sa, sb, in_axes):
+    ia, ib = in_axes
+    ia = 0 if ia == -1 and sa == () else ia
+    a = RNG.standard_normal(sa if ia is None else sa + (3,) if ia == -1 else (3,) + sa)
+    b = RNG.standard_normal(sb if ib is None else (3,) + sb)
+    check(f, a, b, in_axes=(ia, ib))
+    check(grad(f, argnums=(0, 1)), a, b, in_axes=(ia, ib))
+
+
+def dot(a, b):
+    return np.dot(a, b)
+
+
+def scaled_products(a, b):
+    return (a @ b) * 0.5 + np.dot(a, b) * 2.0
+
+
+def test_product_of_vector_lanes_is_a_number_per_lane():
+    a, b = RNG.standard_normal((3, 4)), RNG.standard_normal((3, 4))
+    check(scaled_products, a, b)
+    check(scaled_products, a[0], b, in_axes=(None, 0))
+
+
+def test_dot_of_matrix_lanes_is_their_product_not_numpys_dot_of_stacks():
+    a, b = RNG.standard_normal((3, 2, 4)), RNG.standard_normal((3, 4, 5))
+    np.testing.assert_allclose(vmap(dot)(a, b), a @ b)
+
+
+# --- joins of batched and unbatched arrays under vmap(grad) -------------------------------
+def join_unbatched_only(w, x):
+    return np.sum(np.concatenate([w, w * 2.0]) ** 2) * np.sum(x)
+
+
+def join_mixed(w, x):
+    a, b = np.sin(w), np.cos(x)
+    return np.sum(np.concatenate([a, b, a * b]) ** 2)
+
+
+def join_flat(w, x):
+    return np.sum(np.concatenate([np.outer(w, w), np.outer(x, w)], axis=None) ** 2)
+
+
+def join_axis1(w, x):
+    return np.sum(np.concatenate([np.outer(w, w), np.outer(x, w)], axis=1) ** 3)
+
+
+def stacked(w, x):
+    return np.sum(np.stack([w, x * w, w], axis=1) ** 3 * np.arange(12.0).reshape(4, 3))
+
+
+def hstacked(w, x):
+    return np.sum(np.hstack([w, x, w[:2]]) ** 3)
+
+
+def vstacked(w, x):
+    return np.sum(np.vstack([w, x]) ** 3 * np.arange(8.0).reshape(2, 4))
+
+
+@pytest.mark.parametrize("f", [join_unbatched_only, join_mixed, join_flat, join_axis1,
+                               stacked, hstacked, vstacked])
+def test_joins_under_vmap_of_grad(f):
+    check(grad(f, argnums=(0, 1)), W, XS, in_axes=(None, 0))
+    check(grad(f, argnums=(0, 1)), XS, W, in_axes=(0, None))
+    check(grad(f, argnums=(0, 1)), XS, XS[::-1], in_axes=(0, 0))
