@@ -409,3 +409,36 @@ def test_joins_under_vmap_of_grad(f):
     check(grad(f, argnums=(0, 1)), W, XS, in_axes=(None, 0))
     check(grad(f, argnums=(0, 1)), XS, W, in_axes=(0, None))
     check(grad(f, argnums=(0, 1)), XS, XS[::-1], in_axes=(0, 0))
+
+
+def appended_then_summed(a):
+    acc = []
+    acc.append(np.tanh(a))
+    acc.append(a * 2.0)
+    return sum(acc, 0.0)
+
+
+def summed_comprehension(x):
+    return sum([u * 2.0 for u in x])
+
+
+def appended_in_a_loop(x):
+    acc = []
+    for i in range(3):
+        acc.append(x[i] ** 2)
+    return sum(acc)
+
+
+@pytest.mark.parametrize("f, x", [
+    (appended_then_summed, np.array([0.1, 0.5, -0.3])),
+    (summed_comprehension, np.arange(12.).reshape(4, 3) / 10),
+    (appended_in_a_loop, np.arange(12.).reshape(4, 3) / 10),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_batched_values_appended_to_a_list_and_summed(f, x):
+    # a batched value appended to a list ran lane by lane and sum() read the result as
+    # stacked lanes: vmap gave 0 (silently), vmap(grad) raised
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", strop.errors.JitFallbackWarning)   # Numba: [] untyped
+        check(f, x, compiles=False)
+    np.testing.assert_allclose(vmap(grad(f))(x), np.stack([grad(f)(v) for v in x]),
+                               rtol=1e-12)

@@ -431,6 +431,10 @@ class Vectorize:
             elems = self.elems_of(v.args[1])
             return tuple((r, None) for _, (r, _) in _items(elems)) if isinstance(
                 elems, tuple) else None
+        if fn is runtime.append:   # lst.append(x): a container one element longer
+            elems = self.elems_of(v.args[0])
+            return elems + ((self.rank_of(v.args[1]), self.elems_of(v.args[1])),) if \
+                isinstance(elems, tuple) else None
         if fn is runtime.setitem and isinstance(v.args[1], gast.Constant):   # d[k] = x
             return _with(self.elems_of(v.args[0]), v.args[1].value,
                          (self.rank_of(v.args[2]), self.elems_of(v.args[2])))
@@ -694,6 +698,17 @@ class Vectorize:
             if fn is custom_cotangents:   # its messages give the shapes of one lane
                 new.args.append(ir.const(1))
             return new, True, None
+        if fn is runtime.append and isinstance(self.elems_of(args[0]), tuple):
+            # a batched value appended to a list: a list of lanes, element by element
+            lst = self.lanes_of(args[0])
+            if isinstance(lst, gast.Tuple):
+                lst = gast.List(elts=lst.elts, ctx=gast.Load())
+            return ir.call(v.func, [lst, self.lanes_of(args[1])]), True, None
+        if fn is sum and args and isinstance(self.elems_of(args[0]), tuple):
+            # the sum of a container of lanes is the sum of its elements, lane by lane
+            ranks = [r for r, _ in self.elems_of(args[0])]
+            rank = max(ranks) if ranks and None not in ranks else None
+            return ir.call(v.func, [self.lanes_of(args[0])] + args[1:], kws.items()), True, rank
         if fn is runtime.setitem and self.elems_of(v) is not None:   # d[k] = x, k a constant
             return ir.call(v.func, [self.lanes_of(args[0]), args[1], self.lanes_of(args[2])]), \
                 True, None
