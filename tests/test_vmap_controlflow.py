@@ -442,3 +442,35 @@ def test_batched_values_appended_to_a_list_and_summed(f, x):
         check(f, x, compiles=False)
     np.testing.assert_allclose(vmap(grad(f))(x), np.stack([grad(f)(v) for v in x]),
                                rtol=1e-12)
+
+
+def nested_array_of_lanes(x):
+    return np.sum(np.array([[x[0], 1.], [2., x[1]]]) ** 3 * np.arange(4.).reshape(2, 2))
+
+
+def eigh_pair(a):
+    w, v = np.linalg.eigh(np.outer(a, a) + np.diag([1., 2., 3.]))
+    return np.sum(w * np.arange(3.)) + np.sum(v[:, 0] ** 2 * a)
+
+
+def svd_triple(a):
+    u, s, vt = np.linalg.svd(np.outer(a, a) + np.diag([1., 2., 3.]))
+    return np.sum(s ** 2) + np.sum(np.abs(u[0]) * a)
+
+
+def slogdet_pair(a):
+    sign, logdet = np.linalg.slogdet(np.outer(a, a) + np.eye(3))
+    return logdet * sign
+
+
+@pytest.mark.parametrize("f", [nested_array_of_lanes, eigh_pair, svd_triple, slogdet_pair],
+                         ids=lambda f: f.__name__)
+def test_nested_arrays_and_tuple_results_of_lanes(f):
+    # np.array of nested lists of lanes stacked the batch in the middle (silently, or a
+    # broadcast error); the pair eigh returns was read as one stacked array (TypeError)
+    x = np.random.default_rng(3).standard_normal((4, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", strop.errors.JitFallbackWarning)
+        check(f, x, compiles=False)
+    np.testing.assert_allclose(vmap(grad(f))(x), np.stack([grad(f)(v) for v in x]),
+                               rtol=1e-10, atol=1e-12)

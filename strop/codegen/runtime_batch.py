@@ -205,8 +205,10 @@ def safe_index(i, mask):
 
 
 def array_lanes(items, dtype=None):
-    """``np.array([a, b, ...])`` of batched items: each lane's array, stacked."""
-    out = np.stack([np.asarray(it) for it in items], axis=1)
+    """``np.array([a, b, ...])`` of batched items: each lane's array, stacked (a nested list
+    is itself a list of lanes: its lanes first too)."""
+    out = np.stack([array_lanes(it) if isinstance(it, (list, tuple)) else np.asarray(it)
+                    for it in items], axis=1)
     return out.astype(dtype) if dtype is not None else out
 
 

@@ -431,6 +431,9 @@ class Vectorize:
             elems = self.elems_of(v.args[1])
             return tuple((r, None) for _, (r, _) in _items(elems)) if isinstance(
                 elems, tuple) else None
+        if fn in TUPLE_RESULTS and not (fn is np.linalg.svd and any(
+                k.arg == "compute_uv" for k in v.keywords)):   # w, v = eigh(a): a pair
+            return ((None, None),) * TUPLE_RESULTS[fn]
         if fn is runtime.append:   # lst.append(x): a container one element longer
             elems = self.elems_of(v.args[0])
             return elems + ((self.rank_of(v.args[1]), self.elems_of(v.args[1])),) if \
@@ -1116,6 +1119,10 @@ LANE_QUERIES = {np.shape: "shape", np.ndim: "ndim", np.size: "size"}
 DISPLAYS = (gast.Tuple, gast.List, gast.Dict)
 # helpers that take containers: on containers of lanes they run as they are, leaf by leaf
 # (the value: which argument's elements the result's are like)
+# NumPy functions whose result is a tuple of a fixed length (of arrays of unknown rank)
+TUPLE_RESULTS = {np.linalg.eigh: 2, np.linalg.eig: 2, np.linalg.svd: 3, np.linalg.slogdet: 2,
+                 np.linalg.qr: 2, np.linalg.lstsq: 4, np.modf: 2, np.frexp: 2, divmod: 2,
+                 np.divmod: 2}
 CONTAINER_CALLS = {runtime.add: 0, runtime.scale: 0, runtime.zeros_like: 0,
                    runtime.ones_like: 0, runtime.getitem_vjp: 1, custom_cotangents: 1}
 SPECIAL = {runtime.extremum_grad, runtime.unbroadcast, runtime.seed_grad, runtime.expand_to, runtime.matmul_vjp_x,
