@@ -14,6 +14,7 @@ iterations of a loop) a tangent set on one path only is set to zeros on the othe
 import copy
 
 import gast
+import numpy as np
 
 from ..codegen import runtime, runtime_forward
 from ..errors import TransformError
@@ -107,6 +108,20 @@ class Forward:
             self.check_effect(s, init)
         return [s], init
 
+    def floating(self, value):
+        """Whether ``value`` is surely a float or a NumPy array (a float constant, a NumPy
+        call): a name given one may hold a tangent elsewhere; an int, a slice or a tuple of
+        them never does."""
+        if isinstance(value, gast.Constant):
+            return isinstance(value.value, float)
+        fn = self.fn.callee(value.func) if isinstance(value, gast.Call) else None
+        if fn in _FLOAT_ARRAYS:
+            return True
+        rule = lookup(fn)    # a NumPy function with a derivative (not a builtin: min(m, n))
+        numpy = isinstance(fn, np.ufunc) or (getattr(fn, "__module__", None) or "").startswith(
+            "numpy")
+        return numpy and rule is not None and rule.differentiable
+
     def check_effect(self, s, init):
         fn = self.fn.callee(s.value.func)
         if fn is print or fn is runtime.push or fn is runtime.aux_pair:
@@ -150,7 +165,7 @@ class Forward:
         y = s.targets[0].id
         init = set(init)
         t = self.tangent_expr(s, init)
-        if t is None and y in self.active_tapes:
+        if t is None and y in self.active_tapes and self.floating(s.value):
             # a constant given to a name that holds a tangent on other paths: its tangent is
             # zeros of its shape (a merge after this path would only know 0.0: a wrong shape)
             init.add(y)
@@ -484,3 +499,8 @@ def drop_dead(stmts, live, pure):
 
 
 __all__ = ["jvp", "jacfwd", "Forward", "drop_dead"]
+
+
+# NumPy calls that make float arrays without a derivative rule (their values are constants)
+_FLOAT_ARRAYS = {np.zeros, np.ones, np.empty, np.eye, np.identity, np.zeros_like,
+                 np.ones_like, np.empty_like}
