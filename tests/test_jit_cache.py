@@ -11,11 +11,14 @@ HERE = os.path.dirname(__file__)
 SCRIPT = os.path.join(HERE, "fixtures", "jit_module.py")
 
 
+def _env(cache):
+    return {**os.environ, "STROP_CACHE_DIR": str(cache), "NUMBA_CACHE_DIR": str(cache / "numba"),
+            "PYTHONPATH": os.pathsep.join([os.path.dirname(HERE),
+                                           os.environ.get("PYTHONPATH", "")])}
+
+
 def run(cache, *, wait=True):
-    env = {**os.environ, "STROP_CACHE_DIR": str(cache),
-           "NUMBA_CACHE_DIR": str(cache / "numba"),
-           "PYTHONPATH": os.pathsep.join([os.path.dirname(HERE), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen([sys.executable, SCRIPT], env=env, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, SCRIPT], env=_env(cache), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     if not wait:
         return proc
@@ -81,3 +84,32 @@ def test_corrupted_cache_files_do_not_give_wrong_results(tmp_path):
             f.truncate()
     values, fields = run(tmp_path)
     assert values == good_values and fields["backend"] == "cpu"
+
+
+UFUNCS = os.path.join(HERE, "fixtures", "ufunc_module.py")
+
+
+def run_ufuncs(cache, *names):
+    """{name: (jit's value, the Python function's)} from a fresh process."""
+    proc = subprocess.run([sys.executable, UFUNCS, *names], env=_env(cache),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return {name: (float(got), float(want))
+            for name, got, want in (line.split() for line in proc.stdout.splitlines())}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("saved", ["machine code", "numba's cache"])
+def test_code_cached_by_two_processes_runs_apart_in_a_third(tmp_path, saved):
+    # each process compiled its ufunc's closure of one qualified name under the same Numba id,
+    # so the same symbol: the third linked both, and its f_tanh ran sin (numba_ids.py)
+    names = ("f_sin", "f_tanh", "f_exp")
+    for name in names:
+        run_ufuncs(tmp_path, name)
+    if saved == "numba's cache":
+        for path in glob.glob(str(tmp_path / "*.native")):
+            os.unlink(path)
+    results = run_ufuncs(tmp_path, *names)
+    assert sorted(results) == sorted(names)
+    for name, (got, want) in results.items():
+        assert got == pytest.approx(want, rel=1e-12), name

@@ -143,6 +143,8 @@ def compile_function(function, cache=True, companions=()):
     without the GIL (vmap's lane chunks run on threads).  The module keeps the Python
     versions, for the code run as Python."""
     import numba
+    from ..numba_ids import install
+    install()     # before the helpers compile: their symbols never meet another process's
     from . import runtime_numba, runtime_wide_numba  # noqa: F401  (the helpers' Numba code)
     if companions:
         # NumPy's error model: a lane sees array elements, whose division by zero NumPy

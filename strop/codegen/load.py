@@ -77,8 +77,13 @@ def _fallback(path, error):
     return fallback
 
 
+# raised when code cached by an older strop must not be reused: 2, Numba's function ids drawn
+# apart in each process (numba_ids.py), where older entries of two processes shared symbols
+FORMAT = 2
+
+
 def digest(source):
-    return hashlib.sha256(f"strop {__version__}\n{source}".encode()).hexdigest()[:20]
+    return hashlib.sha256(f"strop {__version__} {FORMAT}\n{source}".encode()).hexdigest()[:20]
 
 
 def write_atomically(path, data):

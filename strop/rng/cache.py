@@ -17,6 +17,8 @@ import os
 
 from numba.core import caching
 
+from strop import numba_ids
+
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -65,6 +67,7 @@ class PackageStampLocator:
 
 
 def install():
+    numba_ids.install()   # what the cache holds links beside other processes' code
     classes = caching.CacheImpl._locator_classes
     if PackageStampLocator not in classes:
         classes.insert(0, PackageStampLocator)

@@ -36,11 +36,12 @@ def test_the_locator_covers_the_package_only():
 
 
 def test_an_edit_in_one_module_recompiles_the_functions_that_inlined_it(tmp_path):
-    # a copy of strop.rng and what it imports (strop.config), in a fresh cache
+    # a copy of strop.rng and what it imports (strop.config, strop.numba_ids), in a fresh cache
     root = tmp_path / "src"
     shutil.copytree(os.path.join(REPO_STROP, "rng"), root / "strop" / "rng",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(os.path.join(REPO_STROP, "config.py"), root / "strop" / "config.py")
+    for name in ("config.py", "numba_ids.py"):
+        shutil.copy(os.path.join(REPO_STROP, name), root / "strop" / name)
     (root / "strop" / "__init__.py").write_text("")
     cache_dir = str(tmp_path / "cache")
     assert _probe(str(root), cache_dir) == (0, 1)     # compiled, saved
