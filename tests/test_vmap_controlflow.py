@@ -474,3 +474,30 @@ def test_nested_arrays_and_tuple_results_of_lanes(f):
         check(f, x, compiles=False)
     np.testing.assert_allclose(vmap(grad(f))(x), np.stack([grad(f)(v) for v in x]),
                                rtol=1e-10, atol=1e-12)
+
+
+def sum_of_an_empty_list_decides(a, b):
+    acc = []
+    if sum(acc, 0.0) >= 0.0:
+        return b
+    acc.append([a, a])
+    return np.full(2, 0.7)[1]
+
+
+def product_with_a_list_of_a_number(a, b):
+    t = a[1]
+    return np.sum(np.outer(b, np.ones(3)) @ [t, t, 0.25])
+
+
+def test_list_of_lanes_found_by_the_fuzzer():
+    # sum() of a list that holds lanes elsewhere but nothing yet gave a plain False, whose
+    # ~ is -2 (the wrong return taken); the cotangent of a list display given to @ was
+    # indexed as a stacked array under vmap(grad)
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((4, 3)), rng.standard_normal((4, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", strop.errors.JitFallbackWarning)   # Numba: [] untyped
+        check(sum_of_an_empty_list_decides, a, -1.1, in_axes=(0, None), compiles=False)
+    g = grad(product_with_a_list_of_a_number)
+    np.testing.assert_allclose(vmap(g, in_axes=(None, 0))(a[0], b),
+                               np.stack([g(a[0], v) for v in b]), rtol=1e-12)

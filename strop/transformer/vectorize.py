@@ -434,6 +434,8 @@ class Vectorize:
         if fn in TUPLE_RESULTS and not (fn is np.linalg.svd and any(
                 k.arg == "compute_uv" for k in v.keywords)):   # w, v = eigh(a): a pair
             return ((None, None),) * TUPLE_RESULTS[fn]
+        if fn is runtime.array_vjp and len(v.args) == 2:   # split up like the list it made
+            return self.elems_of(v.args[1])
         if fn is runtime.append:   # lst.append(x): a container one element longer
             elems = self.elems_of(v.args[0])
             return elems + ((self.rank_of(v.args[1]), self.elems_of(v.args[1])),) if \
@@ -701,17 +703,22 @@ class Vectorize:
             if fn is custom_cotangents:   # its messages give the shapes of one lane
                 new.args.append(ir.const(1))
             return new, True, None
-        if fn is runtime.append and isinstance(self.elems_of(args[0]), tuple):
+        if fn is runtime.append and isinstance(self.elems_of(args[0]), tuple) and (
+                self.is_b(args[0]) or self.is_b(args[1])):
             # a batched value appended to a list: a list of lanes, element by element
             lst = self.lanes_of(args[0])
             if isinstance(lst, gast.Tuple):
                 lst = gast.List(elts=lst.elts, ctx=gast.Load())
             return ir.call(v.func, [lst, self.lanes_of(args[1])]), True, None
-        if fn is sum and args and isinstance(self.elems_of(args[0]), tuple):
-            # the sum of a container of lanes is the sum of its elements, lane by lane
+        if fn is sum and args and self.is_b(args[0]) and isinstance(self.elems_of(args[0]),
+                                                                    tuple):
+            # the sum of a container of lanes is the sum of its elements, lane by lane; its
+            # start in every lane, so that an empty one sums to lanes too
             ranks = [r for r, _ in self.elems_of(args[0])]
             rank = max(ranks) if ranks and None not in ranks else None
-            return ir.call(v.func, [self.lanes_of(args[0])] + args[1:], kws.items()), True, rank
+            start = args[1] if len(args) > 1 else kws.pop("start", ir.const(0))
+            return ir.call(v.func, [self.lanes_of(args[0]), self.bcast(start, self.is_b(start))],
+                           kws.items()), True, rank
         if fn is runtime.setitem and self.elems_of(v) is not None:   # d[k] = x, k a constant
             return ir.call(v.func, [self.lanes_of(args[0]), args[1], self.lanes_of(args[2])]), \
                 True, None
