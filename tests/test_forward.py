@@ -228,10 +228,17 @@ def constant_return_in_a_while(a, b):
     return a[:, 0]
 
 
+def constant_row_returned_in_a_loop(a, b):
+    for _ in b:
+        return np.full((2, 3), 0.3)[0]
+    return b
+
+
 @pytest.mark.parametrize("f, args", [
     (constant_return_in_a_loop, (0.3,)),
+    (constant_row_returned_in_a_loop, (np.ones(3), np.arange(3.) / 4)),
     (constant_return_in_a_while, (np.arange(6.).reshape(2, 3) / 7, -0.4)),
-], ids=["for", "while"])
+], ids=["for", "row", "while"])
 def test_tangent_of_a_constant_output_has_its_shape(f, args):
     # the tangent of an output that is constant on the path taken was 0.0 where it holds a
     # tangent on another path: jvp gave a number for an array output

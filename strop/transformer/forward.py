@@ -114,6 +114,12 @@ class Forward:
         them never does."""
         if isinstance(value, gast.Constant):
             return isinstance(value.value, float)
+        if isinstance(value, gast.Name):
+            return value.id in self.float_names
+        if isinstance(value, gast.Subscript):   # an item or a slice of floats
+            return self.floating(value.value)
+        if isinstance(value, gast.BinOp):
+            return self.floating(value.left) or self.floating(value.right)
         fn = self.fn.callee(value.func) if isinstance(value, gast.Call) else None
         if fn in _FLOAT_ARRAYS:
             return True
@@ -165,7 +171,10 @@ class Forward:
         y = s.targets[0].id
         init = set(init)
         t = self.tangent_expr(s, init)
-        if t is None and y in self.active_tapes and self.floating(s.value):
+        floating = self.floating(s.value)
+        if floating:
+            self.float_names.add(y)
+        if t is None and y in self.active_tapes and floating:
             # a constant given to a name that holds a tangent on other paths: its tangent is
             # zeros of its shape (a merge after this path would only know 0.0: a wrong shape)
             init.add(y)
@@ -335,6 +344,7 @@ class Forward:
             raise TransformError("the function must return a value to be differentiated",
                                  self.fn.node.loc)
         self.active_tapes = self.find_active(body, self.wrt)
+        self.float_names = set()   # names given a float or a NumPy array (see floating)
         scalar_params = {p for p, k in self.kinds.items() if k == "scalar"} & set(params)
         self.scalars = analysis.scalar_names(body, params, scalar_params, self.fn.callee)
         return params, body, ret
