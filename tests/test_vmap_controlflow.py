@@ -501,3 +501,57 @@ def test_list_of_lanes_found_by_the_fuzzer():
     g = grad(product_with_a_list_of_a_number)
     np.testing.assert_allclose(vmap(g, in_axes=(None, 0))(a[0], b),
                                np.stack([g(a[0], v) for v in b]), rtol=1e-12)
+
+
+# --- found by the fuzzer, seed 1001 ---------------------------------------------------------
+def overwritten_under_a_batched_if(a, b):
+    # the inner assignment is dead in the lanes that run the outer body (b = 1.0 follows),
+    # but the other lanes keep b as it was: it must be selected, not overwritten
+    if a >= 0.0:
+        if b < 1.0:
+            b = b * b * 2.0
+        b = 1.0
+    return b * 3.0
+
+
+def branch_shapes_differ(a, b):
+    # a lane's value has shape () on one branch, (3,) on the other: fine while every lane
+    # takes the same branch
+    if b * b < 0.2:
+        return a
+    return np.ones(3)
+
+
+def test_assignment_dead_only_in_the_masked_lanes_is_still_selected():
+    a = np.array([0.3, -0.2, 0.1, -0.5])
+    check(overwritten_under_a_batched_if, a, 0.7, in_axes=(0, None))
+    check(overwritten_under_a_batched_if, a, np.array([0.7, 0.2, 1.5, 0.1]))
+
+
+def test_unbatched_value_assigned_under_a_batched_test_is_repeated_in_every_lane():
+    a = np.array([0.3, -0.2, 0.1, -0.5])
+    np.testing.assert_allclose(vmap(branch_shapes_differ)(a, a * 0.5), a)
+    np.testing.assert_allclose(vmap(branch_shapes_differ)(a, a + 2.0), np.ones((4, 3)))
+    with pytest.raises(ValueError, match="same shape in every branch"):
+        vmap(branch_shapes_differ)(a, np.array([0.1, 0.2, 3.0, 0.1]))
+
+
+def test_placeholder_of_a_trip_count_under_vmap_of_grad():
+    # grad keeps a slot (None) for the trip count of a loop under an if; vmap selected
+    # lanes of it into an object array, which lanes_max could not compare
+    def inner(p):
+        if np.sum(p) >= 1.0:
+            for r in np.stack([p, p]):
+                pass
+        return np.dot(p, p)
+
+    def f(a, b):
+        for r in b:
+            if inner(r) > 0.5:
+                pass
+        return np.mean(b) * a
+
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal(4), rng.standard_normal((4, 2, 3)) + 0.3
+    np.testing.assert_allclose(vmap(grad(f))(a, b), [grad(f)(u, v) for u, v in zip(a, b)],
+                               rtol=1e-12)

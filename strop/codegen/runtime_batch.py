@@ -17,11 +17,17 @@ __all__ = ["select", "broadcast_lanes", "align_lanes", "align_to", "unalign", "l
 
 def select(mask, new, old):
     """``new`` in the lanes where ``mask`` (one bool per lane) holds, else ``old`` (None: not
-    bound yet, ``new`` in every lane)."""
+    bound yet, ``new`` in every lane).  Both carry their lanes first; where a lane's shape
+    differs between them only a mask that is the same in every lane can choose."""
     if old is None:
         return new
     new, old = np.asarray(new), np.asarray(old)
-    if new.ndim == old.ndim and new.shape != old.shape:   # broadcasting would mix the lanes
+    if new.shape[1:] != old.shape[1:]:
+        m = np.asarray(mask)
+        if not m.any():
+            return old
+        if m.all():
+            return new
         raise ValueError(f"vmap: a value assigned under a condition that differs between lanes "
                          f"has lanes of shape {old.shape[1:]} before and {new.shape[1:]} after; "
                          f"give it the same shape in every branch, or call the function lane "

@@ -209,6 +209,10 @@ class Vectorize:
         if masked and fn in RESIZING:
             raise NotBatchable(f"vmap cannot batch {fn.__name__} on {t} under control flow on a "
                                f"batched value: its length would differ between lanes", loc)
+        if _is_none(s.value) and not masked:   # a placeholder (a tape's slot for a value the
+            self.defined.add(t)                # code may not compute): a lane keeps None until
+            self.sure.discard(t)               # a masked assignment selects a value for it
+            return pre + [ir.assign(t, value, loc)]
         if elems is not None and (batched or masked or t in self.elems):
             self.set_elems(t, elems)
             if not batched:   # unbatched here, a container of lanes elsewhere
@@ -219,18 +223,18 @@ class Vectorize:
             value = self.select_elems(mask, value, t)
         elif masked and t not in self.sure:   # no value to keep where the code binding it
             self.maybe.add(t)                  # did not run (None): select takes new there
+            value = self.bcast(value, batched=self.is_b(value) or batched)
             batched = True
             self.set_name(t, True, rank)
-            value = self.bcast(value, batched=self.is_b(value) or batched)
             value = self.pick(mask, value, ir.name(t), None)
         elif masked:
+            value = self.bcast(value, batched=self.is_b(value) or batched)
             batched = True
             if t not in self.batched:
                 self.set_name(t, True, rank)
                 old = ir.call(self.helper("broadcast_lanes"), [ir.name(t), ir.name(self.size)])
             else:
                 old = ir.name(t)
-            value = self.bcast(value, batched=self.is_b(value) or batched)
             value = self.pick(mask, value, old, rank if rank == self.rank.get(t) else None)
         elif t in self.batched and not batched and t not in self.containers:
             value = self.bcast(value, batched=False)   # unbatched here, batched elsewhere
@@ -1214,20 +1218,24 @@ def _tuple_const(values):
     return gast.Tuple(elts=[ir.const(v) for v in values], ctx=gast.Load())
 
 
-def _annotate_live(stmts, live):
+def _annotate_live(stmts, live, region=None):
     """Set ``live_out`` on each statement (and ``live_in`` on loops: live at the loop head,
-    which covers values carried between iterations); returns the names live before."""
+    which covers values carried between iterations); returns the names live before.
+    ``region``: the names live at the end of the enclosing if or loop body; under a batched
+    test an assignment there selects between the new value and the old one, so it does not
+    end the old value's life (a later masked assignment reads it)."""
     for s in reversed(stmts):
         s.live_out = set(live)
         if isinstance(s, gast.If):   # on a batched test the else branch runs after the
             # then branch, and must see what was before the if: what it reads is live there
-            orelse = _annotate_live(s.orelse, set(live))
+            orelse = _annotate_live(s.orelse, set(live), set(live))
             s.live_then = live | orelse
-            live = _annotate_live(s.body, set(s.live_then)) | orelse | analysis.reads(s)
+            live = _annotate_live(s.body, set(s.live_then), s.live_then) | orelse | \
+                analysis.reads(s)
         elif isinstance(s, (gast.While, gast.For)):
             head = set(live) | (analysis.reads(s) if isinstance(s, gast.While) else set())
             while True:
-                body_in = _annotate_live(s.body, set(head))
+                body_in = _annotate_live(s.body, set(head), head)
                 if isinstance(s, gast.For):
                     body_in.discard(s.target.id)
                 new = head | body_in
@@ -1237,8 +1245,8 @@ def _annotate_live(stmts, live):
             s.live_in = head
             live = head | analysis.reads(s)
         elif isinstance(s, gast.Assign):
-            live = (live - {t.id for t in s.targets if isinstance(t, gast.Name)}) | \
-                analysis.reads(s)
+            killed = {t.id for t in s.targets if isinstance(t, gast.Name)} - (region or set())
+            live = (live - killed) | analysis.reads(s)
         elif isinstance(s, gast.Return):
             live = analysis.reads(s)
         else:
