@@ -2,6 +2,8 @@
 import gast
 import numpy as np
 
+from strop.transformer import ir
+
 
 def reads(node):
     """Names read by ``node`` (a statement's own expressions, not nested statement bodies)."""
@@ -13,18 +15,21 @@ def reads(node):
         parts = [node.value] + [t for t in node.targets if not isinstance(t, gast.Name)]
     else:
         parts = [node]
-    return {n.id for p in parts for n in gast.walk(p)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    return set().union(*(ir.names_in(p, gast.Load) for p in parts))
 
 
 def writes(node):
-    """Names a statement assigns, its nested bodies included."""
-    out = set()
-    for n in gast.walk(node):
+    """Names a statement assigns, its nested bodies included (statements only: normalized
+    code assigns nowhere else)."""
+    out, todo = set(), [node]
+    while todo:
+        n = todo.pop()
         if isinstance(n, gast.Assign):
             out |= {t.id for t in n.targets if isinstance(t, gast.Name)}
         elif isinstance(n, gast.For):
             out.add(n.target.id)
+        todo.extend(getattr(n, "body", ()))
+        todo.extend(getattr(n, "orelse", ()))
     return out
 
 

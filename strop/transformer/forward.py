@@ -148,6 +148,7 @@ class Forward:
             if t not in self.active_tapes:
                 init.discard(t)
                 return [s], init
+            self.stacks.add(t)
             init.add(t)
             return [s, ir.assign(self.tan(t), ir.call(self.helper("stack")), s.loc)], init
         tape = s.value.args[0].id
@@ -174,9 +175,10 @@ class Forward:
         floating = self.floating(s.value)
         if floating:
             self.float_names.add(y)
-        if t is None and y in self.active_tapes and floating:
+        if t is None and y in self.active_tapes and (floating or y in self.stacks):
             # a constant given to a name that holds a tangent on other paths: its tangent is
-            # zeros of its shape (a merge after this path would only know 0.0: a wrong shape)
+            # zeros of its shape (a merge after this path would only know 0.0: a wrong shape);
+            # a tape's, a tape of zeros as long (its pops must find one)
             init.add(y)
             return [s, ir.assign(self.tan(y), self.zeros(ir.name(y), {y}), s.loc)], init
         if t is None:
@@ -345,6 +347,7 @@ class Forward:
                                  self.fn.node.loc)
         self.active_tapes = self.find_active(body, self.wrt)
         self.float_names = set()   # names given a float or a NumPy array (see floating)
+        self.stacks = set()        # names given a tape (stack()): a list of values
         scalar_params = {p for p, k in self.kinds.items() if k == "scalar"} & set(params)
         self.scalars = analysis.scalar_names(body, params, scalar_params, self.fn.callee)
         return params, body, ret

@@ -109,6 +109,8 @@ class Reverse:
         active = set(params)
         assigns = [n for n in _walk_stmts(stmts) if isinstance(n, gast.Assign)]
         pushes = [n.value.args for n in _walk_stmts(stmts) if tape_op(self.fn, n) == "push"]
+        self.popped = {n.value.args[0].id for n in _walk_stmts(stmts)
+                       if tape_op(self.fn, n) == "pop"}
         changed = True
         while changed:
             changed = False
@@ -250,6 +252,10 @@ class Reverse:
         self.tape_adjoints.add(btape)
         init = set(init)
         if op == "push":
+            if btape not in init and tape not in self.popped:
+                # nothing fills the tape's adjoint (a Jacobian's rows read only for their
+                # shape): every value pushed gets a zero adjoint, so there is nothing to pop
+                return Chunk(), init
             value = s.value.args[1].id
             out = self.accumulate(value, ir.call(self.helper("pop"), [ir.name(btape)]), init)
             out[-1].effect = True   # kept even where the adjoint is dead: tapes stay in step
