@@ -67,6 +67,7 @@ class Vectorized(api.Transformed):
         t._build = t.build
         t.in_axes, t.out_axes, t.axis_size = in_axes, out_axes, axis_size
         t._outer = None
+        t._unmapped = {}   # {(defaulted, passed): this vmap with those defaults unmapped}
         return t
 
     @property
@@ -127,7 +128,43 @@ class Vectorized(api.Transformed):
                 f"keyword-only parameters unbatched{api.defined_at(self.fun)}\nFix: bind it "
                 f"outside, vmap(functools.partial(f, {kwonly[0]}=...)), or make it a "
                 f"positional parameter to map it")
+        defaulted = self.defaulted(args, kwargs)
+        if defaulted:
+            return self.with_unmapped(defaulted, len(args))(*args, **kwargs)
         return super().__call__(*args, **kwargs)
+
+    def defaulted(self, args, kwargs):
+        """The positions of the positional parameters this call leaves to their defaults
+        (JAX maps only the arguments passed: a default is the same in every lane)."""
+        if self._bound or self._arity[1] or self.__dict__.get("_unmapped") is None:
+            return ()
+        params = [p for p in self.signature.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        return tuple(i for i, p in enumerate(params) if i >= len(args) and
+                     p.name not in kwargs and p.default is not p.empty)
+
+    def with_unmapped(self, defaulted, npassed):
+        """This vmap with in_axes None at the ``defaulted`` positions (made once for each)."""
+        key = (defaulted, npassed)
+        if key not in self._unmapped:
+            n = self._arity[0]
+            axes = self.in_axes
+            if isinstance(axes, tuple) and len(axes) == npassed:   # a tuple for those passed
+                axes = axes + (None,) * (n - npassed)
+            if isinstance(axes, tuple):
+                axes = tuple(None if i in defaulted else a for i, a in enumerate(axes))
+            else:
+                axes = tuple(None if i in defaulted else axes for i in range(n))
+            t = copy.copy(self)
+            t.__dict__.update(_cache={}, _last_key=None, _outer=None, _unmapped=None,
+                              in_axes=axes)
+            t._build = t.build
+            if hasattr(self.fun, "with_unmapped"):   # vmap(vmap(f)): unmapped at every level
+                t.fun = self.fun.with_unmapped(defaulted, npassed)
+            if self.uncompiled is not None:
+                t.uncompiled = self.uncompiled.with_unmapped(defaulted, npassed)
+            self._unmapped[key] = t
+        return self._unmapped[key]
 
     def arg_axes(self, n):
         """``in_axes`` as one entry per argument (of ``n``: all of them, or those left when

@@ -668,3 +668,35 @@ def test_vmap_of_a_function_calling_grad_of_an_mlp():
     f(w, xs, ys)
     src = strop.source(f)
     assert "extremum_grad_lanes(" in src and "each(" not in src and "_float_dtype" not in src
+
+
+# --- parameters left to their defaults are not mapped (JAX maps the arguments passed) -----
+def scaled_sum(x, s=2.0, shift=np.array([0.5, -1.0])):
+    return np.sum(x * s + shift)
+
+
+def calls_vmap_with_defaults(xs):
+    return np.sum(vmap(scaled_sum)(xs))
+
+
+@pytest.mark.parametrize("in_axes", [0, (0,), -1])
+def test_defaults_are_the_same_in_every_lane(in_axes):
+    xs = np.arange(4.0).reshape(2, 2) + np.array([[0.0], [3.0]])
+    axes = in_axes if isinstance(in_axes, tuple) else (in_axes,)
+    want = loop(scaled_sum, axes, xs)
+    np.testing.assert_allclose(vmap(scaled_sum, in_axes=in_axes)(xs), want)
+    np.testing.assert_allclose(jit(vmap(scaled_sum, in_axes=in_axes))(xs), want)
+    np.testing.assert_allclose(vmap(scaled_sum, in_axes=(axes[0], None))(xs, 3.0),
+                               loop(lambda x: scaled_sum(x, 3.0), axes, xs))
+    g = loop(grad(scaled_sum), axes, xs)
+    np.testing.assert_allclose(vmap(grad(scaled_sum), in_axes=in_axes)(xs), g)
+
+
+def test_defaults_of_a_vmap_called_inside_a_transformed_function():
+    xs = np.arange(6.0).reshape(3, 2)
+    want = sum(scaled_sum(x) for x in xs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", strop.errors.JitFallbackWarning)
+        assert jit(calls_vmap_with_defaults)(xs) == pytest.approx(want)
+    np.testing.assert_allclose(grad(calls_vmap_with_defaults)(xs), np.full((3, 2), 2.0))
+    np.testing.assert_allclose(vmap(vmap(scaled_sum))(xs[None]), [[scaled_sum(x) for x in xs]])

@@ -409,7 +409,7 @@ class Normalizer(Inliner, Spreader, Operands):
         if kind is gast.Constant:
             return self.to_name(e, into) if into else e
         if kind is gast.Name:
-            atom = self.load(e.id, scope, e)
+            atom = e if getattr(e, "normalized", False) else self.load(e.id, scope, e)
             return self.to_name(atom, into) if into else atom
         if kind is gast.Attribute:
             base = self.expr(e.value, scope)
@@ -589,6 +589,28 @@ class Normalizer(Inliner, Spreader, Operands):
         return getattr(base, atom.attr, None)
 
     # --- calls -----------------------------------------------------------------------------
+    def with_defaults(self, obj, e, scope):
+        """A transform called inside with parameters left to their defaults: the call with
+        those passed (its generated code has none), and for vmap the one that leaves them
+        unmapped (JAX maps only the arguments passed)."""
+        if any(isinstance(a, gast.Starred) for a in e.args) or obj._arity[1] or obj._bound:
+            return obj, e
+        given = {k.arg for k in e.keywords}
+        params = [p for p in obj.signature.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        missing = [(i, p) for i, p in enumerate(params) if i >= len(e.args) and
+                   p.name not in given and p.default is not p.empty]
+        if not missing:
+            return obj, e
+        if hasattr(obj, "with_unmapped"):
+            obj = obj.with_unmapped(tuple(i for i, _ in missing), len(e.args))
+        keywords = list(e.keywords)
+        for _, p in missing:
+            atom = self.constant_atom(p.default, f"{p.name}_default")
+            atom.normalized = True   # a generated name already: not the user's to look up
+            keywords.append(gast.keyword(arg=p.name, value=atom))
+        return obj, gast.Call(func=e.func, args=e.args, keywords=keywords)
+
     def call(self, e, scope, into):
         e = self.spread(e, scope)
         func = e.func
@@ -647,6 +669,7 @@ class Normalizer(Inliner, Spreader, Operands):
         if hasattr(obj, "staged") and hasattr(obj, "call_positional"):
             # a strop transform called inside: inline its generated code, which takes the
             # free variables it reads as trailing arguments (jit(vmap(f)): vmap(f)'s code)
+            obj, e = self.with_defaults(obj, e, scope)
             inner = obj.plain or obj     # a transform inlined for arguments of any kind
             if hasattr(inner, "inlined"):   # f(*xs): staged for the arguments passed here
                 st = inner.inlined(None if any(isinstance(a, gast.Starred) for a in e.args)
