@@ -555,3 +555,50 @@ def test_placeholder_of_a_trip_count_under_vmap_of_grad():
     a, b = rng.standard_normal(4), rng.standard_normal((4, 2, 3)) + 0.3
     np.testing.assert_allclose(vmap(grad(f))(a, b), [grad(f)(u, v) for u, v in zip(a, b)],
                                rtol=1e-12)
+
+
+def method_of_an_unbatched_array(a, b):
+    # y.copy() has y's rank: it was taken for a number, and the batched sum not lined up
+    y = np.zeros((2, 3))
+    for i in range(2):
+        y[i] = (b * np.ones((2, 3)))[1, :]
+    z = np.zeros(2)
+    return z.copy() + np.sum(y.copy()) * a
+
+
+def list_rebuilt_in_a_loop(a, b, c):
+    # the list display's cotangent comes off a tape: still a list under vmap(grad)
+    for r in a:
+        c = np.array([np.mean(a) * b, 0.3, 0.7])
+    return np.sum(c)
+
+
+def dict_returned_from_a_loop(a, b):
+    t = a[1:]
+    for i in range(4):
+        st = {'a': b, 'w': b}
+        return st['a'] * 2.0
+    return t
+
+
+def test_method_of_an_unbatched_array_keeps_its_rank():
+    with warnings.catch_warnings():   # each(setitem) does not compile yet (issue 15)
+        warnings.simplefilter("ignore", strop.errors.JitFallbackWarning)
+        check(method_of_an_unbatched_array, np.array([0.5, -1.0, 2.0, 0.1]),
+              np.array([0.3, 1.2, -0.4, 0.8]), compiles=False)
+
+
+def test_containers_popped_from_tapes_under_vmap_of_grad():
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((3, 2)), rng.standard_normal(3)
+    c = rng.standard_normal((3, 3))
+    g = grad(list_rebuilt_in_a_loop, argnums=(0, 1, 2))
+    got = vmap(g, in_axes=(None, 0, -1))(a[0], b, c.T)
+    want = [g(a[0], b[i], c[i]) for i in range(3)]
+    for k in range(3):
+        np.testing.assert_allclose(got[k], np.stack([w[k] for w in want]), rtol=1e-12)
+    g = grad(dict_returned_from_a_loop, argnums=(0, 1))
+    got = vmap(g, in_axes=(0, None))(c, 0.7)
+    want = [g(v, 0.7) for v in c]
+    for k in range(2):
+        np.testing.assert_allclose(got[k], np.stack([w[k] for w in want]), rtol=1e-12)

@@ -69,6 +69,7 @@ class Vectorize:
         self.known = {}   # the same of containers of unbatched values (None: not only those)
         self.varies = set()   # containers assigned different elements (number, keys)
         self.tape_rank = {}   # tape -> the rank of the lanes pushed on it (None: differ)
+        self.tape_elems = {}  # tape -> the elements of the containers pushed on it
         self.maybe = set()   # names a lane may keep while the batched code may not bind them
 
     # --- driver ----------------------------------------------------------------------------
@@ -82,7 +83,7 @@ class Vectorize:
             self.node = versions.rename(self.node, keep)
             self.batched, self.rank = set(initial[0]), dict(initial[1])
             self.containers, self.elems, self.known, self.varies = set(), {}, {}, set()
-            self.tape_rank, self.maybe = {}, set()
+            self.tape_rank, self.tape_elems, self.maybe = {}, {}, set()
         node = self.node
         self.fixpoint()
         self.start()
@@ -255,8 +256,10 @@ class Vectorize:
             if self.is_b(val) or tape.id in self.batched:
                 self.batched.add(tape.id)
                 val = self.bcast(val, self.is_b(val))
-            r = self.rank_of(val)
+            r, elems = self.rank_of(val), self.elems_of(val)
             self.tape_rank[tape.id] = r if self.tape_rank.get(tape.id, r) == r else None
+            self.tape_elems[tape.id] = elems if self.tape_elems.get(tape.id, elems) == elems \
+                else None
             self.containers.add(tape.id)
             return [ir.stmt(gast.Expr(value=ir.call(v.func, [tape, val])), s.loc)]
         if fn is print or fn is None or fn is runtime.aux_pair:   # a pair of lanes: a pair
@@ -438,6 +441,8 @@ class Vectorize:
         if fn in TUPLE_RESULTS and not (fn is np.linalg.svd and any(
                 k.arg == "compute_uv" for k in v.keywords)):   # w, v = eigh(a): a pair
             return ((None, None),) * TUPLE_RESULTS[fn]
+        if fn is runtime.pop:   # what was pushed
+            return self.tape_elems.get(v.args[0].id)
         if fn is runtime.array_vjp and len(v.args) == 2:   # split up like the list it made
             return self.elems_of(v.args[1])
         if fn is runtime.append:   # lst.append(x): a container one element longer
@@ -684,8 +689,10 @@ class Vectorize:
             tape = args[0] if args else None
             return v, tape is not None and self.is_b(tape), \
                 self.tape_rank.get(tape.id) if fn is runtime.pop else None
-        if not any(flags):
-            return v, False, self.call_rank(fn, args, kws)
+        if not any(flags):   # a method's receiver is an operand too (y.copy())
+            receiver = [v.func.value] if isinstance(v.func, gast.Attribute) and \
+                isinstance(fn, tuple) else []
+            return v, False, self.call_rank(fn, receiver + args, kws)
         if getattr(fn, "__strop_custom__", False):
             return self.custom(v, fn, args, kws)
         if fn in (float, int, bool):
