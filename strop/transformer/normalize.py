@@ -593,7 +593,9 @@ class Normalizer(Inliner, Spreader, Operands):
         """A transform called inside with parameters left to their defaults: the call with
         those passed (its generated code has none), and for vmap the one that leaves them
         unmapped (JAX maps only the arguments passed)."""
-        if any(isinstance(a, gast.Starred) for a in e.args) or obj._arity[1] or obj._bound:
+        arity = getattr(obj, "_arity", None)   # custom rules' transforms take what they get
+        if arity is None or arity[1] or obj._bound or any(isinstance(a, gast.Starred)
+                                                          for a in e.args):
             return obj, e
         given = {k.arg for k in e.keywords}
         params = [p for p in obj.signature.parameters.values()
