@@ -1,5 +1,6 @@
-"""Numba implementations of containers.py's helpers: array tapes.  ``stack``, ``push`` and
-``pop`` need none: codegen/cpu.py spells tapes as lists (``[]``, ``append``, ``pop``)."""
+"""Numba implementations of containers.py's helpers: array tapes, and the cotangent of a value
+set at an index.  ``stack``, ``push`` and ``pop`` need none: codegen/cpu.py spells tapes as
+lists (``[]``, ``append``, ``pop``)."""
 import numpy as np
 from numba import types
 from numba.core.errors import NumbaTypeError
