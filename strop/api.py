@@ -9,7 +9,8 @@ import gast
 import numpy as np
 
 from . import dtypes
-from .codegen import highlight, runtime
+from . import runtime
+from .codegen import highlight
 from .config import config
 from .runner import Staged
 from .errors import Location

@@ -28,7 +28,7 @@ import inspect
 import numpy as np
 
 from .codegen import load as loader
-from .codegen.runtime_forward import custom_cotangents
+from .runtime import custom_cotangents
 from .transformer.rules import RULES, TEMPLATE_NAMESPACE, Rule
 
 __all__ = ["custom_jvp", "custom_vjp"]

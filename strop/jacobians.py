@@ -12,7 +12,7 @@ import numpy as np
 from . import dtypes
 from .api import (Differentiating, Transformed, _argnums, _check_real, _settings,
                   _arity, _user_function, arg_names, pair_checked, with_defaults)
-from .codegen.runtime_forward import check_tangent
+from .runtime import check_tangent
 from .errors import Location
 from .transformer import forward
 from .transformer.jacobian import jacrev as _jacrev_ir

@@ -9,7 +9,7 @@ clamps unless ``mode="fill"``.
 """
 import numpy as np
 
-from strop.codegen.runtime import at_add, at_get, at_max, at_min, at_multiply, at_set
+from strop.runtime import at_add, at_get, at_max, at_min, at_multiply, at_set
 
 __all__ = ["index", "index_update", "index_add", "index_mul", "index_min", "index_max", "at"]
 

@@ -18,7 +18,7 @@ import gast
 import numpy as np
 
 from . import api
-from .codegen import runtime
+from . import runtime
 from .codegen.parallel import Split
 from .runner import Staged
 from .transformer import ir

@@ -315,7 +315,7 @@ def test_closure_array(f):
 def test_jacobian_helpers_adjoint():
     """jac_rev_vjp / jac_fwd_vjp are linear, adjoint to jac_rev / jac_fwd: their rules (which
     jacrev(jacrev(f)) inside grad differentiates) satisfy <A g, h> = <g, A^T h>."""
-    from strop.codegen import runtime_forward as rf
+    from strop import runtime as rf
     from strop.transformer.rules import evaluate_jvp, evaluate_vjp
     out, xs = np.zeros((2, 3)), (np.zeros(4), 0.0)
 

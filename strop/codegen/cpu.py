@@ -2,7 +2,7 @@
 
 Generated code reads as plain Python; two things change for Numba: tapes become lists used
 with ``append``/``pop`` (Numba infers their item type), and runtime helpers resolve to their
-Numba implementations (``runtime_numba``, registered with ``numba.extending.overload``).
+Numba implementations (``strop/runtime/numba/``, registered with ``numba.extending.overload``).
 """
 import functools
 import hashlib
@@ -11,7 +11,7 @@ import types
 
 import gast
 
-from . import runtime
+from .. import runtime
 from ..transformer.ir import clone
 
 
@@ -131,7 +131,7 @@ def _is_number(node):
 
 
 def via_numpy():
-    from .via_numpy import VIA_NUMPY
+    from ..runtime.via_numpy import VIA_NUMPY
     return VIA_NUMPY
 
 
@@ -145,7 +145,7 @@ def compile_function(function, cache=True, companions=()):
     import numba
     from ..numba_ids import install
     install()     # before the helpers compile: their symbols never meet another process's
-    from . import runtime_numba, runtime_wide_numba  # noqa: F401  (the helpers' Numba code)
+    from ..runtime import numba as _implementations  # noqa: F401  (the helpers' Numba code)
     if companions:
         # NumPy's error model: a lane sees array elements, whose division by zero NumPy
         # makes inf, not an error (and vmap's wide loops compute lanes that are done)

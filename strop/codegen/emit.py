@@ -10,7 +10,7 @@ import types
 import gast
 
 from ..errors import Location
-from . import runtime
+from .. import runtime
 
 INDENT = "    "
 
@@ -125,7 +125,7 @@ def imports(refs):
         else:
             injected[n] = obj
     if helpers:
-        lines.append(f"from strop.codegen.runtime import {', '.join(helpers)}")
+        lines.append(f"from strop.runtime import {', '.join(helpers)}")
     return lines, injected
 
 

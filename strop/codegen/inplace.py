@@ -9,7 +9,7 @@ container.  Only then is the old value dead at each update, so updating in place
 import gast
 import numpy as np
 
-from . import runtime
+from .. import runtime
 
 INPLACE = {runtime.at_set: "at_set_inplace", runtime.at_add: "at_add_inplace",
            runtime.at_multiply: "at_multiply_inplace", runtime.at_min: "at_min_inplace",

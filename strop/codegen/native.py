@@ -214,14 +214,15 @@ _PLATFORM = []
 
 def _platform():
     """What machine code depends on: the compilers' versions, the CPU it was made for, and
-    strop's own files (the Numba implementations of its helpers are compiled into it)."""
+    strop's own files, in every folder (the Numba implementations of its helpers, under
+    runtime/numba/, are compiled into it)."""
     if not _PLATFORM:
         import llvmlite
         import llvmlite.binding as ll
         import numba
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         stamps = sorted((e.path, e.stat().st_mtime_ns, e.stat().st_size)
-                        for d in (root, *glob.glob(os.path.join(root, "*", "")))
+                        for d in glob.glob(os.path.join(root, "**", ""), recursive=True)
                         for e in os.scandir(d) if e.name.endswith(".py"))
         _PLATFORM.append((numba.__version__, llvmlite.__version__, sys.version,
                           ll.get_host_cpu_name(), ll.get_host_cpu_features().flatten(), stamps))

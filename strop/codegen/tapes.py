@@ -9,7 +9,7 @@ import copy
 
 import gast
 
-from . import runtime
+from .. import runtime
 
 
 def _is_range_up(loop):

@@ -16,7 +16,7 @@ import copy
 import gast
 import numpy as np
 
-from ..codegen import runtime, runtime_forward
+from .. import runtime
 from ..errors import TransformError
 from . import analysis, ir
 from .reverse import (SEQUENCE_RESULTS, _as_node, _describe, _rename, _targets, operation,
@@ -49,7 +49,7 @@ class Forward:
         return ir.bind_ref(self.refs, self.namer, obj, base)
 
     def helper(self, n):
-        obj = getattr(runtime, n, None) or getattr(runtime_forward, n)
+        obj = getattr(runtime, n)
         return ir.name(self.ref(n, obj))
 
     def zeros(self, v, defined):
@@ -307,7 +307,7 @@ class Forward:
             terms.append(self.instantiate(rule.jvps[p], env))
         out = terms[0]
         sequence = key in SEQUENCE_RESULTS or (getattr(key, "__module__", "") or "").startswith(
-            "strop.codegen.runtime")
+            "strop.runtime")
         for t in terms[1:]:
             out = ir.call(self.helper("add"), [out, t]) if sequence else gast.BinOp(
                 left=out, op=gast.Add(), right=t)
@@ -320,7 +320,7 @@ class Forward:
         """``tangent_like(t, y)`` with ``y`` surely a number is ``t`` (nothing to spread)."""
         if y not in self.scalars:
             return expr
-        helper = runtime_forward.tangent_like
+        helper = runtime.tangent_like
         refs = self.refs
 
         class Simplify(gast.NodeTransformer):

@@ -9,7 +9,7 @@ take ``f`` (``hessian = jacfwd(jacrev(f))``).
 
 import gast
 
-from ..codegen import runtime, runtime_forward
+from .. import runtime
 from . import ir
 from .reverse import reverse
 
@@ -21,7 +21,7 @@ def jacrev(fn, wrt, spec, has_aux=False, kinds=None):
     namer = ir.Namer(ir.names_in(node) | set(refs))
 
     def helper(n):
-        obj = getattr(runtime, n, None) or getattr(runtime_forward, n)
+        obj = getattr(runtime, n)
         for k, v in refs.items():
             if v is obj:
                 return ir.name(k)

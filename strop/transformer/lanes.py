@@ -29,8 +29,8 @@ import numpy as np
 
 from . import analysis, ir
 from .wide import wide_loop
-from ..codegen import runtime
-from ..codegen.via_numpy import NUMPY_UFUNCS
+from .. import runtime
+from ..runtime.via_numpy import NUMPY_UFUNCS
 
 
 def lane_block(v, stmts):

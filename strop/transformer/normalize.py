@@ -17,7 +17,7 @@ import sys
 import gast
 import numpy as np
 
-from ..codegen import runtime
+from .. import runtime
 from ..errors import TransformError
 from . import ir
 from .controlflow import ITERABLE, canonicalize
@@ -776,7 +776,7 @@ def _is_helper_without_rule(obj):
     template, met again by grad(grad(f))): differentiate its source, inlined."""
     from .rules import lookup
     module = getattr(obj, "__module__", "") or ""
-    return (inspect.isfunction(obj) and module.startswith("strop.codegen.runtime")
+    return (inspect.isfunction(obj) and module.startswith("strop.runtime")
             and lookup(obj) is None)
 
 

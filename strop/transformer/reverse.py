@@ -15,7 +15,7 @@ loop iterations) unset adjoints are set to zeros so that every path agrees.
 import gast
 import numpy as np
 
-from ..codegen import runtime
+from .. import runtime
 from ..errors import TransformError
 from . import analysis, ir
 from .rules import lookup, rule_name

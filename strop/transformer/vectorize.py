@@ -38,8 +38,8 @@ import copy
 import gast
 import numpy as np
 
-from ..codegen import runtime
-from ..codegen.runtime_forward import custom_cotangents
+from .. import runtime
+from ..runtime import custom_cotangents
 from . import analysis, ir, versions
 from .lanes import lane_block
 from .rules import RULES, lookup as rule_lookup

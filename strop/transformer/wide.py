@@ -18,7 +18,7 @@ array elements a lane sees), so that no operation can raise.
 import gast
 
 from . import analysis, ir
-from ..codegen import runtime_wide
+from .. import runtime
 
 WIDTH = 64
 
@@ -30,7 +30,6 @@ def _safe_calls():
     global SAFE_CALLS
     if SAFE_CALLS is None:
         import numpy as np
-        from ..codegen import runtime
         SAFE_CALLS = {np.abs, np.absolute, np.sqrt, np.cbrt, np.exp, np.exp2, np.expm1, np.log,
                       np.log2, np.log10, np.log1p, np.sin, np.cos, np.tan, np.arcsin, np.arccos,
                       np.arctan, np.arctan2, np.sinh, np.cosh, np.tanh, np.hypot, np.minimum,
@@ -124,7 +123,7 @@ def _enter(name, ins, pre, loop, state, v, loc):
     at_loop = ir.Namer(ir.names_in(gast.Module(body=pre + [loop], type_ignores=[]))).fresh(
         "_at_loop")
     first = ir.assign(at_loop, _tuple(state))
-    ret = ir.stmt(gast.Return(value=ir.call(v.ref(runtime_wide.widest, "widest"), [
+    ret = ir.stmt(gast.Return(value=ir.call(v.ref(runtime.widest, "widest"), [
         ir.name(at_loop), _tuple(state)])), None)
     node = _function(name, ins, ir.clone(pre) + [first] + ir.clone(loop.body) + [ret], loc)
     node.doc = "One lane's loop state: the types the wide loop keeps it in."
@@ -162,7 +161,7 @@ def _wide(name, ins, pre, loop, post, state, outs, v, loc):
                                    type_comment=None), None)
 
     def any_lane():
-        return ir.call(v.ref(runtime_wide.any_lane, "any_lane"), [ir.name(kept[loop.test.id]),
+        return ir.call(v.ref(runtime.any_lane, "any_lane"), [ir.name(kept[loop.test.id]),
                                                                   ir.name(w)])
     unpack = ir.stmt(gast.Assign(targets=[gast.Tuple(elts=[ir.name(kept[n], store=True)
                                                            for n in state], ctx=gast.Store())],

@@ -12,13 +12,13 @@ written once, below:
 - ``LIKE``: the output has the shape of the first argument (``zeros_like``): batched with it.
 - ``SHAPE``: a rule per function (reshape, transpose, concatenate, ...).
 - the runtime helpers of derivative code (unbroadcast, expand_to, ...): their batched versions
-  in codegen/runtime_batch.py, chosen by vectorize.py's ``call_<helper>`` methods.
+  in runtime/batching.py, chosen by vectorize.py's ``call_<helper>`` methods.
 
 A function with no rule runs lane by lane (``each``): always right, at Python speed.
 """
 import numpy as np
 
-from ...codegen import runtime
+from ... import runtime
 
 # --- elementwise: every ufunc, and these ---
 ELEMENTWISE = {np.where, np.clip, np.nan_to_num, np.real, np.imag, np.conj, np.angle,

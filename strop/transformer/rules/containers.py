@@ -4,8 +4,7 @@ import builtins as py
 
 import numpy as np
 
-from ...codegen import runtime as rt
-from ...codegen import runtime_forward as rf
+from ... import runtime as rt
 from .table import defjvp, defnondiff, defvjp
 
 # builtins
@@ -109,7 +108,7 @@ defvjp(rt.diagonal_vjp, "v, a, offset=0, axis1=0, axis2=1",
                         "unbroadcast(np.diagonal(g, offset, axis1, axis2), v)")
 defvjp(rt.pad_vjp,      "v, array, pad_width, mode='constant', reflect_type='even'",
                         "pad_jvp(g, pad_width, mode, reflect_type)")
-defvjp(rf.pad_jvp,      "v, pad_width, mode='constant', reflect_type='even'",
+defvjp(rt.pad_jvp,      "v, pad_width, mode='constant', reflect_type='even'",
                         "pad_vjp(g, v, pad_width, mode, reflect_type)")
 defvjp(rt.take_vjp,     "v, a, indices, axis=None, mode='raise'",
                         "np.take(g, indices, axis, mode=mode)")
@@ -128,7 +127,7 @@ defvjp(rt.einsum_vjp,   "v, subscripts, operands, first=False",
                         "einsum_cross(v, subscripts, operands, g if first else None, "
                         "None if first else g)")
 defvjp(rt.off_diagonal_inverse, "d", "-g * ans ** 2")
-defvjp(rf.einsum_jvp,   "subscripts, operands, tangents, tangent0=None",
+defvjp(rt.einsum_jvp,   "subscripts, operands, tangents, tangent0=None",
                         "einsum_cross(g, subscripts, operands, tangent0, tangents, True)",
                         "einsum_cross(g, subscripts, operands, tangent0, tangents)",
                         "einsum_vjp(g, subscripts, operands)",
@@ -222,14 +221,14 @@ defjvp(rt.matmul_vjp_y, "matmul_vjp_y(dv, x, y)", "matmul_vjp_y(v, dx, y)")
 defjvp(rt.sum_vjp,      "sum_vjp(dg_, iterable)")
 defjvp(rt.diagonal_vjp, "diagonal_vjp(dv, a, offset, axis1, axis2)")
 defjvp(rt.pad_vjp,      "pad_vjp(dv, array, pad_width, mode, reflect_type)")
-defjvp(rf.pad_jvp,      "pad_jvp(dv, pad_width, mode, reflect_type)")
+defjvp(rt.pad_jvp,      "pad_jvp(dv, pad_width, mode, reflect_type)")
 defjvp(rt.take_vjp,     "take_vjp(dv, a, indices, axis, mode)")
 defjvp(rt.take_along_axis_vjp, "take_along_axis_vjp(dv, arr, indices, axis)")
 defjvp(rt.repeat_vjp,   "repeat_vjp(dv, a, repeats, axis)")
 defjvp(rt.tile_vjp,     "tile_vjp(dv, A, reps)")
 defjvp(rt.concatenate_vjp, "concatenate_vjp(dv, arrays, axis, promote)")
 defjvp(rt.off_diagonal_inverse, "-dd * ans ** 2")
-defjvp(rf.einsum_jvp,   "einsum_jvp2(subscripts, operands, tangent0, tangents, dsubscripts, None)",
+defjvp(rt.einsum_jvp,   "einsum_jvp2(subscripts, operands, tangent0, tangents, dsubscripts, None)",
                         "einsum_jvp2(subscripts, operands, tangent0, tangents, None, doperands)",
                         "einsum_jvp(subscripts, operands, dtangents)",
                         "einsum_jvp(subscripts, operands, None, dtangent0)")
@@ -239,17 +238,17 @@ defjvp(rt.einsum_vjp,   "einsum_vjp(dv, subscripts, operands, first)",
 
 
 # forward mode's and the Jacobians' own helpers (so that their code differentiates again)
-defvjp(rf.tangent_like, "t, ans", "unbroadcast(g, t)")
-defjvp(rf.tangent_like, "tangent_like(dt, ans)")
-defvjp(rf.jac_fwd,      "cols, out, xs, spec", "jac_fwd_vjp(g, cols, out, xs, spec)")
-defjvp(rf.jac_fwd,      "jac_fwd(dcols, out, xs, spec)")
-defvjp(rf.jac_rev,      "rows, out, xs, spec", "jac_rev_vjp(g, rows, out, xs, spec)")
-defjvp(rf.jac_rev,      "jac_rev(drows, out, xs, spec)")
+defvjp(rt.tangent_like, "t, ans", "unbroadcast(g, t)")
+defjvp(rt.tangent_like, "tangent_like(dt, ans)")
+defvjp(rt.jac_fwd,      "cols, out, xs, spec", "jac_fwd_vjp(g, cols, out, xs, spec)")
+defjvp(rt.jac_fwd,      "jac_fwd(dcols, out, xs, spec)")
+defvjp(rt.jac_rev,      "rows, out, xs, spec", "jac_rev_vjp(g, rows, out, xs, spec)")
+defjvp(rt.jac_rev,      "jac_rev(drows, out, xs, spec)")
 # each is linear in its first argument, the adjoint of jac_rev / jac_fwd in their rows/columns
-defvjp(rf.jac_rev_vjp,  "v, rows, out, xs, spec", "jac_rev(g, out, xs, spec)")
-defjvp(rf.jac_rev_vjp,  "jac_rev_vjp(dv, rows, out, xs, spec)")
-defvjp(rf.jac_fwd_vjp,  "v, cols, out, xs, spec", "jac_fwd(g, out, xs, spec)")
-defjvp(rf.jac_fwd_vjp,  "jac_fwd_vjp(dv, cols, out, xs, spec)")
-defvjp(rf.custom_cotangents, "cts, args, name", "g")
-defjvp(rf.custom_cotangents, "custom_cotangents(dcts, args, name)")
-defnondiff([rf.basis, rf.jac_size, rf.out_size, rf.out_basis])
+defvjp(rt.jac_rev_vjp,  "v, rows, out, xs, spec", "jac_rev(g, out, xs, spec)")
+defjvp(rt.jac_rev_vjp,  "jac_rev_vjp(dv, rows, out, xs, spec)")
+defvjp(rt.jac_fwd_vjp,  "v, cols, out, xs, spec", "jac_fwd(g, out, xs, spec)")
+defjvp(rt.jac_fwd_vjp,  "jac_fwd_vjp(dv, cols, out, xs, spec)")
+defvjp(rt.custom_cotangents, "cts, args, name", "g")
+defjvp(rt.custom_cotangents, "custom_cotangents(dcts, args, name)")
+defnondiff([rt.basis, rt.jac_size, rt.out_size, rt.out_basis])

@@ -1,7 +1,7 @@
 """The list of differentiated functions, generated from the rule tables (docs/rules.md)."""
 import numpy as np
 
-from ...codegen import runtime, runtime_forward
+from ... import runtime
 from .table import RULES, rule_name
 
 
@@ -35,8 +35,7 @@ def markdown():
         if isinstance(key, tuple):
             other.append(f"`{'x.' + key[1] + ('()' if key[0] == 'method' else '')}`")
             continue
-        if any(getattr(m, getattr(key, "__name__", ""), None) is key
-               for m in (runtime, runtime_forward)):
+        if getattr(runtime, getattr(key, "__name__", ""), None) is key:
             continue   # helpers of generated code, not user-facing
         name = rule_name(key)
         if not (name.startswith("np.") or isinstance(key, np.ufunc)):

@@ -4,7 +4,7 @@ cumulative functions.
 
 Templates: ``g`` is the output's cotangent, ``ans`` the output; see table.py.  Most helpers
 return the cotangents of several arguments at once (a tuple the template indexes); their
-docstrings in codegen/runtime_numeric.py give the formulas.
+docstrings in runtime/numeric.py give the formulas.
 
 Limits: np.interp with ``period`` and np.quantile's methods other than linear, lower, higher,
 nearest and midpoint raise NotImplementedError when differentiated; np.linalg.eig only for a

@@ -18,10 +18,9 @@ from dataclasses import dataclass, field
 import gast
 import numpy as np
 
-from ...codegen import runtime, runtime_forward
+from ... import runtime
 
-TEMPLATE_NAMESPACE = {"np": np, **{n: getattr(runtime, n) for n in runtime.__all__},
-                      **{n: getattr(runtime_forward, n) for n in runtime_forward.__all__}}
+TEMPLATE_NAMESPACE = {"np": np, **{n: getattr(runtime, n) for n in runtime.__all__}}
 _NO_DEFAULT = object()
 
 

@@ -6,6 +6,9 @@ lane at once, what the per-example code did for one.
 """
 import numpy as np
 
+from .base import seed_grad, unbroadcast
+from .reductions import extremum_grad
+
 __all__ = ["select", "broadcast_lanes", "align_lanes", "align_to", "unalign", "lane_axes",
            "lane_axis", "each", "lanes_max", "lanes_min", "matmul_lanes", "take_lanes",
            "getitem_lanes", "unbroadcast_lanes", "expand_to_lanes", "seed_grad_lanes",
@@ -114,7 +117,6 @@ def _stack(outs):
 
 def extremum_grad_lanes(a, ans, axis, keepdims, where=True):
     """runtime.extremum_grad in each lane: the lane's ``axis`` (None: all of a lane's)."""
-    from .runtime import extremum_grad
     return extremum_grad(a, ans, lane_axis(axis, a), keepdims, where)
 
 
@@ -242,7 +244,6 @@ def squeeze_lanes(x, axis=None):
 def unbroadcast_lanes(g, x, g_batched, x_batched):
     """The cotangent ``g`` summed down to the shape of a lane of ``x`` (runtime.unbroadcast
     in each lane); batched whenever ``g`` is."""
-    from .runtime import unbroadcast
     if not g_batched:
         return unbroadcast(g, x[0] if x_batched and np.shape(x)[0] else x)
     g = np.asarray(g)
@@ -276,7 +277,6 @@ def seed_grad_lanes(out):
     number)."""
     out = np.asarray(out)
     if out.ndim != 1 or not np.issubdtype(out.dtype, np.inexact):
-        from .runtime import seed_grad
         seed_grad(out[0] if out.ndim else out)    # raises grad's error for one lane
     return np.ones_like(out)
 

@@ -1,4 +1,4 @@
-"""Numba implementations of forward mode's and the Jacobians' helpers (runtime_forward.py).
+"""Numba implementations of jacobians.py's helpers.
 
 ``jit(jacfwd(f))``, ``jit(jacrev(f))`` and ``jit(hessian(f))`` compile when the Jacobian has
 no trees: the arguments differentiated are arrays or numbers and the output is one array or
@@ -6,16 +6,15 @@ number (the layout argument is then the constant True/False).  Tuples of argumen
 by their length, so the implementations for them are written out for that length.  Other
 layouts have no implementation here: Numba refuses them and jit runs the python backend after
 a JitFallbackWarning.  The helpers without an overload are compiled from their own source
-where Numba can (as runtime_numba does for runtime.py's).
+where Numba can (__init__.py).
 """
 import numpy as np
 from numba import types
 from numba.core.errors import TypingError
-from numba.extending import overload, register_jitable
+from numba.extending import overload
 
-from . import runtime as rt
-from . import runtime_forward as rf
-from .runtime_numba import SCALARS, _float_of, _none, _unrolled
+from ... import runtime as rt
+from ._common import SCALARS, _float_of, _none, _unrolled
 
 LEAVES = (types.Array,) + SCALARS
 
@@ -32,32 +31,14 @@ def _size_impl(x):
         return lambda x: 1
 
 
-@overload(rf.tangent_like)
-def _tangent_like(t, ans):
-    dtype = ans.dtype if isinstance(ans, types.Array) else ans
-    if not isinstance(dtype, types.Float):
-        return None
-    dt = _float_of(ans)
-    if isinstance(ans, types.Array) and isinstance(t, types.Array) and t.ndim == ans.ndim:
-        def same_rank(t, ans):
-            if t.shape == ans.shape:
-                return t.astype(dt)
-            return np.broadcast_to(t.astype(dt), ans.shape).copy()
-        return same_rank
-    if isinstance(ans, types.Array):
-        return lambda t, ans: np.broadcast_to(np.asarray(t).astype(dt), ans.shape).copy()
-    if isinstance(t, SCALARS):
-        return lambda t, ans: dt(t)
-
-
-@overload(rf.jac_size)
+@overload(rt.jac_size)
 def _jac_size(xs):
     if isinstance(xs, types.BaseTuple):
         terms = "".join(f" + size(xs[{k}])" for k in range(len(xs)))
         return _unrolled(f"def impl(xs):\n    return 0{terms}\n", size=_size)
 
 
-@overload(rf.basis)
+@overload(rt.basis)
 def _basis(x, i, start):
     dt = _float_of(x)
     if isinstance(x, types.Array):
@@ -73,19 +54,19 @@ def _basis(x, i, start):
         return lambda x, i, start: one if i == start else zero
 
 
-@overload(rf.out_size)
+@overload(rt.out_size)
 def _out_size(out):
     if isinstance(out, LEAVES):
         return lambda out: _size(out)
 
 
-@overload(rf.out_basis)
+@overload(rt.out_basis)
 def _out_basis(out, i):
     dtype = out.dtype if isinstance(out, types.Array) else out
     if isinstance(out, LEAVES) and not isinstance(dtype, types.Float):
         raise TypingError(f"jacrev requires real floating point outputs, got {out}")
     if isinstance(out, LEAVES):
-        return lambda out, i: rf.basis(out, i, 0)
+        return lambda out, i: rt.basis(out, i, 0)
 
 
 def _put(b, row, col, v):
@@ -167,50 +148,8 @@ def _jacobian(kind):
     return typer
 
 
-@overload(rf.custom_cotangents)
-def _custom_cotangents(cts, args, name, lanes=0):
-    """Checked as the Python version checks; on a mismatch the compiled code raises and the
-    Python version, run again, says what was wrong."""
-    if not isinstance(cts, types.BaseTuple) or len(cts) != len(args):
-        def wrong(cts, args, name, lanes=0):
-            raise TypeError("the bwd function of a custom_vjp must return a tuple of one "
-                            "cotangent per differentiable argument")
-        return wrong
-    lines = ["def impl(cts, args, name, lanes=0):"]
-    for k, (c, a) in enumerate(zip(cts, args)):
-        if _none(c):
-            lines.append(f"    c{k} = zeros_like(args[{k}])")
-            continue
-        if isinstance(c, types.Array) != isinstance(a, types.Array) or (
-                isinstance(a, types.Array) and c.ndim != a.ndim):
-            lines.append("    raise ValueError('a cotangent of the wrong shape')")
-        elif isinstance(a, types.Array):
-            lines += [f"    if cts[{k}].shape != args[{k}].shape:",
-                      "        raise ValueError('a cotangent of the wrong shape')"]
-        lines.append(f"    c{k} = cts[{k}]")
-    lines.append("    return (" + "".join(f"c{k}, " for k in range(len(cts))) + ")")
-    return _unrolled("\n".join(lines) + "\n", zeros_like=rt.zeros_like)
+overload(rt.jac_fwd, prefer_literal=True)(_jacobian("fwd"))
+overload(rt.jac_rev, prefer_literal=True)(_jacobian("rev"))
 
 
-@overload(rt.getitem_vjp, prefer_literal=True)
-def _getitem_vjp_tuple(g, x, idx):
-    """The cotangent of ``x[idx]`` for a tuple ``x`` and a constant index (runtime_numba's
-    overload takes arrays)."""
-    if not isinstance(x, types.BaseTuple) or not isinstance(idx, types.IntegerLiteral):
-        return None
-    at = idx.literal_value % len(x)
-    parts = "".join("g, " if k == at else "None, " if _none(t) else f"zeros_like(x[{k}]), "
-                    for k, t in enumerate(x))
-    return _unrolled(f"def impl(g, x, idx):\n    return ({parts})\n",
-                        zeros_like=rt.zeros_like)
-
-
-overload(rf.jac_fwd, prefer_literal=True)(_jacobian("fwd"))
-overload(rf.jac_rev, prefer_literal=True)(_jacobian("rev"))
-
-_OVERLOADED = {rf.custom_cotangents, rf.tangent_like, rf.jac_size, rf.basis, rf.out_size,
-               rf.out_basis, rf.jac_fwd, rf.jac_rev}
-for _name in rf.__all__:   # the rest: compiled from their own source, where Numba can
-    _fn = getattr(rf, _name)
-    if callable(_fn) and _fn not in _OVERLOADED:
-        register_jitable(_fn)
+IMPLEMENTED = {rt.jac_size, rt.basis, rt.out_size, rt.out_basis, rt.jac_fwd, rt.jac_rev}

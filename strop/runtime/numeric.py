@@ -1,13 +1,16 @@
 """Helpers for the rules of NumPy's numerical routines (rules/numeric.py): differences, grids,
 selection, interpolation, convolution, polynomials, order statistics, covariance and the real
-eigenproblem.  runtime.py re-exports them, so templates name them directly.
+eigenproblem.
 
 Each ``*_vjp`` returns the cotangents of the arguments named in its docstring, shaped like them;
 each ``*_jvp`` the output's tangent from the arguments' tangents (None: no tangent).
 """
 import numpy as np
 
-from .runtime import _axes, unbroadcast
+from .base import _axes, unbroadcast
+from .forward import cumprod_jvp
+from .linalg import off_diagonal_inverse
+from .reductions import cumprod_vjp, rev_cumsum
 
 __all__ = ["diff_vjp", "diff_jvp", "linspace_vjp", "linspace_jvp", "select_vjp", "select_jvp",
            "convolve_vjp", "polyval_vjp_p", "polyval_slope", "interp_vjp", "interp_jvp",
@@ -443,7 +446,6 @@ def eig_vjp(g, ans):
     returns them): ``v⁻ᵀ (diag(gw) + F ∘ vᵀ ḡv) vᵀ`` with ḡv = gv - v diag(vᵀ gv) (the norm
     kept) and F_ij = 1 / (w_j - w_i) off the diagonal.  Needs distinct eigenvalues when the
     vectors are used."""
-    from .runtime_linalg import off_diagonal_inverse
     w, v = _eig_real(ans)
     gw, gv = g
     inner = np.zeros(np.shape(v))
@@ -460,7 +462,6 @@ def eig_vjp(g, ans):
 def eig_jvp(da, ans, which=None):
     """Tangents ``(dw, dv)`` of ``np.linalg.eig(a)``: with C = v⁻¹ da v, dw = diag(C) and
     dv = v (F ∘ C) less each column's component along itself (the unit norm kept)."""
-    from .runtime_linalg import off_diagonal_inverse
     w, v = _eig_real(ans)
     C = np.linalg.solve(v, da @ v)
     dw = np.diagonal(C, axis1=-2, axis2=-1)
@@ -474,7 +475,6 @@ def eig_jvp(da, ans, which=None):
 def cumulative_vjp(g, x, axis=None, include_initial=False, prod=False):
     """Cotangent of ``x`` in ``np.cumulative_sum`` (``prod``: cumulative_prod); an initial
     element included carries no derivative."""
-    from .runtime import cumprod_vjp, rev_cumsum
     axis = 0 if axis is None else axis
     if include_initial:
         g = np.take(g, np.arange(1, np.shape(g)[axis]), axis)
@@ -482,7 +482,6 @@ def cumulative_vjp(g, x, axis=None, include_initial=False, prod=False):
 
 
 def cumulative_prod_jvp(dx, x, axis=None, include_initial=False):
-    from .runtime_forward import cumprod_jvp
     axis = 0 if axis is None else axis
     out = cumprod_jvp(dx, x, axis)
     if include_initial:

@@ -1,5 +1,5 @@
 """Helpers of vmap's wide loops (transformer/wide.py), as NumPy runs them; their Numba
-implementations are in runtime_wide_numba.py."""
+implementations are in numba/wide.py."""
 import numpy as np
 
 __all__ = ["widest", "any_lane"]

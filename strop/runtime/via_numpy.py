@@ -1,6 +1,6 @@
 """Transcendental ufuncs on large arrays in compiled code, through NumPy's SIMD loops (Numba
 calls the scalar libm function per element when SVML is absent).  The CPU backend calls a stub
-in place of each such ufunc; its Numba implementation (runtime_numba) hands arrays of ``LARGE``
+in place of each such ufunc; its Numba implementation (numba/via_numpy.py) hands arrays of ``LARGE``
 elements or more to NumPy and compiles the rest.  The stubs live apart from their Numba
 implementations so that lowering, which names them, does not load Numba's compiler."""
 import numpy as np

@@ -1,4 +1,4 @@
-"""Numba implementations of the numerical routines' helpers (runtime_numeric.py), so that
+"""Numba implementations of the numerical routines' helpers (numeric.py), so that
 ``jit(grad(f))`` of code calling np.diff, np.linspace or np.median compiles.
 
 Written for the forms Numba itself compiles (np.diff without prepend/append; np.linspace and
@@ -9,8 +9,8 @@ import numpy as np
 from numba import types
 from numba.extending import overload, register_jitable
 
-from . import runtime as rt
-from .runtime_numba import SCALARS, _float_of, _none
+from ... import runtime as rt
+from ._common import SCALARS, _float_of, _none
 
 
 @register_jitable

@@ -3,8 +3,7 @@ pairs): each moves elements without changing them, so its vjp moves the cotangen
 its jvp moves the tangents the same way.  The cotangent of a sequence is a list of its
 elements' cotangents (``None``: none, for keys and other non-float items)."""
 
-from .runtime import zeros_like
-from .runtime_adjoint import like
+from .base import like, zeros_like
 
 __all__ = ["zip_vjp", "enumerate_vjp", "enumerate_jvp", "reversed_vjp", "sorted_order",
            "sorted_vjp", "sorted_jvp", "dict_vjp", "dict_jvp"]

@@ -1,14 +1,14 @@
-"""Numba implementations of runtime_wide's helpers."""
+"""Numba implementations of wide.py's helpers."""
 import numpy as np
 from numba import types
 from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
-from . import runtime_wide as rw
-from .runtime_numba import _unrolled
+from ... import runtime as rt
+from ._common import _unrolled
 
 
-@overload(rw.widest)
+@overload(rt.widest)
 def _widest(at_loop, after_trip):
     if not isinstance(at_loop, types.BaseTuple) or not isinstance(after_trip, types.BaseTuple):
         return None
@@ -19,7 +19,7 @@ def _widest(at_loop, after_trip):
                      **{f"c{i}": c for i, c in enumerate(casts)})
 
 
-@overload(rw.any_lane)
+@overload(rt.any_lane)
 def _any_lane(condition, count):
     def impl(condition, count):
         for k in range(count):

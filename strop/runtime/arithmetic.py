@@ -1,0 +1,78 @@
+"""Helpers of arithmetic: Python numbers kept weak, ties of max/min, and Python's ``+`` and
+``*`` where an operand is a list or tuple (sequences join and repeat; see
+transformer/operands.py)."""
+import numpy as np
+
+from .base import add, like, unbroadcast, zeros_like
+
+__all__ = ["weak", "balanced_eq", "plus", "plus_vjp", "times", "times_vjp", "times_jvp"]
+
+
+def weak(number, like):
+    """A Python number in arithmetic with ``like``: as it is (NumPy already treats it as weak,
+    taking ``like``'s precision); compiled code casts it to ``like``'s type (Numba would not)."""
+    return number
+
+
+def balanced_eq(x, z, y):
+    """Share of the cotangent of max/min going to ``x``: ties split evenly (as autograd does)."""
+    return (x == z) / (1.0 + (y == z))
+
+
+def plus(a, b):
+    """Python's ``a + b`` where an operand is a list or tuple (normalize emits it, see
+    transformer/operands.py): two sequences concatenate, else NumPy adds."""
+    return a + b
+
+
+def _is_seq(v):
+    return isinstance(v, (list, tuple))
+
+
+def plus_vjp(g, a, b, which):
+    """Cotangent of ``(a, b)[which]`` in ``plus(a, b)``."""
+    if _is_seq(a) and _is_seq(b):
+        return like(g[:len(a)], a) if which == 0 else like(g[len(a):], b)
+    x = (a, b)[which]
+    return unbroadcast(g, np.asarray(x) if _is_seq(x) else x)
+
+
+def times(a, b):
+    """Python's ``a * b`` where an operand is a list or tuple: a sequence repeated by an int,
+    else NumPy's product."""
+    return a * b
+
+
+def _repeated(a, b):
+    """0 or 1: which operand of ``a * b`` is a sequence repeated by the other; None: a product."""
+    for k, (s, n) in enumerate(((a, b), (b, a))):
+        if _is_seq(s) and isinstance(n, (int, np.integer)):
+            return k
+    return None
+
+
+def times_vjp(g, a, b, which):
+    """Cotangent of ``(a, b)[which]`` in ``times(a, b)``: a repeated sequence's, the sum of its
+    copies' (the count has none); a factor's, NumPy's."""
+    k = _repeated(a, b)
+    if k is not None:
+        if which != k:
+            return None
+        s, n = (a, b) if k == 0 else (b, a)
+        out = zeros_like(s)
+        for i in range(max(n, 0)):
+            out = [add(o, gi) for o, gi in zip(out, g[i * len(s):(i + 1) * len(s)])]
+        return like(out, s)
+    x, y = ((a, b) if which == 0 else (b, a))
+    return unbroadcast(g * np.asarray(y), np.asarray(x) if _is_seq(x) else x)
+
+
+def times_jvp(a, b, da, db):
+    """Tangent of ``times(a, b)`` (None: no tangent)."""
+    k = _repeated(a, b)
+    if k is not None:
+        return times(zeros_like(a) if da is None else da, b) if k == 0 else \
+            times(a, zeros_like(b) if db is None else db)
+    arr = lambda v: np.asarray(v) if _is_seq(v) else v  # noqa: E731
+    out = 0.0 if da is None else arr(da) * arr(b)
+    return out if db is None else out + arr(a) * arr(db)

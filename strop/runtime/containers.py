@@ -1,0 +1,153 @@
+"""Helpers of Python's containers and builtins: functional forms of the list and dict methods,
+the tapes of the reverse sweep, and their derivatives."""
+import numpy as np
+
+from .base import _CONTAINERS, like, unbroadcast, zeros_like
+from .indexing import getitem_vjp
+
+__all__ = ["append", "insert", "extend", "update", "item_of", "pop_item", "sort_like",
+           "iterable", "stack", "push", "pop", "tape_array", "tape_put", "item_vjp",
+           "pop_item_vjp", "getattr_vjp", "sum_vjp", "minmax_vjp", "iterable_vjp", "get_vjp",
+           "get_default_vjp", "items_vjp", "update_vjp"]
+
+
+def append(lst, v):
+    """Functional ``lst.append(v)``."""
+    return lst + [v]
+
+
+def insert(lst, i, v):
+    """Functional ``lst.insert(i, v)``."""
+    return lst[:i] + [v] + lst[i:] if i != -1 else lst[:-1] + [v] + lst[-1:]
+
+
+def item_of(obj, key=-1):
+    """The value ``obj.pop(key)`` returns."""
+    return obj[key]
+
+
+def pop_item(obj, key=-1):
+    """``obj`` without ``obj[key]``: the container ``obj.pop(key)`` leaves."""
+    if isinstance(obj, dict):
+        return {k: v for k, v in obj.items() if k != key}
+    key = key % len(obj)
+    return obj[:key] + obj[key + 1:]
+
+
+def sort_like(x):
+    """Functional ``x.sort()`` for arrays and lists."""
+    return sorted(x) if isinstance(x, list) else np.sort(x)
+
+
+def extend(lst, values):
+    """Functional ``lst.extend(values)``."""
+    return list(lst) + list(values)
+
+
+def update(d, other):
+    """Functional ``d.update(other)``."""
+    return {**d, **other}
+
+
+def iterable(x):
+    """What a ``for`` loop walks: dicts (their keys) and other iterables as a list; arrays,
+    lists and tuples as they are."""
+    if isinstance(x, (np.ndarray, list, tuple)) or not isinstance(x, _CONTAINERS + (
+            range,)) and hasattr(x, "__getitem__") and hasattr(x, "__len__"):
+        return x
+    return list(x)
+
+
+def iterable_vjp(g, x):
+    if isinstance(x, dict):   # its keys carry no derivative
+        return zeros_like(x)
+    return like(g, x) if not isinstance(x, (np.ndarray, list, tuple)) else g
+
+
+# Tapes of the reverse sweep: per-variable stacks.  push/pop mutate the stack in place; a stack
+# is only ever used linearly, so the generated code treats them as values.
+def stack():
+    return []
+
+
+def tape_array(n, like):
+    """A tape of n numbers of ``like``'s type, indexed by iteration (compiled code's tapes)."""
+    return np.empty(n, np.result_type(like))
+
+
+def tape_put(tape, i, v):
+    """``tape[i] = v`` for an array tape (see tape_array)."""
+    tape[i] = v
+
+
+def push(s, v):
+    s.append(v)
+
+
+def pop(s):
+    return s.pop()
+
+
+def item_vjp(g, idx, v):
+    """Cotangent of ``v`` in ``setitem(x, idx, v)``."""
+    if isinstance(g, np.ndarray):
+        return unbroadcast(g[idx], v)
+    return g[idx]
+
+
+def pop_item_vjp(g, obj, key=-1):
+    """Cotangent of the container in ``pop_item(obj, key)``: g with a zero put back at key."""
+    if isinstance(obj, dict):
+        return {k: (g[k] if k != key else zeros_like(obj[k])) for k in obj}
+    key = key % len(obj)
+    return list(g[:key]) + [zeros_like(obj[key])] + list(g[key:])
+
+
+def getattr_vjp(g, obj, name):
+    """Cotangent of ``obj`` in ``obj.name`` for a pytree object (a named tuple or a registered
+    class): zeros everywhere but g at that attribute."""
+    out = zeros_like(obj)
+    if hasattr(out, "_replace"):
+        return out._replace(**{name: g})
+    object.__setattr__(out, name, g)
+    return out
+
+
+def sum_vjp(g, iterable):
+    """Cotangent of each element in the builtin ``sum(iterable)``."""
+    return [unbroadcast(g, e) for e in iterable]
+
+
+def minmax_vjp(g, args, ans):
+    """Cotangents of the builtin ``max(*args)``/``min(*args)``: to the first argument (or
+    element of a single iterable) equal to the result, as Python picks it."""
+    items = list(args[0]) if len(args) == 1 else list(args)
+    out, given = [], False
+    for a in items:
+        hit = (not given) and bool(np.all(a == ans))
+        given |= hit
+        out.append(g if hit else 0.0 * g)
+    return [out] if len(args) == 1 else tuple(out)
+
+
+def get_vjp(g, d, key, default=None):
+    """Cotangent of the dict in ``d.get(key, default)``."""
+    return getitem_vjp(g, d, key) if key in d else zeros_like(d)
+
+
+def get_default_vjp(g, d, key):
+    """Cotangent of ``default`` in ``d.get(key, default)``: g when the key is missing."""
+    return 0.0 * g if key in d else g
+
+
+def items_vjp(g, d):
+    """Cotangent of the dict in ``d.items()``, from the cotangents of the (key, value) pairs."""
+    return {k: pair[1] for k, pair in zip(d, g)}
+
+
+def update_vjp(g, d, other, which):
+    """Cotangents in ``update(d, other)``: of ``d`` (0), zero where ``other`` overwrote it; of
+    ``other`` (1), its entries."""
+    if which == 1:
+        return {k: g[k] for k in other}
+    return {k: (zeros_like(d[k]) if k in other else g[k]) for k in d}

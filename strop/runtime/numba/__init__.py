@@ -1,0 +1,27 @@
+"""Numba implementations of the runtime helpers, one module per family, chosen by argument
+types at compile time.
+
+Each ``@overload`` gives the code that njit-compiled generated code runs when it calls the
+helper; Python calls still run the NumPy version.  Importing this package registers them all
+(codegen/cpu.py does, before it first compiles).  Helpers without an implementation are
+compiled from their own source (``register_jitable``) when Numba can; when it cannot, the
+compile fails and jit falls back to the python backend with a JitFallbackWarning.  The order
+below is the order in which Numba tries a helper's implementations: numeric's overloads come
+after their helpers' own source.
+"""
+from ... import runtime as rt
+from . import arithmetic, base, batching, containers, indexing, products, reductions
+from ._common import compile_the_rest
+
+compile_the_rest((rt.base, rt.arithmetic, rt.containers, rt.indexing, rt.reductions, rt.shape,
+                  rt.products, rt.linalg, rt.numeric, rt.batching, rt.iteration),
+                 base.IMPLEMENTED | arithmetic.IMPLEMENTED | containers.IMPLEMENTED
+                 | indexing.IMPLEMENTED | reductions.IMPLEMENTED | products.IMPLEMENTED
+                 | batching.IMPLEMENTED)
+
+from . import via_numpy  # noqa: E402,F401
+from . import forward, jacobians  # noqa: E402
+
+compile_the_rest((rt.forward, rt.jacobians), forward.IMPLEMENTED | jacobians.IMPLEMENTED)
+
+from . import numeric, wide  # noqa: E402,F401

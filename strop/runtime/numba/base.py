@@ -1,0 +1,150 @@
+"""Numba implementations of base.py's helpers: the algebra of cotangents."""
+import numpy as np
+from numba import types
+from numba.extending import overload, register_jitable
+from numba.np.numpy_support import as_dtype
+
+from ... import runtime as rt
+from ._common import SCALARS, _float_of, _none, _unrolled
+
+
+@register_jitable
+def _not_a_real_number(out):
+    raise TypeError("grad requires a real scalar output: use strop.vjp or strop.jacrev "
+                    "for non-scalar outputs, or reduce it (e.g. .sum())")
+
+
+@overload(rt.seed_grad)
+def _seed_grad(out):
+    if isinstance(out, types.Float):
+        one = _float_of(out)(1.0)
+        return lambda out: one
+    return _not_a_real_number
+
+
+@overload(rt.aux_pair)
+def _aux_pair(out):
+    if isinstance(out, types.BaseTuple) and len(out) == 2:
+        return lambda out: None
+    if isinstance(out, types.List):
+        def check_list(out):
+            if len(out) != 2:
+                raise TypeError("has_aux=True requires the function to return a pair "
+                                "(output, aux)")
+        return check_list
+
+    def fail(out):
+        raise TypeError("has_aux=True requires the function to return a pair (output, aux)")
+    return fail
+
+
+@overload(rt.zeros_like)
+def _zeros_like(x):
+    dt = _float_of(x)
+    if isinstance(x, types.Array):
+        return lambda x: np.zeros(x.shape, dt)
+    if isinstance(x, SCALARS):
+        zero = dt(0.0)
+        return lambda x: zero
+    if isinstance(x, types.NoneType):   # a temporary not assigned yet: no tangent either
+        return lambda x: None
+
+
+@overload(rt.add)
+def _add(a, b):
+    """Cotangents accumulated: None is zero, tuples add element by element (``+`` would
+    concatenate them: a tuple argument's gradient twice as long)."""
+    if isinstance(a, types.NoneType):
+        return lambda a, b: b
+    if isinstance(b, types.NoneType):
+        return lambda a, b: a
+    if isinstance(a, types.BaseTuple) or isinstance(b, types.BaseTuple):
+        if not (isinstance(a, types.BaseTuple) and isinstance(b, types.BaseTuple)) or \
+                len(a) != len(b):
+            return None
+        parts = "".join(f"add(a[{i}], b[{i}]), " for i in range(len(a)))
+        return _unrolled(f"def impl(a, b):\n    return ({parts})\n", add=rt.add)
+    return lambda a, b: a + b
+
+
+@overload(rt.astype_like)
+def _astype_like(g, x):
+    dt = _float_of(x)
+    if isinstance(x, types.Array):
+        return lambda g, x: np.asarray(g).astype(dt)
+    return lambda g, x: dt(g)
+
+
+@register_jitable
+def _sum_to(g, shape, dt):
+    """g summed to ``shape`` (NumPy broadcasting undone), any ranks."""
+    out = np.zeros(shape, dt)
+    flat = out.reshape(-1)
+    gc = np.ascontiguousarray(g).reshape(-1)
+    nd, nx = g.ndim, len(shape)
+    off = nd - nx
+    strides = np.ones(max(nx, 1), np.int64)
+    for a in range(nx - 2, -1, -1):
+        strides[a] = strides[a + 1] * shape[a + 1]
+    for i in range(gc.size):
+        rem, pos = i, 0
+        for a in range(nd - 1, -1, -1):
+            k = rem % g.shape[a]
+            rem //= g.shape[a]
+            xa = a - off
+            if xa >= 0 and shape[xa] != 1:
+                pos += k * strides[xa]
+        flat[pos] += gc[i]
+    return out
+
+
+@overload(rt.unbroadcast)
+def _unbroadcast(g, x):
+    dt = _float_of(x) if isinstance(x, (types.Array, types.Float)) else _float_of(g)
+    if isinstance(x, SCALARS):
+        if isinstance(g, types.Array):
+            return lambda g, x: dt(g.sum())
+        return lambda g, x: dt(g)
+    if isinstance(x, types.Array):
+        if isinstance(g, SCALARS):
+            return lambda g, x: np.full(x.shape, dt(g))
+        same_dtype = isinstance(g, types.Array) and as_dtype(g.dtype).type is dt
+        if g.ndim == x.ndim:
+            def same_rank(g, x):
+                if g.shape == x.shape:
+                    return g if same_dtype else g.astype(dt)
+                return _sum_to(g, x.shape, dt)
+            return same_rank
+        if g.ndim == x.ndim + 1:
+            def one_more(g, x):   # a bias added to each row: the rows' sum
+                if g.shape[1:] == x.shape:
+                    return g.sum(axis=0).astype(dt)
+                return _sum_to(g, x.shape, dt)
+            return one_more
+        return lambda g, x: _sum_to(g, x.shape, dt)
+
+
+@overload(rt.broadcast_like)
+def _broadcast_like(g, v):
+    dt = _float_of(v)
+    if isinstance(v, types.Array):
+        return lambda g, v: np.broadcast_to(np.asarray(g).astype(dt), v.shape).copy()
+    return lambda g, v: dt(g)
+
+
+@overload(rt.expand_to)
+def _expand_to(g, x, axis=None, keepdims=False):
+    if not isinstance(x, types.Array):
+        return lambda g, x, axis=None, keepdims=False: g
+    if _none(axis) or isinstance(g, SCALARS):
+        return lambda g, x, axis=None, keepdims=False: np.full(x.shape, g)
+    if isinstance(axis, types.Integer):
+        def one_axis(g, x, axis=None, keepdims=False):
+            if keepdims:
+                return np.broadcast_to(g, x.shape)
+            return np.broadcast_to(np.expand_dims(g, axis % x.ndim), x.shape)
+        return one_axis
+
+
+IMPLEMENTED = {rt.seed_grad, rt.aux_pair, rt.zeros_like, rt.add, rt.astype_like, rt.unbroadcast,
+               rt.broadcast_like, rt.expand_to}

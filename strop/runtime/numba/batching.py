@@ -1,0 +1,247 @@
+"""Numba implementations of batching.py's helpers (vmap): each lane's work written for the
+ranks and flags the argument types give when the code compiles."""
+import numba
+import numpy as np
+from numba import types
+from numba.extending import overload, register_jitable
+from numba.np.numpy_support import as_dtype
+
+from ... import runtime as rt
+from ._common import SCALARS, _flag, _float_of, _none, _through_numpy, _unrolled
+from .base import _not_a_real_number, _sum_to
+from .products import _floats, _product_dtype, _vjp_type
+from .reductions import _share
+
+
+@overload(rt.seed_grad_lanes)
+def _seed_grad_lanes(out):
+    """1.0 per lane: each lane's output must be a real number (a 1-D float array of them)."""
+    if isinstance(out, types.Array) and out.ndim == 1 and isinstance(out.dtype, types.Float):
+        return lambda out: np.ones_like(out)
+
+    def fail(out):
+        _not_a_real_number(out)
+        return np.ones(1)   # never reached: the type of what grad's code goes on with
+    return fail
+
+
+@overload(rt.out_axis)
+def _out_axis(x, axis):
+    def impl(x, axis):
+        if not -x.ndim <= axis < x.ndim:
+            raise ValueError("vmap out_axes is out of bounds for the output's rank")
+        return np.moveaxis(x, 0, axis)
+    return impl
+
+
+@overload(rt.expand_to_lanes)
+def _expand_to_lanes(g, x, axis=None, keepdims=False):
+    """Each lane's number repeated over the lane of ``x`` (a reduction over all of a lane)."""
+    if not (isinstance(g, types.Array) and g.ndim == 1 and isinstance(x, types.Array) and
+            _none(axis)):
+        return None
+    dt = g.dtype
+
+    def impl(g, x, axis=None, keepdims=False):
+        out = np.empty(x.shape, dt)
+        rows = out.reshape((x.shape[0], -1))
+        for j in range(rows.shape[0]):
+            rows[j, :] = g[j]
+        return out
+    return impl
+
+
+@overload(rt.extremum_grad_lanes)
+def _extremum_grad_lanes(a, ans, axis, keepdims, where=True):
+    """extremum_grad over all of each lane (axis None)."""
+    if not (isinstance(a, types.Array) and isinstance(ans, types.Array) and ans.ndim == 1
+            and _none(axis) and isinstance(where, (types.Boolean, types.Omitted))):
+        return None
+    dt = _float_of(a)
+
+    def impl(a, ans, axis, keepdims, where=True):
+        n = a.shape[0]
+        out = np.zeros(a.shape, dt)
+        rows, lanes = out.reshape((n, -1)), np.ascontiguousarray(a).reshape((n, -1))
+        for j in range(n):
+            _share(rows[j], lanes[j], ans[j], where)
+        return out
+    return impl
+
+
+@overload(rt.matmul_lanes, prefer_literal=True)
+def _matmul_lanes(a, b, a_batched, b_batched):
+    ab, bb = _flag(a_batched), _flag(b_batched)
+    if not (isinstance(a, types.Array) and isinstance(b, types.Array)) or None in (ab, bb):
+        return None
+    ra, rb = a.ndim - ab, b.ndim - bb
+    dt = numba.from_dtype(np.result_type(as_dtype(a.dtype), as_dtype(b.dtype)))
+    run = _through_numpy(rt.matmul_lanes, types.Array(
+        dt, max(ra, rb, 2) - (ra == 1) - (rb == 1) + 1, "C"))
+    return lambda a, b, a_batched, b_batched: run((a, b, ab, bb))
+
+
+def _rows(a, n):
+    """``a`` as ``n`` rows: itself when it has a batch axis (2-D), else repeated."""
+
+
+@overload(_rows)
+def _rows_impl(a, n):
+    if a.ndim == 2:
+        return lambda a, n: a
+
+    def repeated(a, n):
+        out = np.empty((n, a.size), a.dtype)
+        for i in range(n):
+            out[i] = a
+        return out
+    return repeated
+
+
+@numba.njit(boundscheck=False, cache=True)
+def _outer_lanes(a, b, dt):
+    """The outer product of ``a[k]`` and ``b[k]`` for each lane ``k`` (2-D ``a``, ``b``),
+    written in place in one loop nest.  Compiled apart, without the bounds checks of the
+    generated code that calls it (its indices are in range by construction), each output row
+    written through a 1-D view from a copy of ``b[k]`` (the inner loop vectorizes with no
+    aliasing check): the per-example gradients of a 64 x 128 layer for 512 examples, 16.8 MB,
+    0.73 -> 0.29 ms, near what writing them costs."""
+    n, p, q = a.shape[0], a.shape[1], b.shape[1]
+    out = np.empty((n, p, q), dt)
+    row = np.empty(q, dt)
+    for k in range(n):
+        for j in range(q):
+            row[j] = b[k, j]
+        for i in range(p):
+            aki = a[k, i]
+            o = out[k, i]
+            for j in range(q):
+                o[j] = aki * row[j]
+    return out
+
+
+def _matmul_vjp_lanes(helper, wrt):
+    """The Numba implementation of ``helper`` (runtime.matmul_vjp_x_lanes, ``wrt`` "x", or
+    matmul_vjp_y_lanes): each lane's outer product (a vector times a vector of a product
+    with a matrix) written in place, the rest through NumPy (BLAS)."""
+    def impl(g, x, y, x_batched, y_batched):
+        xb, yb = _flag(x_batched), _flag(y_batched)
+        if not (isinstance(x, types.Array) and isinstance(y, types.Array)) or None in (xb, yb):
+            return None
+        other = y if wrt == "x" else x
+        outer = (2, 1) if wrt == "x" else (1, 2)
+        if _floats(g, other) and (x.ndim - xb, y.ndim - yb) == outer and g.ndim == 2:
+            dt = _product_dtype(g, other)
+            if wrt == "x":     # outer(g, y) in each lane
+                return lambda g, x, y, x_batched, y_batched: _outer_lanes(
+                    g, _rows(y, g.shape[0]), dt)
+            return lambda g, x, y, x_batched, y_batched: _outer_lanes(   # outer(x, g)
+                _rows(x, g.shape[0]), g, dt)
+        run = _through_numpy(helper, _vjp_type(g, x, y, wrt, (xb, yb)))
+        return lambda g, x, y, x_batched, y_batched: run((g, x, y, xb, yb))
+    return impl
+
+
+overload(rt.matmul_vjp_x_lanes, prefer_literal=True)(_matmul_vjp_lanes(rt.matmul_vjp_x_lanes,
+                                                                       "x"))
+overload(rt.matmul_vjp_y_lanes, prefer_literal=True)(_matmul_vjp_lanes(rt.matmul_vjp_y_lanes,
+                                                                       "y"))
+
+
+@overload(rt.unbroadcast_lanes, prefer_literal=True)
+def _unbroadcast_lanes(g, x, g_batched, x_batched):
+    gb, xb = _flag(g_batched), _flag(x_batched)
+    if None in (gb, xb) or not isinstance(g, types.Array) and gb:
+        return None
+    if not gb:
+        if xb:
+            return lambda g, x, g_batched, x_batched: rt.unbroadcast(g, x[0])
+        return lambda g, x, g_batched, x_batched: rt.unbroadcast(g, x)
+    dt = _float_of(x) if isinstance(getattr(x, "dtype", x), types.Float) else _float_of(g)
+    same_dtype = as_dtype(g.dtype).type is dt
+    lane_nd = x.ndim - xb if isinstance(x, types.Array) else 0
+    if lane_nd == 0:
+        if g.ndim == 1:
+            return lambda g, x, g_batched, x_batched: g if same_dtype else g.astype(dt)
+
+        def numbers(g, x, g_batched, x_batched):     # each lane's sum
+            out = np.empty(g.shape[0], dt)
+            for k in range(g.shape[0]):
+                out[k] = g[k].sum()
+            return out
+        return numbers
+    same_rank = g.ndim - 1 == lane_nd
+
+    def impl(g, x, g_batched, x_batched):
+        shape = x.shape[1:] if xb else x.shape
+        if same_rank and g.shape[1:] == shape:      # nothing to sum: the cotangent itself
+            return g if same_dtype else g.astype(dt)
+        out = np.empty((g.shape[0],) + shape, dt)
+        for k in range(g.shape[0]):
+            out[k] = _sum_to(g[k], shape, dt)
+        return out
+    return impl
+
+
+@overload(rt.lanes_like)
+def _lanes_like(first, n):
+    if isinstance(first, types.BaseTuple):
+        parts = "".join(f"one(first[{i}], n), " for i in range(len(first)))
+        return _unrolled(f"def impl(first, n):\n    return ({parts})\n", one=_lanes_one)
+    return lambda first, n: _lanes_one(first, n)
+
+
+@register_jitable
+def _lanes_one_array(first, n):
+    return np.empty((n,) + first.shape, first.dtype)
+
+
+def _lanes_one(first, n):
+    pass
+
+
+@overload(_lanes_one)
+def _lanes_one_impl(first, n):
+    if isinstance(first, types.Array):
+        return lambda first, n: _lanes_one_array(first, n)
+    dt = first
+    return lambda first, n: np.empty(n, dt)
+
+
+@overload(rt.set_lane)
+def _set_lane(out, j, value):
+    if isinstance(value, types.BaseTuple):
+        body = "".join(f"    out[{i}][j] = value[{i}]\n" for i in range(len(value)))
+        return _unrolled(f"def impl(out, j, value):\n{body}")
+
+    def impl(out, j, value):
+        out[j] = value
+    return impl
+
+
+@overload(rt.align_to, prefer_literal=True)
+def _align_to(x, other, other_batched):
+    """The axes inserted written out for the ranks the types give (a view, as x[:, None])."""
+    ob = _flag(other_batched)
+    if ob is None or not isinstance(x, types.Array) or not isinstance(other, (types.Array,
+                                                                             *SCALARS)):
+        return None
+    extra = getattr(other, "ndim", 0) - ob - (x.ndim - 1)
+    if extra <= 0:
+        return lambda x, other, other_batched: x
+    return _unrolled(f"def impl(x, other, other_batched):\n    return x[:{', None' * extra}]\n")
+
+
+@overload(rt.unalign)
+def _unalign(g, x):
+    """The inserted axes (of length 1) indexed away: a view, whatever g's layout."""
+    extra = g.ndim - getattr(x, "ndim", 0) if isinstance(g, types.Array) else 0
+    if extra <= 0:
+        return lambda g, x: g
+    return _unrolled(f"def impl(g, x):\n    return g[:{', 0' * extra}]\n")
+
+
+# seed_grad_lanes is compiled from its source too (__init__.py)
+IMPLEMENTED = {rt.out_axis, rt.expand_to_lanes, rt.extremum_grad_lanes, rt.matmul_lanes,
+               rt.matmul_vjp_x_lanes, rt.matmul_vjp_y_lanes, rt.unbroadcast_lanes, rt.lanes_like,
+               rt.set_lane, rt.align_to, rt.unalign}

@@ -1,0 +1,38 @@
+"""Numba implementations of containers.py's helpers: array tapes, and the cotangent of a value
+set at an index.  ``stack``, ``push`` and ``pop`` need none: codegen/cpu.py spells tapes as
+lists (``[]``, ``append``, ``pop``)."""
+import numpy as np
+from numba import types
+from numba.core.errors import NumbaTypeError
+from numba.extending import overload
+from numba.np.numpy_support import as_dtype
+
+from ... import runtime as rt
+
+
+@overload(rt.tape_array)
+def _tape_array(n, like):
+    if isinstance(like, (types.Float, types.Integer, types.Boolean)):
+        dt = as_dtype(like)
+        return lambda n, like: np.empty(n, dt)
+
+
+@overload(rt.tape_put)
+def _tape_put(tape, i, v):
+    if isinstance(tape.dtype, (types.Integer, types.Boolean)) and not isinstance(
+            v, (types.Integer, types.Boolean)):
+        raise NumbaTypeError(f"a number taped for the adjoint is {tape.dtype} before the loop "
+                             f"and {v} in it; Python keeps its type, an array tape would not")
+
+    def put(tape, i, v):
+        tape[i] = v
+    return put
+
+
+@overload(rt.item_vjp)
+def _item_vjp(g, idx, v):
+    if isinstance(g, types.Array):
+        return lambda g, idx, v: rt.unbroadcast(g[idx], v)
+
+
+IMPLEMENTED = {rt.tape_array, rt.tape_put, rt.item_vjp, rt.stack, rt.push, rt.pop}

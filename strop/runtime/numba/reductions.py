@@ -1,0 +1,50 @@
+"""Numba implementations of reductions.py's helpers, over all of an array (axis None)."""
+import numpy as np
+from numba import types
+from numba.extending import overload, register_jitable
+
+from ... import runtime as rt
+from ._common import _float_of, _none
+
+
+@overload(rt.mean_grad)
+def _mean_grad(a, axis=None, where=True):
+    dt = _float_of(a)
+    if _none(axis) and (_none(where) or isinstance(where, types.BooleanLiteral) or
+                        isinstance(where, types.Boolean)):
+        return lambda a, axis=None, where=True: dt(1.0) / a.size
+
+
+@register_jitable
+def _share(out, values, top, where):
+    """d max / d values (1-D, ``out`` zeros): the elements equal to ``top`` share it evenly
+    (ties split); NaN everywhere where ``top`` is NaN; zeros where ``where`` is False."""
+    if top != top:
+        out[:] = np.nan
+    elif where:
+        hits = 0
+        for i in range(values.size):
+            if values[i] == top:
+                out[i] = 1
+                hits += 1
+        if hits > 1:
+            out /= hits
+
+
+@overload(rt.extremum_grad)
+def _extremum_grad(a, ans, axis=None, keepdims=False, where=True):
+    """Over all of ``a`` (axis None)."""
+    if not (isinstance(a, types.Array) and _none(axis) and isinstance(where, types.Boolean)):
+        return None
+    dt = _float_of(a)
+    scalar = not isinstance(ans, types.Array)
+
+    def impl(a, ans, axis=None, keepdims=False, where=True):
+        out = np.zeros(a.shape, dt)
+        _share(out.reshape(-1), np.ascontiguousarray(a).reshape(-1),
+               ans if scalar else ans.flat[0], where)
+        return out
+    return impl
+
+
+IMPLEMENTED = {rt.mean_grad, rt.extremum_grad}

@@ -1,0 +1,28 @@
+"""Numba implementations of via_numpy.py's stubs: a transcendental ufunc of a float array of
+``LARGE`` elements or more runs through NumPy's SIMD loops, smaller ones compiled."""
+import numba
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+from ..via_numpy import LARGE, VIA_NUMPY
+
+
+def _through_numpy_when_large(ufunc, stub):
+    @overload(stub)
+    def impl(x):
+        if isinstance(x, types.Array) and isinstance(x.dtype, types.Float):
+            out_type = types.Array(x.dtype, x.ndim, "C")
+
+            def large(x):
+                if x.size < LARGE:
+                    return ufunc(x)
+                with numba.objmode(out=out_type):
+                    out = np.ascontiguousarray(ufunc(x))
+                return out
+            return large
+        return lambda x: ufunc(x)
+
+
+for _ufunc, _stub in VIA_NUMPY.items():   # see via_numpy.py
+    _through_numpy_when_large(_ufunc, _stub)
