@@ -1,5 +1,5 @@
 """jit(grad(f)) of the numerical routines that have Numba implementations of their helpers
-(codegen/runtime_numeric_numba.py): compiled without falling back (warnings are errors), and
+(runtime/numba/numeric.py): compiled without falling back (warnings are errors), and
 equal to the python backend."""
 import warnings
 

@@ -499,7 +499,7 @@ def test_jit_of_a_function_calling_vmap_compiles():
         assert f(*CALLS_VMAP_ARGS) == pytest.approx(want, rel=1e-12)
     assert f.last_backend == "cpu"
     src = strop.source(f)
-    assert "align_to(" in src and "runtime_batch.py" not in src and "np.ndim" not in src
+    assert "align_to(" in src and "runtime/batching.py" not in src and "np.ndim" not in src
 
 
 def test_jit_grad_of_a_function_calling_vmap_compiles():
@@ -513,7 +513,7 @@ def test_jit_grad_of_a_function_calling_vmap_compiles():
         np.testing.assert_allclose(got[k], numeric_vjp(calls_vmap, CALLS_VMAP_ARGS, k, 1.0),
                                    rtol=1e-6, atol=1e-8)
     src = strop.source(f)
-    assert "unalign(" in src and "runtime_batch.py" not in src
+    assert "unalign(" in src and "runtime/batching.py" not in src
 
 
 def test_jit_hessian_and_jacfwd_of_a_function_calling_vmap():
