@@ -42,18 +42,13 @@ from ..codegen import runtime
 from ..codegen.runtime_forward import custom_cotangents
 from . import analysis, ir, versions
 from .lanes import lane_block
+from .vectorize_base import NotBatchable, OutAxesError
 from .rules import RULES, lookup as rule_lookup
 from .rules import batching as table
 from .reverse import BINOPS, UNARYOPS
 
 COMPARES = {gast.Lt: np.less, gast.LtE: np.less_equal, gast.Gt: np.greater,
             gast.GtE: np.greater_equal, gast.Eq: np.equal, gast.NotEq: np.not_equal}
-
-
-class NotBatchable(Exception):
-    def __init__(self, reason, loc=None):
-        super().__init__(reason)
-        self.reason, self.loc = reason, loc
 
 
 class Vectorize:
@@ -1123,12 +1118,6 @@ class Vectorize:
         if axis != 0:
             node = ir.call(self.helper("out_axis"), [node, ir.const(axis)])
         return node
-
-
-class OutAxesError(Exception):
-    def __init__(self, loc):
-        super().__init__("out_axes is None for an output that differs between lanes")
-        self.loc = loc
 
 
 # helpers that change a container's length: under a batched condition lanes would differ
