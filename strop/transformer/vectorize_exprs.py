@@ -4,7 +4,7 @@ import gast
 import numpy as np
 
 from . import ir
-from .reverse import BINOPS
+from .operations import BINOPS
 from .rules import batching as table
 from .vectorize_base import NotBatchable
 from .vectorize_containers import DISPLAYS
