@@ -1,14 +1,17 @@
 """strop: grad, vmap, jit and a splittable PRNG for plain NumPy functions, by source transformation."""
-__version__ = "0.1.0"
+__version__ = "0.1.0"   # before the imports: codegen/load.py reads it as it is imported
 
-from . import errors, tree_util  # noqa: E402
-from .api import grad, jit, source, show, value_and_grad, vjp  # noqa: E402
-from .vmap import vmap  # noqa: E402
-from .config import config  # noqa: E402
-from .ops import at  # noqa: E402
+from . import errors, tree_util
+from .api import grad, jit, source, show, value_and_grad, vjp
+from .config import config
+from .custom import custom_jvp, custom_vjp
+from .jacobians import hessian, jacfwd, jacrev, jvp
+from .ops import at
+from .vmap import vmap
 
-__all__ = ["grad", "value_and_grad", "vjp", "jit", "vmap", "source", "show", "config", "errors", "tree_util",
-           "at", "ops", "random"]
+__all__ = ["grad", "value_and_grad", "vjp", "jit", "vmap", "source", "show", "config", "errors",
+           "tree_util", "at", "ops", "random", "jvp", "jacfwd", "jacrev", "hessian", "custom_jvp",
+           "custom_vjp"]
 
 
 def __getattr__(name):   # strop.random and strop.ops load on first use
@@ -16,6 +19,3 @@ def __getattr__(name):   # strop.random and strop.ops load on first use
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'strop' has no attribute {name!r}")
-from .jacobians import hessian, jacfwd, jacrev, jvp  # noqa: E402
-from .custom import custom_jvp, custom_vjp  # noqa: E402
-__all__ += ["jvp", "jacfwd", "jacrev", "hessian", "custom_jvp", "custom_vjp"]

@@ -5,6 +5,11 @@ import sys
 from typing import NamedTuple, Optional
 
 
+# path of a generated module -> its line map {generated line: (user file, line)}: how an
+# error, or a transform of generated code, sees through it to the user's line
+LINEMAPS = {}
+
+
 class Location(NamedTuple):
     """A place in the user's source: file, 1-based line, 0-based column range."""
     filename: str

@@ -15,7 +15,7 @@ import pytest
 import strop
 from helpers import numeric_vjp, x64_fixture
 from strop import grad, hessian, jacfwd, jit, jvp, vmap
-from strop.codegen.emit import unparse
+from strop.transformer.unparse import unparse
 
 x64 = pytest.fixture(autouse=True)(x64_fixture)
 

@@ -417,7 +417,7 @@ def test_float_results_come_back_in_the_type_the_uncompiled_code_gives(dtype):
 def fused(src):
     import textwrap
     import gast
-    from strop.codegen.emit import unparse
+    from strop.transformer.unparse import unparse
     from strop.codegen.fuse import fuse
     return unparse(fuse(gast.parse(textwrap.dedent(src)).body[0])).split("\n")[1:]
 

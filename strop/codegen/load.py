@@ -20,10 +20,9 @@ from dataclasses import dataclass
 
 from .. import __version__
 from ..config import config
-from ..errors import StropWarning, user_stacklevel
+from ..errors import LINEMAPS, StropWarning, user_stacklevel
 
 
-LINEMAPS = {}   # path of a generated module -> its line map (to see through generated code)
 
 
 @dataclass

@@ -19,9 +19,9 @@ import numpy as np
 from .. import runtime
 from ..errors import TransformError
 from . import analysis, ir
-from .reverse import (SEQUENCE_RESULTS, _as_node, _describe, _rename, _targets, operation,
-                      tape_op)
-from .reverse import _walk_stmts as _walk
+from .operations import (SEQUENCE_RESULTS, _as_node, _describe, _rename, _targets, operation,
+                         tape_op)
+from .operations import _walk_stmts as _walk
 from .rules import RULES, TEMPLATE_NAMESPACE, lookup, rule_name
 from .rules.table import _NO_DEFAULT
 from .templates import instantiate

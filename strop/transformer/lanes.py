@@ -28,6 +28,7 @@ import gast
 import numpy as np
 
 from . import analysis, ir
+from .vectorize_base import NotBatchable, companion, ordered
 from .wide import wide_loop
 from .. import runtime
 from ..runtime.via_numpy import NUMPY_UFUNCS
@@ -63,7 +64,6 @@ def classify(v, s):
     "plain" for code that reads no batched value, "batched" for the rest (what runs better
     on the whole batch: ``_batch_wide``; a derivative's tape, control flow on an unbatched
     value whose body was fused on its own)."""
-    from .vectorize import NotBatchable
     before = set(v.batched)
     compound = isinstance(s, (gast.If, gast.While, gast.For))
     batched_test = compound and _test_batched(v, s)
@@ -185,13 +185,12 @@ class Group:
             return hoisted
         v = self.v
         live_out = stmts[-1].live_out
-        outs = _ordered(analysis.block_writes(stmts) & live_out, stmts)
+        outs = ordered(analysis.block_writes(stmts) & live_out, stmts)
         used = {n.id for g in stmts for n in gast.walk(g) if isinstance(n, gast.Name)}
-        ins = _ordered({n for n in analysis.live_in(stmts, live_out) & used if n not in v.refs
-                        and not (hasattr(builtins, n) and n not in self.defined)}, stmts)
+        ins = ordered({n for n in analysis.live_in(stmts, live_out) & used if n not in v.refs
+                       and not (hasattr(builtins, n) and n not in self.defined)}, stmts)
         if any(n not in self.defined for n in ins):   # read before any lane assigns it
             if any(c is None for c in codes):
-                from .vectorize import NotBatchable
                 raise NotBatchable("a value assigned under a batched condition is read where "
                                    "some lanes did not assign it", stmts[0].loc)
             return hoisted + [x for c in codes for x in c]
@@ -236,18 +235,6 @@ def _no_work(v, codes):
     return True
 
 
-def companion(name, params, body, loc):
-    """The function one lane runs: ``body`` with ``params``."""
-    node = gast.FunctionDef(name=name, args=gast.arguments(
-        args=[gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None)
-              for n in params], posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
-        kwarg=None, defaults=[]), body=body, decorator_list=[], returns=None,
-        type_comment=None, type_params=[])
-    node.loc = loc
-    node.doc = "One lane of the batch: the user's code for one example."
-    return node
-
-
 def lane_loop(name, params, batched, target, size, namer, helper, loc, note):
     """``target = <name(...) of each lane, stacked>`` as a loop over the lanes: lane 0 first,
     which gives the results' types and shapes to allocate."""
@@ -268,13 +255,3 @@ def lane_loop(name, params, batched, target, size, namer, helper, loc, note):
 
 def _is_copy(s):
     return isinstance(s, gast.Assign) and isinstance(s.value, gast.Name)
-
-
-def _ordered(names, stmts):
-    """``names`` in the order they first appear in ``stmts`` (generated code is stable)."""
-    seen = []
-    for s in stmts:
-        for n in gast.walk(s):
-            if isinstance(n, gast.Name) and n.id in names and n.id not in seen:
-                seen.append(n.id)
-    return seen

@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from ..codegen.load import LINEMAPS
-from ..errors import Location, TransformError
+from ..errors import LINEMAPS, Location, TransformError
 
 LOCAL, CLOSURE, GLOBAL, BUILTIN, UNDEFINED = "local", "closure", "global", "builtin", "undefined"
 

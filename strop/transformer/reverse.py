@@ -18,28 +18,20 @@ import numpy as np
 from .. import runtime
 from ..errors import TransformError
 from . import analysis, ir
-from .rules import lookup, rule_name
-from .chunks import Chunk, Context, annotate_live, flatten, mark_dead
-from .templates import instantiate
+from .adjoints import Adjoints, _overwritten, stmt_expr
+from .chunks import Context, annotate_live, flatten, mark_dead
+from .operations import (BINOPS, SEQUENCE_RESULTS, UNARYOPS, _as_node, _rename, _walk_stmts,
+                         tape_op)
+from .rules import lookup
 
-# Python operators and the NumPy functions whose rules they use.
-BINOPS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
-          gast.Div: np.true_divide, gast.Pow: np.power, gast.Mod: np.mod,
-          gast.MatMult: np.matmul, gast.FloorDiv: np.floor_divide,
-          gast.BitAnd: np.bitwise_and, gast.BitOr: np.bitwise_or, gast.BitXor: np.bitwise_xor}
-UNARYOPS = {gast.USub: np.negative, gast.UAdd: np.positive}
 NUMPY_RESULT = (gast.BinOp, gast.UnaryOp)
 SCALAR_BUILTINS = analysis.SCALAR_CALLS
-EFFECT_ONLY = (print, runtime.push, runtime.aux_pair)
-# NumPy functions that return (or may take and return) lists and tuples: adjoints add with add()
-SEQUENCE_RESULTS = [np.array, np.asarray, np.split, np.array_split, np.hsplit, np.vsplit,
-                    np.dsplit, np.broadcast_arrays, np.meshgrid, np.atleast_1d, np.atleast_2d,
-                    np.atleast_3d, np.linalg.eigh, np.linalg.svd, np.linalg.slogdet,
-                    np.linalg.qr, np.linalg.lstsq, np.linalg.eig, np.gradient, np.linspace] + (
-                       [np.unstack] if hasattr(np, "unstack") else [])
 
 
-class Reverse:
+class Reverse(Adjoints):
+    """One function differentiated: names, preparation, activity, tapes and the whole
+    function are here; the adjoint statements are a mixin (adjoints.py)."""
+
     def __init__(self, fn, wrt, mode, has_aux):
         self.fn = fn
         self.node = ir.clone(fn.node)
@@ -204,228 +196,6 @@ class Reverse:
             return rule is None or rule.differentiable
         return True
 
-    # --- the adjoint of one statement ------------------------------------------------------
-    def rev_stmts(self, stmts, ctx, init):
-        out = []
-        for s in reversed(stmts):
-            chunk, init = self.rev_stmt(s, ctx, init)
-            chunk.writes = _overwritten(s)
-            ctx.chunks[id(s)] = chunk
-            out.append(chunk)
-        return out, init
-
-    def rev_stmt(self, s, ctx, init):
-        op = tape_op(self.fn, s)
-        if op in ("push", "pop") and s.value.args[0].id in self.active:
-            return self.rev_tape(s, op, init)
-        if isinstance(s, gast.Assign):
-            return self.rev_assign(s, init)
-        if isinstance(s, gast.If):
-            return self.rev_if(s, ctx, init)
-        if isinstance(s, (gast.For, gast.While)):
-            return self.rev_loop(s, ctx, init)
-        if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
-            self.check_effect(s)
-        return Chunk(), init
-
-    def check_effect(self, s):
-        """A call made for its effect gets no adjoint: right for print, wrong for a call that
-        writes into an array being differentiated, so that is an error, never a zero."""
-        fn = self.fn.callee(s.value.func)
-        if fn in EFFECT_ONLY:
-            return
-        names = {n.id for a in s.value.args + [k.value for k in s.value.keywords]
-                 for n in gast.walk(a) if isinstance(n, gast.Name)}
-        if names & self.active:
-            raise TransformError(
-                f"this call's result is not used, so it may change "
-                f"{', '.join(sorted(names & self.active))} in place; strop cannot "
-                f"differentiate an in-place change it does not know", s.loc,
-                fix="assign the result to a new name (y = f(x)), or use an out-of-place "
-                    "function (x.at[i].add(v) for np.add.at)")
-
-    def rev_tape(self, s, op, init):
-        """Tapes of generated code, differentiated again: a tape's adjoint is a tape of
-        adjoints, filled as the values come off the tape and emptied as they went on."""
-        tape = s.value.args[0].id
-        btape = self.adj(tape)
-        self.tape_adjoints.add(btape)
-        init = set(init)
-        if op == "push":
-            if btape not in init and tape not in self.popped:
-                # nothing fills the tape's adjoint (a Jacobian's rows read only for their
-                # shape): every value pushed gets a zero adjoint, so there is nothing to pop
-                return Chunk(), init
-            value = s.value.args[1].id
-            out = self.accumulate(value, ir.call(self.helper("pop"), [ir.name(btape)]), init)
-            out[-1].effect = True   # kept even where the adjoint is dead: tapes stay in step
-        else:
-            v = s.targets[0].id
-            bv = self.adj(v)
-            g = ir.name(bv) if bv in init else ir.call(self.helper("zeros_like"), [ir.name(v)])
-            out = [stmt_expr(ir.call(self.helper("push"), [ir.name(btape), g]), s.loc)]
-            init.discard(bv)
-        return Chunk(_located(out, s.loc)), init
-
-    def rev_assign(self, s, init):
-        y = s.targets[0].id
-        by = self.adjoint.get(y)
-        if y not in self.active or by not in init:
-            return Chunk(), init
-        init = set(init)
-        init.discard(by)          # y is overwritten: the adjoint of its older value starts over
-        self_ref = y in {n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)}
-        if not self_ref:
-            pre, contributions = self.contributions(s, ir.name(by), ir.name(y))
-            contributions = [(v, self.scalar_simplify(e, y)) for v, e in contributions]
-            body = pre + [a for v, e in contributions for a in self.accumulate(v, e, init)]
-            return Chunk(_located(body, s.loc)), init
-        # y = f(y): keep the cotangent and the output, put y back, then use its old value
-        g, ans = self.temp("_g"), self.temp("_ans")
-        restore = Chunk()
-        pre, contributions = self.contributions(s, ir.name(g), ir.name(ans))
-        contributions = [(v, self.scalar_simplify(e, y)) for v, e in contributions]
-        body = _located([ir.assign(g, ir.name(by)), ir.assign(ans, ir.name(y))], s.loc)
-        body += [restore] + _located(pre, s.loc)
-        body += _located([a for v, e in contributions for a in self.accumulate(v, e, init)],
-                         s.loc)
-        return Chunk(body, restore=restore), init
-
-    def accumulate(self, v, expr, init):
-        bv = self.adj(v)
-        if bv in init:
-            if v in self.containers:
-                expr = ir.call(self.helper("add"), [ir.name(bv), expr])
-            else:
-                expr = gast.BinOp(left=ir.name(bv), op=gast.Add(), right=expr)
-        init.add(bv)
-        return [ir.assign(bv, expr)]
-
-    def contributions(self, s, g, ans):
-        """(statements, [(operand name, cotangent expression)]) for the active operands of s."""
-        value, pre, out = s.value, [], []
-        act = lambda n: isinstance(n, gast.Name) and n.id in self.active  # noqa: E731
-        if isinstance(value, gast.Name):
-            return pre, [(value.id, g)] if act(value) else []
-        if isinstance(value, (gast.Tuple, gast.List)):
-            return pre, [(e.id, ir.subscript(ir.clone(g), ir.const(i)))
-                         for i, e in enumerate(value.elts) if act(e)]
-        if isinstance(value, gast.Dict):
-            return pre, [(v.id, ir.subscript(ir.clone(g), ir.clone(k)))
-                         for k, v in zip(value.keys, value.values) if act(v)]
-        if isinstance(value, gast.Subscript):
-            if not act(value.value):
-                return pre, []
-            index = _index_value(value.slice)
-            return pre, [(value.value.id, ir.call(self.helper("getitem_vjp"),
-                                                  [g, ir.clone(value.value), index]))]
-        op = operation(self.fn, value)
-        if op is None:
-            return pre, []
-        key, args, kws, names = op
-        if not any(act(n) for n in names):
-            return pre, []
-        rule = lookup(key)
-        if rule is None and isinstance(key, tuple) and key[0] == "attr":
-            # a field of a pytree object (a named tuple, a registered class)
-            return pre, [(value.value.id, ir.call(self.helper("getattr_vjp"), [
-                g, ir.clone(value.value), ir.const(value.attr)]))]
-        if rule is None:
-            raise TransformError(
-                f"no derivative rule for {_describe(key, value)}, and its result depends on the "
-                f"differentiated input", getattr(s, "loc", None),
-                fix="use a NumPy function strop differentiates (see docs/rules.md), wrap the "
-                    "value in lax.stop_gradient if no derivative should flow, or define the "
-                    "derivative with strop.custom_vjp")
-        if not rule.differentiable:
-            return pre, []
-        bound = rule.bind(args, dict(kws))
-        if bound is None:
-            raise TransformError(f"cannot match the arguments of this call to the signature of "
-                                 f"{rule_name(key)}", getattr(s, "loc", None))
-        for param, template in rule.vjps.items():
-            arg = bound.get(param)
-            targets = [n for t in _targets(arg) for n in gast.walk(t) if isinstance(n, gast.Name)]
-            if not any(act(t) for t in targets):
-                continue
-            expr = self.instantiate(template, bound, g, ans)
-            if isinstance(arg, gast.Name):
-                out.append((arg.id, expr))
-                continue
-            # a sequence argument (np.stack([a, b]), np.array([[x, 1.], [y, x]])): its
-            # cotangent is a sequence, shared out to the (nested) elements
-            tmp = self.temp("_bseq")
-            pre.append(ir.assign(tmp, expr))
-            out.extend(self.share_out(arg, ir.name(tmp), act))
-        return pre, out
-
-    def share_out(self, arg, cot, act):
-        out = []
-        for i, t in enumerate(_targets(arg)):
-            part = ir.subscript(ir.clone(cot), ir.const(i))
-            if isinstance(t, gast.Name):
-                if act(t):
-                    out.append((t.id, part))
-            elif _targets(t) and any(act(n) for n in gast.walk(t) if isinstance(n, gast.Name)):
-                out.extend(self.share_out(t, part, act))
-        return out
-
-    def instantiate(self, template, bound, g, ans):
-        env = {"g": g, "ans": ans, **{k: _as_node(v) for k, v in bound.items()}}
-        return instantiate(template, env, self.ref)
-
-    # --- control flow ----------------------------------------------------------------------
-    def zeros(self, bv, s):
-        """``bv = zeros_like(v)`` where paths merge; where ``v`` may be undefined there (set on
-        another path only, so nothing on this path reads it), a plain 0.0."""
-        v = self.primal[bv]
-        if v in s.defined_before:
-            return ir.assign(bv, ir.call(self.helper("zeros_like"), [ir.name(v)]), s.loc)
-        return ir.assign(bv, ir.const(0.0), s.loc)
-
-    def mark_defined(self, stmts, defined):
-        """Record on each compound statement the names surely defined before it."""
-        for s in stmts:
-            if isinstance(s, (gast.If, gast.For, gast.While)):
-                s.defined_before = set(defined)
-                self.mark_defined(s.body, defined | ({s.target.id} if isinstance(s, gast.For)
-                                                     else set()))
-                self.mark_defined(s.orelse, defined)
-            defined = analysis.definitely_assigned([s], defined)
-
-    def rev_if(self, s, ctx, init):
-        b1, i1 = self.rev_stmts(s.body, ctx, set(init))
-        b2, i2 = self.rev_stmts(s.orelse, ctx, set(init))
-        b1 += [self.zeros(v, s) for v in sorted(i2 - i1)]
-        b2 += [self.zeros(v, s) for v in sorted(i1 - i2)]
-        node = ir.if_(ir.clone(s.test), b1, b2, s.loc)
-        return Chunk([node]), i1 | i2
-
-    def rev_loop(self, s, ctx, init):
-        child = Context(s.body, loop=s)
-        ctx.children[id(s)] = child
-        start = set(init)
-        while True:   # adjoints set at the start of an iteration must be set at its end
-            body, end = self.rev_stmts(s.body, child, set(start))
-            if end <= start:
-                break
-            start |= end
-        body += [self.zeros(v, s) for v in sorted(start - end)]
-        pre = [self.zeros(v, s) for v in sorted(start - set(init))]
-        child.start = Chunk()
-        child.start.writes = analysis.block_writes(s.body) - analysis.carried(s)
-        body = [child.start] + body
-        if isinstance(s, gast.For):
-            it = _reversed_range(s.iter)
-            node = gast.For(target=ir.clone(s.target), iter=it, body=body, orelse=[],
-                            type_comment=None)
-        else:
-            node = gast.For(target=ir.name(self.namer.fresh("_"), store=True),
-                            iter=ir.call("range", [ir.name(s.counter)]), body=body, orelse=[],
-                            type_comment=None)
-        node.loc = s.loc
-        child.reverse = body
-        return Chunk(pre + [node]), start
 
     # --- tapes -----------------------------------------------------------------------------
     def tape(self, v):
@@ -601,133 +371,12 @@ class Reverse:
         return gast.Tuple(elts=[value, grads], ctx=gast.Load())
 
 
-def _reversed_range(it):
-    """The iterations of ``range(...)`` backwards: ``range(n - 1, -1, -1)`` when it counts up
-    from 0 by 1 (what Numba compiles), else ``reversed(range(...))``."""
-    args = it.args
-    simple = len(args) == 1 or (len(args) == 2 and isinstance(args[0], gast.Constant)
-                                and args[0].value == 0)
-    if simple:
-        stop = args[-1]
-        last = ir.const(stop.value - 1) if isinstance(stop, gast.Constant) else gast.BinOp(
-            left=ir.clone(stop), op=gast.Sub(), right=ir.const(1))
-        return ir.call("range", [last, ir.const(-1), ir.const(-1)])
-    return ir.call("reversed", [ir.clone(it)])
-
-
-def _overwritten(s):
-    """The names whose values before ``s`` a tape may have to keep, pushed just before it (a
-    loop pushes the values its iterations carry inside, at each overwrite)."""
-    if isinstance(s, gast.Assign):
-        return {s.targets[0].id}
-    if isinstance(s, (gast.For, gast.While)):
-        return analysis.writes(s) - analysis.carried(s)
-    return set()
-
-
-def _located(stmts, loc):
-    for st in stmts:
-        st.loc = loc
-    return stmts
-
-
 def _atom_name(rev, value, body, loc, base="_out"):
     if isinstance(value, gast.Name):
         return value.id
     n = rev.namer.fresh(base)
     body.append(ir.assign(n, value, loc))
     return n
-
-
-def _rename(node, mapping):
-    for n in gast.walk(node):
-        if isinstance(n, gast.Name) and n.id in mapping:
-            n.id = mapping[n.id]
-    return node
-
-
-def stmt_expr(call, loc):
-    return ir.stmt(gast.Expr(value=call), loc)
-
-
-def tape_op(fn, s):
-    """"push", "pop" or "stack" for the tape statements of generated code (differentiated
-    again), else None."""
-    value = s.value if isinstance(s, (gast.Expr, gast.Assign)) else None
-    if isinstance(value, gast.Call):
-        callee = fn.callee(value.func)
-        if callee is runtime.push and isinstance(s, gast.Expr):
-            return "push"
-        if callee is runtime.pop and isinstance(s, gast.Assign):
-            return "pop"
-        if callee is runtime.stack and isinstance(s, gast.Assign):
-            return "stack"
-    return None
-
-
-def operation(fn, value):
-    """(rule key, positional operands, keyword operands) of an operator, attribute or call
-    ``value``, and the names among its operands; None for other values (and operators that
-    have no rule: ``not x``)."""
-    if isinstance(value, gast.BinOp):
-        key, args, kws = BINOPS[type(value.op)], [value.left, value.right], []
-    elif isinstance(value, gast.UnaryOp) and type(value.op) in UNARYOPS:
-        key, args, kws = UNARYOPS[type(value.op)], [value.operand], []
-    elif isinstance(value, gast.Attribute):
-        key, args, kws = ("attr", value.attr), [value.value], []
-    elif isinstance(value, gast.Call):
-        key = fn.callee(value.func)
-        args = ([value.func.value] if isinstance(key, tuple) else []) + list(value.args)
-        kws = [(k.arg, k.value) for k in value.keywords]
-    else:
-        return None
-    names = [n for a in list(args) + [v for _, v in kws] for t in _targets(a)
-             for n in gast.walk(t) if isinstance(n, gast.Name)]
-    return key, args, kws, names
-
-
-def _walk_stmts(stmts):
-    for s in stmts:
-        yield s
-        for field in ("body", "orelse"):
-            yield from _walk_stmts(getattr(s, field, []) or [])
-
-
-def _reads(stmts):
-    return {n.id for s in stmts for n in gast.walk(s)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
-
-
-def _targets(arg):
-    if isinstance(arg, gast.Name):
-        return [arg]
-    if isinstance(arg, (gast.Tuple, gast.List)):
-        return list(arg.elts)
-    if isinstance(arg, tuple):
-        return list(arg)
-    return []
-
-
-def _as_node(v):
-    if isinstance(v, gast.AST):
-        return v
-    if isinstance(v, tuple):
-        return gast.Tuple(elts=[_as_node(x) for x in v], ctx=gast.Load())
-    return ir.const(v)
-
-
-def _index_value(index):
-    from .normalize import _index_value as convert
-    return convert(ir.clone(index))
-
-
-def _describe(key, value):
-    if isinstance(key, tuple):
-        return f"the method .{key[1]}()" if key[0] == "method" else f"the attribute .{key[1]}"
-    if key is None:
-        from ..codegen.emit import unparse
-        return unparse(value.func) if isinstance(value, gast.Call) else type(value).__name__
-    return rule_name(key)
 
 
 def reverse(fn, wrt, mode="grad", has_aux=False, multi=False, kinds=None):

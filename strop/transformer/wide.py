@@ -19,6 +19,7 @@ import gast
 
 from . import analysis, ir
 from .. import runtime
+from .vectorize_base import companion, ordered
 
 WIDTH = 64
 
@@ -51,7 +52,7 @@ def wide_loop(v, stmts, ins, outs, out, loc):
     head = analysis.live_in([loop], after)
     written = analysis.block_writes(pre + loop.body)
     # the batched inputs a trip reads are copied in too: the trip then reads only its group
-    state = _ordered((head | after) & (written | {n for n in ins if n in v.batched}), stmts)
+    state = ordered((head | after) & (written | {n for n in ins if n in v.batched}), stmts)
     defined = analysis.block_writes(pre) | set(ins)
     if loop.test.id not in state or any(n not in defined for n in state):
         return None       # read before any lane assigns it: lane by lane, as it is
@@ -125,7 +126,7 @@ def _enter(name, ins, pre, loop, state, v, loc):
     first = ir.assign(at_loop, _tuple(state))
     ret = ir.stmt(gast.Return(value=ir.call(v.ref(runtime.widest, "widest"), [
         ir.name(at_loop), _tuple(state)])), None)
-    node = _function(name, ins, ir.clone(pre) + [first] + ir.clone(loop.body) + [ret], loc)
+    node = companion(name, ins, ir.clone(pre) + [first] + ir.clone(loop.body) + [ret], loc)
     node.doc = "One lane's loop state: the types the wide loop keeps it in."
     return node
 
@@ -181,21 +182,11 @@ def _wide(name, ins, pre, loop, post, state, outs, v, loc):
     after = each(load(post, outs) + ir.clone(post) + [ir.stmt(gast.Expr(value=ir.call(
         v.helper("set_lane"), [ir.name(out), lane(), result])), None)])
     body = [unpack, before, ir.assign(more, any_lane(), None), trips, after]
-    node = _function(name, params, body, loc)
+    node = companion(name, params, body, loc)
     node.unchecked = True   # it indexes only the lanes it was given (no user subscript)
     node.doc = f"Lanes {lo} to {lo} + {w} side by side, until none of them loops."
     return node
 
 
-def _function(name, params, body, loc):
-    from .lanes import companion
-    return companion(name, params, body, loc)
-
-
 def _tuple(names):
     return gast.Tuple(elts=[ir.name(n) for n in names], ctx=gast.Load())
-
-
-def _ordered(names, stmts):
-    from .lanes import _ordered as ordered
-    return ordered(names, stmts)

@@ -1,0 +1,413 @@
+"""A function made by a transform: its code generated per kind of arguments and static values,
+cached, and called with the arguments bound as the user's function takes them."""
+import dataclasses
+import functools
+import inspect
+
+import numpy as np
+
+from . import dtypes
+from .config import config
+from .runner import Staged
+from .errors import Location
+from .transformer import ir
+from .transformer.check import check
+from .transformer.keyreuse import check_key_reuse
+from .transformer.normalize import normalize
+from .transformer.parse import parse
+from .transformer.flatten import flatten_params, leaf_paths
+from .tree_util import tree_leaves, tree_structure
+
+
+class Transformed:
+    """A function made by a transform: call it like the original; ``strop.source`` shows it.
+
+    The code is generated at the first call, once per key — the "kind" of each argument
+    (containers are differentiated leaf by leaf) and the values of static arguments — and
+    cached.  ``backend`` "python" runs the generated code as Python, "cpu" through Numba.
+    """
+    check_args = None
+    check_all = None        # checks of all the arguments, static ones included (jit(grad))
+    nargs = None            # vjp, jvp: the arguments are the first nargs inputs (of a call)
+    backend = "python"
+    static_argnums = ()
+    differentiates = True   # helpers without a rule are inlined, to be differentiated
+    plain = None            # what an outer transform transforms, when not this one's code
+
+    def __init__(self, fun, build, name):
+        self.fun = fun                     # the function transformed (maybe itself Transformed)
+        self._build = build                # (normalized input, leaf params) -> ir.Function
+        self._cache = {}                   # key -> Staged
+        self._last_key = None
+        functools.update_wrapper(self, _user_function(fun), updated=())
+        self.__name__ = name
+        self.__wrapped__ = None            # inspect.unwrap must stop here
+        self.signature = inspect.signature(_user_function(fun))
+        self._bound = _bound_names(fun)
+        self._positional = not self._bound and sum(
+            1 for p in self.signature.parameters.values()
+            if p.kind is p.POSITIONAL_OR_KEYWORD) == len(self.signature.parameters)
+        self._arity = _arity(fun)
+
+    def staged(self, key=None, reason=None):
+        """The Staged code for ``key`` (by default: the last call's, else all leaves)."""
+        key = key or self._last_key or (self.default_kinds(), (), _settings())
+        st = self._cache.get(key)
+        if st is not None and not all(g.holds() for g in st.fn.guards):
+            # a function it calls was rebound: transform it again.  Checked here, not only
+            # on a call, so that an outer transform (jit(grad(f))) never re-transforms this
+            # one's stale code
+            changed = sorted({g.var.user_name for g in st.fn.guards if not g.holds()})
+            reason = reason or f"changed global {', '.join(changed)}"
+            del self._cache[key]
+        if key not in self._cache:
+            if reason is None:
+                same_kinds = any(k[0] == key[0] for k in self._cache)
+                reason = "new static value" if same_kinds else (
+                    "new argument kinds" if self._cache else "first call")
+            kinds, statics, _ = key
+            self._kinds_now = kinds
+            nargs = len(kinds) if self.nargs is None else self.nargs
+            inner = normalized(self.fun, self.inner_kinds(kinds[:nargs]), self.differentiates)
+            groups = inner.groups or tuple((False, (a.id,)) for a in
+                                           inner.node.args.args[:inner.nparams])
+            start = [sum(len(g[1]) for g in groups[:i]) for i in range(len(groups))]
+            kind_of = {n: leaf for (tree, names), k in zip(groups, kinds)
+                       for n, leaf in zip(names, k[2] if tree else [k] * len(names))}
+            if statics:
+                inner = bind_statics(inner, {start[i]: v for i, v in
+                                             zip(self.static_argnums, statics)})
+            fn = self._build(inner, kind_of)
+            donated = [start[i] - sum(1 for j in self.static_argnums if j < i)
+                       for i in getattr(self, "donate_argnums", ())]
+            scalars = {n for n, k in kind_of.items() if k == SCALAR}
+            self._cache[key] = Staged(fn, _origin(self.fun), self.backend, reason, donated,
+                                      scalars)
+        return self._cache[key]
+
+    def inlined(self, npositional=None):
+        """The Staged code inlined where this transform is called inside a function being
+        transformed (with ``npositional`` positional arguments, if known).  Its arguments'
+        kinds are unknown there, so each is taken for an array or a container (cotangents
+        accumulate with add(), which takes both): the code must not depend on how this
+        transform was last called either."""
+        n = len(self.signature.parameters)
+        if npositional is not None and self._arity[1]:   # f(*xs): one parameter per argument
+            n = npositional + self._arity[2]
+        return self.staged(((TREE,) * n, (), _settings()))
+
+    def inner_kinds(self, kinds):
+        """The kinds of the arguments the transformed function itself receives."""
+        return kinds
+
+    def default_kinds(self):
+        return (ARRAY,) * len(self.signature.parameters)
+
+    def generated(self, key=None):
+        return self.staged(key).generated
+
+    def ir(self, key=None):
+        return self.staged(key).fn
+
+    @property
+    def last_backend(self):
+        """The backend that ran the last call: "cpu", or "python" after a fallback."""
+        return self.staged(self._last_key).backend if self._last_key else None
+
+    def __call__(self, *args, **kwargs):
+        npos, star, nkw = self._arity
+        if not kwargs and (self._positional and len(args) == len(self.signature.parameters)
+                           or star and not nkw and not self._bound and len(args) >= npos):
+            return self.call_positional(list(args))   # the common case, without binding
+        return self.call_positional(_bind(self.fun, args, kwargs, self.signature, self._bound))
+
+    def call_positional(self, args):
+        if self.static_argnums:
+            if self.static_argnums[-1] >= len(args):
+                raise ValueError(f"static_argnums {list(self.static_argnums)} out of range for "
+                                 f"a call with {len(args)} arguments{defined_at(self.fun)}")
+            full = args
+            statics = tuple(_hashable(args[i], i) for i in self.static_argnums)
+            args = [a for i, a in enumerate(args) if i not in self.static_argnums]
+        else:
+            statics = ()
+        args = [dtypes.canonicalize_tree(a) for a in args]
+        if self.check_args is not None:
+            self.check_args(args)
+        if self.check_all is not None:   # as the inner transform takes them: statics too
+            dynamic = iter(args)
+            self.check_all([a if i in self.static_argnums else next(dynamic)
+                            for i, a in enumerate(full)] if statics else args)
+        kinds = _kinds(args, self.static_argnums)
+        given = args
+        n = len(kinds) if self.nargs is None else self.nargs
+        if len(kinds) > n:   # vjp's cotangent: passed whole, never flattened
+            kinds = kinds[:n] + tuple(TREE if type(k) is tuple else k for k in kinds[n:])
+        key = (kinds, statics, _settings())
+        self._last_key = key
+        if any(type(k) is tuple for k in kinds):   # pytrees go in as their leaves
+            dynamic = [k for i, k in enumerate(kinds) if i not in self.static_argnums]
+            args = [x for a, k in zip(args, dynamic) for x in (
+                tree_leaves(a) if type(k) is tuple else [a])]
+        st = self._cache.get(key)
+        if st is None or not all(g.holds() for g in st.fn.guards):
+            st = self.staged(key)     # new, or a function it calls was rebound
+        try:
+            out = st.run(args)
+        except TypeError as e:
+            raise _argument_hint(e, self.fun, given, self.static_argnums) from None
+        return self.finish(out, key[0])
+
+    def finish(self, out, kinds):
+        """The result as the user sees it: gradients of flattened pytrees rebuilt (the
+        transforms that differentiate override this; others pass it through)."""
+        return self.fun.finish(out, kinds) if isinstance(self.fun, Transformed) else out
+
+    def inspect_llvm(self, signature=None):
+        """Numba's LLVM IR of the compiled code (for ``signature``, default: the last one)."""
+        return self._numba("inspect_llvm", signature)
+
+    def inspect_asm(self, signature=None):
+        """The machine code of the compiled code, as assembly text."""
+        return self._numba("inspect_asm", signature)
+
+    def _numba(self, what, signature):
+        st = self.staged()
+        if st.backend != "cpu" or not st.runner.signatures:
+            raise ValueError(f"{self.__name__} has no compiled code yet: call it first (with "
+                             f"backend='cpu')")
+        signature = signature or st.runner.signatures[-1]
+        fresh = st.compile(cache=False)  # cached code has no IR
+        fresh.compile(signature)
+        return getattr(fresh, what)(signature)
+
+    def __repr__(self):
+        return f"<strop {self.__name__} of {getattr(self.fun, '__qualname__', self.fun)}>"
+
+
+SCALAR, ARRAY, TREE = "scalar", "array", "tree"
+
+
+def _kind(a):
+    """What generated code may assume of an argument: a number (specialized as a scalar), an
+    array, a dict/list/tuple flattened to its leaves ((TREE, its structure, each leaf's kind)),
+    or another container (differentiated leaf by leaf)."""
+    if isinstance(a, (float, int, np.floating, np.integer)):
+        return SCALAR
+    if isinstance(a, np.ndarray):
+        return f"{ARRAY}{a.ndim}"   # the rank: vmap lines lanes up by it
+    leaves = tree_leaves(a)
+    if len(leaves) == 1 and leaves[0] is a:
+        return ARRAY
+    treedef = tree_structure(a)
+    if leaf_paths(treedef) is None:
+        return TREE
+    return TREE, treedef, tuple(_kind(x) for x in leaves)
+
+
+def _kinds(args, static=()):
+    """The kind of each argument; static arguments are bound as constants."""
+    out = [_kind(a) for a in args]
+    for i in sorted(static):
+        out.insert(i, ARRAY)
+    return tuple(out)
+
+
+def _settings():
+    """The config values generated code depends on (the dtype policy, the PRNG stream)."""
+    values = config._values
+    return values["enable_x64"], values["threefry_partitionable"]
+
+
+def _hashable(value, i):
+    try:
+        hash(value)
+    except TypeError as e:
+        raise ValueError(
+            f"Non-hashable static arguments are not supported: static argument {i} has type "
+            f"{type(value).__name__} ({e}). Pass a hashable value (a tuple instead of a list, "
+            f"an object with __hash__ and __eq__), or do not mark it static") from None
+    return value
+
+
+def bind_statics(fn, values):
+    """The function with static parameters (index -> value) bound as constants."""
+    node = ir.clone(fn.node)
+    refs = dict(fn.refs)
+    params = node.args.args
+    body = []
+    for i in sorted(values, reverse=True):
+        p = params.pop(i)
+        value = values[i]
+        if isinstance(value, (bool, int, float, str, type(None))):
+            atom = ir.const(value)
+        else:
+            ref = f"{p.id}_static"
+            refs[ref] = value
+            atom = ir.name(ref)
+        body.insert(0, ir.assign(p.id, atom, getattr(node, "loc", None)))
+    node.body = body + node.body
+    return dataclasses.replace(fn, node=node, refs=refs, nparams=fn.nparams - len(values))
+
+
+def _user_function(fun):
+    while isinstance(fun, Transformed):
+        fun = fun.fun
+    return fun
+
+
+def _unwrap(fun):
+    """(the Python function, {parameter index: bound value}) of a bound method or a
+    functools.partial (nested ones too); the bound values become constants of the code."""
+    if inspect.ismethod(fun):
+        inner, bound = _unwrap(fun.__func__)
+        first = min(set(range(len(bound) + 1)) - set(bound))
+        return inner, {**bound, first: fun.__self__}
+    if isinstance(fun, functools.partial):
+        inner, bound = _unwrap(fun.func)
+        params = [i for i in range(len(inspect.signature(inner).parameters)) if i not in bound]
+        names = list(inspect.signature(inner).parameters)
+        new = dict(bound)
+        for i, value in zip(params, fun.args):
+            new[i] = value
+        for k, value in fun.keywords.items():
+            if k not in names:
+                raise TypeError(f"functools.partial of {inner.__qualname__} binds an unknown "
+                                f"keyword {k!r}")
+            new[names.index(k)] = value
+        return inner, new
+    return fun, {}
+
+
+def _origin(fun):
+    user = _unwrap(_user_function(fun))[0]
+    code = getattr(user, "__code__", None)
+    where = f"{code.co_filename}:{code.co_firstlineno}" if code else repr(user)
+    return f"{getattr(user, '__qualname__', user)} ({where})"
+
+
+def normalized(fun, kinds=None, differentiate=True):
+    """The normalized IR of a user function or of a transformed function's generated code."""
+    if isinstance(fun, Transformed):
+        fun = fun.plain or fun     # jit(vmap(f)) inside a transform: as vmap(f)
+        st = fun.staged((kinds, (), _settings()) if kinds is not None else None)
+        inner, gen = st.fn, st.generated
+        out = normalize(parse(gen.function), inline_helpers=differentiate,
+                        keep_custom=differentiate)
+        # its free variables stay trailing parameters; its guards still hold
+        out.free, out.nparams, out.guards = inner.free, inner.nparams, inner.guards + out.guards
+        out.groups = inner.groups
+        return out
+    if not callable(fun):
+        raise TypeError(f"expected a function to transform, got {type(fun).__name__}: {fun!r}")
+    if getattr(fun, "__strop_custom__", False) and differentiate:
+        fun = fun.trampoline()   # grad(f) of a custom_jvp f: through its rule
+    fun, bound = _unwrap(fun)
+    parsed = parse(fun)
+    check(parsed)
+    out = normalize(parsed, check=check, inline_helpers=differentiate,
+                    keep_custom=differentiate)
+    check_key_reuse(out)
+    out = bind_statics(out, bound) if bound else out
+    trees = {i: k[1] for i, k in enumerate(kinds or ()) if type(k) is tuple}
+    spread = None
+    params = list(inspect.signature(fun).parameters.values())
+    star = [i for i, p in enumerate(params) if p.kind is p.VAR_POSITIONAL]
+    if star:   # *xs: one parameter per argument it was called with
+        at = star[0] - sum(1 for i in bound if i < star[0])
+        spread = (at, max(len(kinds) - out.nparams + 1, 0) if kinds is not None else 1)
+    return flatten_params(out, trees, spread) if trees or spread else out
+
+
+def _bind(fun, args, kwargs, sig=None, bound_names=()):
+    user = _user_function(fun)
+    try:
+        sig = sig or inspect.signature(user)
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{user.__qualname__}(): {e}") from None
+    bound.apply_defaults()
+    out = []
+    for p in sig.parameters.values():
+        if p.name in bound_names:
+            continue
+        v = bound.arguments.get(p.name)
+        if p.kind is p.VAR_POSITIONAL:   # as passed: argnums and in_axes count them
+            out.extend(v or ())
+        else:
+            out.append(v)
+    return out
+
+
+def with_defaults(fun, primals):
+    """vjp's and jvp's primals as a call passes them: *args spread, defaults added."""
+    npos, star, nkw = _arity(fun)
+    if len(primals) == npos and not star and not nkw and not _bound_names(fun):
+        return list(primals)
+    return _bind(fun, primals, {}, None, _bound_names(fun))
+
+
+def arg_names(fun, n):
+    """The names of the ``n`` arguments a call passes (``xs[0]``, ... for ``*xs``), as error
+    messages show them."""
+    bound = _bound_names(fun)
+    ps = [p for p in inspect.signature(_user_function(fun)).parameters.values()
+          if p.name not in bound and p.kind is not p.VAR_KEYWORD]
+    star = [p.name for p in ps if p.kind is p.VAR_POSITIONAL]
+    if not star:
+        return [p.name for p in ps] + [f"#{i}" for i in range(len(ps), n)]
+    before = [p.name for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    after = [p.name for p in ps if p.kind is p.KEYWORD_ONLY]
+    many = max(n - len(before) - len(after), 0)
+    return before + [f"{star[0]}[{k}]" for k in range(many)] + after
+
+
+def _bound_names(fun):
+    """The parameters of the signature a bound method or partial shows whose values are
+    bound, not passed (partial(f, s=3.0) still shows s)."""
+    inner, bound = _unwrap(_user_function(fun))
+    names = list(inspect.signature(inner).parameters)
+    return {names[i] for i in bound} & set(inspect.signature(_user_function(fun)).parameters)
+
+
+def _arity(fun):
+    """(number of positional parameters, has *args, number of keyword-only parameters) of
+    what a call passes: the arguments come as that many, then those *args takes, then the
+    keyword-only ones (_bind)."""
+    bound = _bound_names(fun)
+    ps = [p for p in inspect.signature(_user_function(fun)).parameters.values()
+          if p.name not in bound]
+    return (sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in ps),
+            any(p.kind is p.VAR_POSITIONAL for p in ps),
+            sum(p.kind is p.KEYWORD_ONLY for p in ps))
+
+
+def defined_at(fun):
+    """Where the user's function is defined, shown as errors show it ("" if unknown)."""
+    code = getattr(_unwrap(_user_function(fun))[0], "__code__", None)
+    return f"\n{Location(code.co_filename, code.co_firstlineno).show()}" if code else ""
+
+
+def _argument_hint(e, fun, args, static=()):
+    """A TypeError raised by the user's code called with a list, tuple or None where it
+    expects an array: the same error, saying which argument and what to pass."""
+    names = [n for i, n in enumerate(arg_names(fun, len(args) + len(static)))
+             if i not in static]
+    odd = [(names[i] if i < len(names) else f"#{i}", a) for i, a in enumerate(args)
+           if a is None or type(a) in (list, tuple)]
+    if not odd:
+        return e
+    name, a = odd[0]
+    hint = (f"Note: argument {name!r} is None." if a is None else
+            f"Note: argument {name!r} is a {type(a).__name__}: strop passes lists, tuples and "
+            f"dicts to the function as they are (pytrees: differentiated and mapped leaf by "
+            f"leaf, as JAX does), not as arrays.")
+    hint += (f"\nFix: pass an array (np.asarray({name})) where the function expects one"
+             + (", or mark it static (jit(f, static_argnames=...))" if a is None else ""))
+    try:
+        new = type(e)(f"{e}\n{hint}")
+    except Exception:
+        e.add_note(hint)
+        return e
+    new.location = getattr(e, "location", None)
+    return new.with_traceback(e.__traceback__)

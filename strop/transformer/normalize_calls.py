@@ -1,0 +1,199 @@
+"""A-normal form of calls (part of the normalizer, which mixes it in): ``.at[...]`` updates,
+methods resolved to NumPy functions, user functions and strop transforms inlined."""
+import inspect
+
+import gast
+import numpy as np
+
+from . import ir
+from .parse import BUILTIN, CLOSURE, GLOBAL
+from .normalize_exprs import is_at
+
+# Array methods that are NumPy functions of the array: ``x.sum(0)`` is ``np.sum(x, 0)``.
+# ``copy``, ``astype``, ``item`` and ``tolist`` stay methods (lists and dicts have ``copy`` too).
+ARRAY_METHODS = {m: getattr(np, m) for m in (
+    "sum", "mean", "prod", "max", "min", "std", "var", "cumsum", "cumprod", "dot", "ravel",
+    "squeeze", "swapaxes", "clip", "round", "any", "all", "argmax", "argmin", "argsort",
+    "trace", "diagonal", "nonzero", "repeat", "take", "conj", "conjugate", "ptp")
+    if hasattr(np, m)}
+ARRAY_METHODS.update(flatten=np.ravel)
+VARARG_METHODS = {"reshape": np.reshape, "transpose": np.transpose}   # x.reshape(2, 3)
+
+# Mutating methods on local objects, as functional updates: name -> (helper, returns a value)
+AT_OPS = {"set": "at_set", "add": "at_add", "multiply": "at_multiply", "mul": "at_multiply",
+          "min": "at_min", "max": "at_max", "get": "at_get"}
+
+# builtins that make an iterator: a value made by one in transformed code is made a list
+ITERATORS = (zip, enumerate, reversed)
+
+
+def _is_user_function(obj):
+    if not inspect.isfunction(obj):
+        return False
+    module = getattr(obj, "__module__", "") or ""
+    return not (module.startswith("numpy") or module == "strop" or module.startswith("strop.")
+                and not module.startswith("strop.demo"))
+
+
+class Calls:
+    """The calls of Normalizer (a mixin: the names it reads are set by Normalizer)."""
+
+    def with_defaults(self, obj, e, scope):
+        """A transform called inside with parameters left to their defaults: the call with
+        those passed (its generated code has none), and for vmap the one that leaves them
+        unmapped (JAX maps only the arguments passed)."""
+        arity = getattr(obj, "_arity", None)   # custom rules' transforms take what they get
+        if arity is None or arity[1] or obj._bound or any(isinstance(a, gast.Starred)
+                                                          for a in e.args):
+            return obj, e
+        given = {k.arg for k in e.keywords}
+        params = [p for p in obj.signature.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        missing = [(i, p) for i, p in enumerate(params) if i >= len(e.args) and
+                   p.name not in given and p.default is not p.empty]
+        if not missing:
+            return obj, e
+        if hasattr(obj, "with_unmapped"):
+            obj = obj.with_unmapped(tuple(i for i, _ in missing), len(e.args))
+        keywords = list(e.keywords)
+        for _, p in missing:
+            atom = self.constant_atom(p.default, f"{p.name}_default")
+            atom.normalized = True   # a generated name already: not the user's to look up
+            keywords.append(gast.keyword(arg=p.name, value=atom))
+        return obj, gast.Call(func=e.func, args=e.args, keywords=keywords)
+
+    def call(self, e, scope, into):
+        e = self.spread(e, scope)
+        func = e.func
+        # x.at[idx].set(v): a functional update
+        if isinstance(func, gast.Attribute) and is_at(func.value):
+            if func.attr not in AT_OPS:
+                raise self.error(f".at[...].{func.attr} is not supported; use one of "
+                                 + ", ".join(AT_OPS), e, scope)
+            base = self.expr(func.value.value.value, scope)
+            index = self.index_value(func.value.slice, scope)
+            args = [base, index] + [self.expr(a, scope) for a in e.args]
+            kws = [(k.arg, self.expr(k.value, scope)) for k in e.keywords]
+            return self.to_name(ir.call(self.helper(AT_OPS[func.attr]), args, kws), into)
+        # a method of a local value
+        if isinstance(func, gast.Attribute) and not self._names_ref(func.value, scope):
+            obj = self.expr(func.value, scope)
+            args = [self.expr(a, scope) for a in e.args]
+            kws = [(k.arg, self.expr(k.value, scope)) for k in e.keywords]
+            if func.attr in VARARG_METHODS and len(args) > 1:
+                args = [gast.Tuple(elts=args, ctx=gast.Load())]
+            np_fn = ARRAY_METHODS.get(func.attr) or VARARG_METHODS.get(func.attr)
+            if np_fn is not None:
+                target = ir.attr(self.bind_ref("np", np), np_fn.__name__)
+                return self.to_name(ir.call(target, [obj] + args, kws), into)
+            if func.attr == "pop" and isinstance(func.value, gast.Name) and is_local(
+                    func.value.id, scope):
+                result = self.to_name(ir.call(self.helper("item_of"), [obj] + args), into)
+                self.emit(ir.assign(self.store_name(func.value.id, scope),
+                                    ir.call(self.helper("pop_item"), [obj] + args)))
+                return result
+            return self.to_name(ir.call(ir.attr(obj, func.attr), args, kws), into)
+        # a local function (nested def or lambda, maybe passed in as an argument)
+        if isinstance(func, gast.Lambda):
+            return self.inline_ast(func, scope, e, scope, into)
+        if isinstance(func, gast.Name):
+            local = self.local_function(func.id, scope)
+            if local is not None:
+                node, closure = local
+                return self.inline_ast(node, closure, e, scope, into)
+        callee = self.expr(func, scope)
+        obj = self.ref_object(callee) if self.is_ref(callee) or isinstance(callee, gast.Name) \
+            else None
+        if obj is dict and not e.args:
+            return self.to_name(gast.Dict(keys=[ir.const(k.arg) for k in e.keywords],
+                                          values=[self.expr(k.value, scope) for k in e.keywords]),
+                                into)
+        if getattr(obj, "__strop_transform__", False):
+            # grad(g) inside the function: build the transform now (its arguments are
+            # functions), and call what it made like any other function
+            args = [self.static_value(a, scope) for a in e.args]
+            kws = {k.arg: self.static_value(k.value, scope) for k in e.keywords}
+            made = obj(*args, **kws)
+            base = f"{obj.__name__}_{getattr(args[0] if args else None, '__name__', 'f')}"
+            atom = ir.name(self.bind_ref(base, made))    # e.g. grad_g: called like g
+            return self.to_name(atom, into) if into else atom
+        if hasattr(obj, "staged") and hasattr(obj, "call_positional"):
+            # a strop transform called inside: inline its generated code, which takes the
+            # free variables it reads as trailing arguments (jit(vmap(f)): vmap(f)'s code)
+            obj, e = self.with_defaults(obj, e, scope)
+            inner = obj.plain or obj     # a transform inlined for arguments of any kind
+            if hasattr(inner, "inlined"):   # f(*xs): staged for the arguments passed here
+                st = inner.inlined(None if any(isinstance(a, gast.Starred) for a in e.args)
+                                   else len(e.args))
+            else:
+                st = inner.staged()   # (custom rules know theirs)
+            self.guards.extend(st.fn.guards)   # a function its code was made for rebound
+            extra = [self.free_or_local(v) for v in st.fn.free.values()]
+            return self.inline_object(st.generated.function, e, scope, into, extra)
+        if getattr(obj, "__strop_custom__", False) and not self.keep_custom:
+            # a custom_jvp/custom_vjp function where nothing differentiates: its primal
+            return self.inline_object(obj.fun, e, scope, into)
+        if _is_user_function(obj) or self.inline_helpers and _is_helper_without_rule(obj):
+            return self.inline_object(obj, e, scope, into)
+        if any(isinstance(a, gast.Starred) for a in e.args):
+            raise self.unknown_star(e, scope)
+        args = [self.expr(a, scope) for a in e.args]
+        kws = [(k.arg, self.expr(k.value, scope)) for k in e.keywords]
+        for atom in args + [v for _, v in kws]:   # a lambda given to a call left as it is
+            if isinstance(atom, gast.Name) and atom.id in self.functions:
+                self.materialize(atom.id, e, scope)
+        args, kws = self.array_operands(obj, e.args, args, kws)
+        if any(obj is it for it in ITERATORS):
+            # an iterator as a value: a list, which its consumer and its adjoint can both read
+            made = self.to_name(ir.call(callee, args, kws))
+            return self.to_name(ir.call("list", [made]), into)
+        return self.to_name(ir.call(callee, args, kws), into)
+
+    def static_value(self, node, scope):
+        """The value of an argument known when transforming: a constant, a bound object, or a
+        local function (which cannot be passed to a transform: say so)."""
+        if isinstance(node, gast.Constant):
+            return node.value
+        if isinstance(node, (gast.Tuple, gast.List)):
+            return tuple(self.static_value(x, scope) for x in node.elts)
+        atom = self.expr(node, scope)
+        if self.is_ref(atom):
+            return self.ref_object(atom)
+        if isinstance(atom, gast.Name) and atom.id in self.functions:
+            return self.lift(atom.id, node, scope)
+        raise self.error("a strop transform inside a transformed function must be given a "
+                         "function defined at module level (or a constant)", node, scope,
+                         fix="define the function outside, or compose the transforms outside: "
+                             "grad(grad(f))")
+
+    def _names_ref(self, node, scope):
+        """Whether ``node`` (a.b.c) names a module or other bound object rather than a value."""
+        while isinstance(node, gast.Attribute):
+            node = node.value
+        if not isinstance(node, gast.Name):
+            return False
+        s = scope
+        while s is not None:
+            if node.id in s.names:
+                return False
+            s = s.parent
+        kind, value = scope.parsed.resolve(node.id)
+        return kind in (GLOBAL, CLOSURE, BUILTIN) and ir.is_constant_object(value)
+
+
+def _is_helper_without_rule(obj):
+    """A runtime helper with no derivative rule of its own (e.g. one inside a derivative
+    template, met again by grad(grad(f))): differentiate its source, inlined."""
+    from .rules import lookup
+    module = getattr(obj, "__module__", "") or ""
+    return (inspect.isfunction(obj) and module.startswith("strop.runtime")
+            and lookup(obj) is None)
+
+
+def is_local(user_name, scope):
+    s = scope
+    while s is not None:
+        if user_name in s.names:
+            return True
+        s = s.parent
+    return False

@@ -1,0 +1,99 @@
+"""What a statement of normalized code does, as the rule tables name it: Python's operators as
+NumPy functions, the rule key and operands of a value, the tape statements of generated code.
+Shared by the derivative passes (reverse, forward) and vmap."""
+import gast
+import numpy as np
+
+from .. import runtime
+from . import ir
+from .rules import rule_name
+from .unparse import unparse
+
+# Python operators and the NumPy functions whose rules they use.
+BINOPS = {gast.Add: np.add, gast.Sub: np.subtract, gast.Mult: np.multiply,
+          gast.Div: np.true_divide, gast.Pow: np.power, gast.Mod: np.mod,
+          gast.MatMult: np.matmul, gast.FloorDiv: np.floor_divide,
+          gast.BitAnd: np.bitwise_and, gast.BitOr: np.bitwise_or, gast.BitXor: np.bitwise_xor}
+UNARYOPS = {gast.USub: np.negative, gast.UAdd: np.positive}
+# NumPy functions that return (or may take and return) lists and tuples: adjoints add with add()
+SEQUENCE_RESULTS = [np.array, np.asarray, np.split, np.array_split, np.hsplit, np.vsplit,
+                    np.dsplit, np.broadcast_arrays, np.meshgrid, np.atleast_1d, np.atleast_2d,
+                    np.atleast_3d, np.linalg.eigh, np.linalg.svd, np.linalg.slogdet,
+                    np.linalg.qr, np.linalg.lstsq, np.linalg.eig, np.gradient, np.linspace] + (
+                       [np.unstack] if hasattr(np, "unstack") else [])
+
+
+def _rename(node, mapping):
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and n.id in mapping:
+            n.id = mapping[n.id]
+    return node
+
+
+def tape_op(fn, s):
+    """"push", "pop" or "stack" for the tape statements of generated code (differentiated
+    again), else None."""
+    value = s.value if isinstance(s, (gast.Expr, gast.Assign)) else None
+    if isinstance(value, gast.Call):
+        callee = fn.callee(value.func)
+        if callee is runtime.push and isinstance(s, gast.Expr):
+            return "push"
+        if callee is runtime.pop and isinstance(s, gast.Assign):
+            return "pop"
+        if callee is runtime.stack and isinstance(s, gast.Assign):
+            return "stack"
+    return None
+
+
+def operation(fn, value):
+    """(rule key, positional operands, keyword operands) of an operator, attribute or call
+    ``value``, and the names among its operands; None for other values (and operators that
+    have no rule: ``not x``)."""
+    if isinstance(value, gast.BinOp):
+        key, args, kws = BINOPS[type(value.op)], [value.left, value.right], []
+    elif isinstance(value, gast.UnaryOp) and type(value.op) in UNARYOPS:
+        key, args, kws = UNARYOPS[type(value.op)], [value.operand], []
+    elif isinstance(value, gast.Attribute):
+        key, args, kws = ("attr", value.attr), [value.value], []
+    elif isinstance(value, gast.Call):
+        key = fn.callee(value.func)
+        args = ([value.func.value] if isinstance(key, tuple) else []) + list(value.args)
+        kws = [(k.arg, k.value) for k in value.keywords]
+    else:
+        return None
+    names = [n for a in list(args) + [v for _, v in kws] for t in _targets(a)
+             for n in gast.walk(t) if isinstance(n, gast.Name)]
+    return key, args, kws, names
+
+
+def _walk_stmts(stmts):
+    for s in stmts:
+        yield s
+        for field in ("body", "orelse"):
+            yield from _walk_stmts(getattr(s, field, []) or [])
+
+
+def _targets(arg):
+    if isinstance(arg, gast.Name):
+        return [arg]
+    if isinstance(arg, (gast.Tuple, gast.List)):
+        return list(arg.elts)
+    if isinstance(arg, tuple):
+        return list(arg)
+    return []
+
+
+def _as_node(v):
+    if isinstance(v, gast.AST):
+        return v
+    if isinstance(v, tuple):
+        return gast.Tuple(elts=[_as_node(x) for x in v], ctx=gast.Load())
+    return ir.const(v)
+
+
+def _describe(key, value):
+    if isinstance(key, tuple):
+        return f"the method .{key[1]}()" if key[0] == "method" else f"the attribute .{key[1]}"
+    if key is None:
+        return unparse(value.func) if isinstance(value, gast.Call) else type(value).__name__
+    return rule_name(key)
