@@ -249,3 +249,18 @@ def test_tangent_of_a_constant_output_has_its_shape(f, args):
             - np.asarray(f(*[a - eps * t for a, t in zip(args, tangents)]))) / (2 * eps)
     assert np.shape(tangent) == np.shape(out) == want.shape
     np.testing.assert_allclose(tangent, want, atol=1e-6)
+
+
+def returns_a_constant_from_a_loop(a, b):
+    for r in b:
+        return -np.full(2, 1.5)
+    return np.array([a, a])
+
+
+def test_zero_tangent_of_a_value_returned_from_a_loop_has_its_shape():
+    # the merge after the loop knew no value of the return to take zeros of (it may not have
+    # run): the tangent came out a plain 0.0 for a (2,) output (found by the fuzzer)
+    check(returns_a_constant_from_a_loop, 0.7, np.ones(3))
+    check(returns_a_constant_from_a_loop, 0.7, np.ones(0))
+    np.testing.assert_allclose(strop.jacfwd(returns_a_constant_from_a_loop)(0.7, np.ones(3)),
+                               np.zeros(2))

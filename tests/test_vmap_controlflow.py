@@ -602,3 +602,18 @@ def test_containers_popped_from_tapes_under_vmap_of_grad():
     want = [g(v, 0.7) for v in c]
     for k in range(2):
         np.testing.assert_allclose(got[k], np.stack([w[k] for w in want]), rtol=1e-12)
+
+
+def sum_of_a_list_holding_an_unbatched_value(a, b):
+    acc = []
+    acc.append(a)
+    return np.sum([b, 2.0]) + sum(acc, 0.0) * b
+
+
+def test_sum_of_a_list_under_vmap_of_grad():
+    # the cotangents sum() gives its list, lane by lane, are a list of lanes
+    b = np.array([0.5, -1.0, 2.0])
+    for argnums in (0, 1):
+        g = grad(sum_of_a_list_holding_an_unbatched_value, argnums=argnums)
+        np.testing.assert_allclose(vmap(g, in_axes=(None, 0))(0.3, b),
+                                   [g(0.3, v) for v in b], rtol=1e-12)

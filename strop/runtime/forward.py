@@ -9,7 +9,7 @@ from .linalg import off_diagonal_inverse
 from .products import _einsum_call, _einsum_tangents
 from .reductions import _weights_like
 
-__all__ = ["tangent_like", "atleast_jvp", "broadcast_arrays_jvp", "pad_jvp", "sort_jvp",
+__all__ = ["tangent_like", "output_tangent", "atleast_jvp", "broadcast_arrays_jvp", "pad_jvp", "sort_jvp",
            "einsum_jvp", "einsum_jvp2", "cumprod_jvp", "average_weights_jvp", "cholesky_jvp",
            "eigh_jvp", "eigvalsh_jvp", "svd_jvp", "pinv_jvp", "lstsq_jvp_a", "lstsq_jvp_b",
            "matrix_power_jvp", "multi_dot_jvp", "minmax_jvp", "astype_tangent", "item_tangent",
@@ -33,6 +33,15 @@ def tangent_like(t, ans):
     if isinstance(ans, np.ndarray):
         return np.asarray(t).astype(dtype, copy=False)
     return dtype.type(t)
+
+
+def output_tangent(t, out):
+    """The tangent of an output, where a merge may have given its name a plain 0.0 on a path
+    that did not bind it (an early return's value, set in a loop): zeros of out's shape."""
+    if type(t) is float and t == 0.0 and np.ndim(out) > 0 or isinstance(out, _CONTAINERS) and \
+            not isinstance(t, _CONTAINERS):
+        return zeros_like(out)
+    return t
 
 
 # --- shape ops ---------------------------------------------------------------------------------

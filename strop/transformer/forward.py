@@ -58,6 +58,7 @@ class Forward:
         if isinstance(v, gast.Name):
             if v.id in defined or v.id in self.refs:
                 return ir.call(self.helper("zeros_like"), [ir.name(v.id)])
+            self.loose.add(v.id)   # an output's tangent must get its shape (out_tangent)
             return ir.const(0.0)
         if isinstance(v, (gast.Tuple, gast.List)):
             return type(v)(elts=[self.zeros(e, defined) for e in v.elts], ctx=gast.Load())
@@ -348,6 +349,7 @@ class Forward:
         self.active_tapes = self.find_active(body, self.wrt)
         self.float_names = set()   # names given a float or a NumPy array (see floating)
         self.stacks = set()        # names given a tape (stack()): a list of values
+        self.loose = set()         # names whose tangent a merge may have set to a plain 0.0
         scalar_params = {p for p, k in self.kinds.items() if k == "scalar"} & set(params)
         self.scalars = analysis.scalar_names(body, params, scalar_params, self.fn.callee)
         return params, body, ret
@@ -382,8 +384,11 @@ class Forward:
         return n
 
     def out_tangent(self, out, init):
-        return ir.name(self.tan(out)) if out in init else ir.call(self.helper("zeros_like"),
-                                                                  [ir.name(out)])
+        if out not in init:
+            return ir.call(self.helper("zeros_like"), [ir.name(out)])
+        if out in self.loose:
+            return ir.call(self.helper("output_tangent"), [ir.name(self.tan(out)), ir.name(out)])
+        return ir.name(self.tan(out))
 
     def function(self, name, params, body, result, extra_params=()):
         """An ir.Function: ``extra_params`` go after the leaf parameters (before the free

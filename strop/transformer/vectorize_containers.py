@@ -16,6 +16,8 @@ TUPLE_RESULTS = {np.linalg.eigh: 2, np.linalg.eig: 2, np.linalg.svd: 3, np.linal
 # (the value: which argument's elements the result's are like)
 CONTAINER_CALLS = {runtime.add: 0, runtime.scale: 0, runtime.zeros_like: 0,
                    runtime.ones_like: 0, runtime.getitem_vjp: 1, custom_cotangents: 1}
+# cotangents of the elements of the container in this argument, as a container like it
+SPLIT_LIKE = {runtime.array_vjp: 1, runtime.sum_vjp: 1}
 
 
 class Containers:
@@ -48,8 +50,10 @@ class Containers:
             return ((None, None),) * TUPLE_RESULTS[fn]
         if fn is runtime.pop:   # what was pushed
             return self.tape_elems.get(v.args[0].id)
-        if fn is runtime.array_vjp and len(v.args) == 2:   # split up like the list it made
-            return self.elems_of(v.args[1])
+        if fn is runtime.each and len(v.args) > 2:   # lane by lane, then stacked leaf by leaf
+            return self.elems_of(ir.call(v.args[0], v.args[2:]))
+        if fn in SPLIT_LIKE and len(v.args) > SPLIT_LIKE[fn]:   # one cotangent per element
+            return self.elems_of(v.args[SPLIT_LIKE[fn]])
         if fn is runtime.append:   # lst.append(x): a container one element longer
             elems = self.elems_of(v.args[0])
             return elems + ((self.rank_of(v.args[1]), self.elems_of(v.args[1])),) if \

@@ -8,6 +8,14 @@ from ... import runtime as rt
 from ._common import SCALARS, _float_of, _none, _unrolled
 
 
+@overload(rt.output_tangent)
+def _output_tangent(t, out):
+    if isinstance(out, types.Array) and isinstance(t, types.Float):
+        dt = _float_of(out)
+        return lambda t, out: np.zeros(out.shape, dt)
+    return lambda t, out: t
+
+
 @overload(rt.tangent_like)
 def _tangent_like(t, ans):
     dtype = ans.dtype if isinstance(ans, types.Array) else ans
@@ -51,4 +59,4 @@ def _custom_cotangents(cts, args, name, lanes=0):
     return _unrolled("\n".join(lines) + "\n", zeros_like=rt.zeros_like)
 
 
-IMPLEMENTED = {rt.tangent_like, rt.custom_cotangents}
+IMPLEMENTED = {rt.tangent_like, rt.output_tangent, rt.custom_cotangents}
