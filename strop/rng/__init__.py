@@ -17,7 +17,7 @@ np.float32/np.float64 classes, and a final ``partitionable`` bool. The elementwi
 run in parallel (prange); the public functions run the same fills, split between threads.
 """
 from strop.rng import cache as _cache  # noqa: F401  (first: the disk cache's check, see there)
-from strop.rng import kernels as _k
+from strop.rng import kernels as _k, rejection as _r
 from strop.rng.keys import PRNGKey, fold_in, key_data, split
 from strop.rng.samplers import bernoulli, beta, bits, categorical, choice, exponential, \
     gamma, gumbel, laplace, loggamma, logistic, multivariate_normal, normal, permutation, \
@@ -69,9 +69,9 @@ KERNELS = {
     "choice": (_k.randint_kernel, _k.permutation_kernel, _k.choice_p_kernel,
                _k.choice_p_noreplace_kernel),
     "categorical": (_k.categorical_kernel, _k.categorical_noreplace_kernel),
-    "gamma": _k.gamma_kernel,
-    "loggamma": _k.gamma_kernel,
-    "beta": _k.beta_kernel,
-    "poisson": _k.poisson_kernel,
-    "multivariate_normal": _k.multivariate_normal_kernel,
+    "gamma": _r.gamma_kernel,
+    "loggamma": _r.gamma_kernel,
+    "beta": _r.beta_kernel,
+    "poisson": _r.poisson_kernel,
+    "multivariate_normal": _r.multivariate_normal_kernel,
 }

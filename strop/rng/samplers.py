@@ -2,7 +2,7 @@
 by the kernels in strop.rng.kernels."""
 import numpy as np
 
-from strop.rng import checks, kernels as K
+from strop.rng import checks, kernels as K, rejection as R
 from strop.rng.checks import partitionable as _part
 
 
@@ -291,7 +291,7 @@ def _gamma_like(name, key, a, shape, dtype, log_space):
     checks.check_broadcast(name, shape, arr.shape)
     alpha = checks.kernel_array(np.broadcast_to(arr.astype(dt), shape)).reshape(-1)
     n = alpha.shape[0]
-    return K.run(K.gamma_fill, n, dt, n, key, alpha, log_space, _part(),
+    return K.run(R.gamma_fill, n, dt, n, key, alpha, log_space, _part(),
                  chunk=K.SMALL_CHUNK).reshape(shape)
 
 
@@ -321,7 +321,7 @@ def beta(key, a, b, shape=None, dtype=None):
         return checks.kernel_array(np.broadcast_to(x.astype(dt), shape)).reshape(-1)
     a_flat, b_flat = flat(aa), flat(bb)
     n = a_flat.shape[0]
-    return K.run(K.beta_fill, n, dt, n, key, a_flat, b_flat, _part(),
+    return K.run(R.beta_fill, n, dt, n, key, a_flat, b_flat, _part(),
                  chunk=K.SMALL_CHUNK).reshape(shape)
 
 
@@ -337,10 +337,10 @@ def poisson(key, lam, shape=None, dtype=None):
     flat = checks.kernel_array(np.broadcast_to(arr.astype(np.float32), shape)).reshape(-1)
     n = flat.shape[0]
     out = np.empty(n, np.int64)
-    # two passes, as K.poisson_parallel: the rejection loop runs as long as its slowest element
-    K.spread(K.poisson_rounds_fill, (key, flat, _part()), out, n, K.SMALL_CHUNK)
+    # two passes, as R.poisson_parallel: the rejection loop runs as long as its slowest element
+    K.spread(R.poisson_rounds_fill, (key, flat, _part()), out, n, K.SMALL_CHUNK)
     rounds = np.int64(out.max()) if n else np.int64(0)
-    K.spread(K.poisson_fill, (key, flat, rounds, _part()), out, n, K.SMALL_CHUNK)
+    K.spread(R.poisson_fill, (key, flat, rounds, _part()), out, n, K.SMALL_CHUNK)
     return out.astype(dt).reshape(shape)
 
 
@@ -371,7 +371,7 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     nb = checks.size(batch)
     mean_b = checks.kernel_array(np.broadcast_to(m.astype(dt), batch + (n,))).reshape(nb, n)
     fac_b = checks.kernel_array(np.broadcast_to(factor.astype(dt), batch + (n, n)))
-    out = K.multivariate_normal_kernel(key, mean_b, fac_b.reshape(nb, n, n), _part())
+    out = R.multivariate_normal_kernel(key, mean_b, fac_b.reshape(nb, n, n), _part())
     return out.reshape(batch + (n,))
 
 

@@ -33,7 +33,7 @@ CASES = META["cases"]
 ULP = {"multivariate_normal": 64}
 ULP_X64 = {"beta": 8}
 # float32 gamma family: XLA computes 1/sqrt(d) with the processor's approximate rsqrt plus a
-# Newton step (see gamma_one in strop/rng/kernels.py); about 1 value in 8 differs, by a
+# Newton step (see gamma_one in strop/rng/rejection.py); about 1 value in 8 differs, by a
 # relative 1e-6 at most in gamma and beta, and by 4e-6 absolute in loggamma (whose values
 # near 0 make ulps meaningless).
 RTOL_F32 = {"gamma": 1e-6, "beta": 1e-6}
