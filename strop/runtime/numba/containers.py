@@ -8,6 +8,7 @@ from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
+from ._common import CHECKED
 
 
 @overload(rt.tape_array)
@@ -29,7 +30,7 @@ def _tape_put(tape, i, v):
     return put
 
 
-@overload(rt.item_vjp)
+@overload(rt.item_vjp, jit_options=CHECKED)
 def _item_vjp(g, idx, v):
     if isinstance(g, types.Array):
         return lambda g, idx, v: rt.unbroadcast(g[idx], v)
