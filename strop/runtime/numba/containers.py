@@ -15,7 +15,7 @@ from ._common import CHECKED
 def _tape_array(n, like):
     if isinstance(like, (types.Float, types.Integer, types.Boolean)):
         dt = as_dtype(like)
-        return lambda n, like: np.empty(n, dt)
+        return lambda n, like: np.empty(max(n, 0), dt)
 
 
 @overload(rt.tape_put)
@@ -25,7 +25,7 @@ def _tape_put(tape, i, v):
         raise NumbaTypeError(f"a number taped for the adjoint is {tape.dtype} before the loop "
                              f"and {v} in it; Python keeps its type, an array tape would not")
 
-    def put(tape, i, v):
+    def put(tape, i, v):    # unchecked: i counts the iterations of the range(n) it was made for
         tape[i] = v
     return put
 
