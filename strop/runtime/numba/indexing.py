@@ -97,8 +97,10 @@ for _name, _combine in (("at_set", lambda old, new: new), ("at_add", lambda a, b
                                                                              inplace=True))
 
 
-@overload(rt.setitem_inplace, jit_options=CHECKED)
+@overload(rt.setitem_inplace, jit_options=CHECKED, inline="always")
 def _setitem_inplace(x, idx, v):
+    """Inlined into the caller's IR: a call per item written, returning the array, cost 20x in
+    a loop writing y[i] (its reference count updated each time)."""
     if isinstance(x, types.Array):
         def impl(x, idx, v):
             x[idx] = v
