@@ -193,3 +193,16 @@ def test_integer_result_stays_an_integer():
         return n * 2 + 1
     assert _both(affine, 3) == 7
     assert isinstance(jit(affine)(3), (int, np.integer))
+
+
+def powers(x, n):
+    s = x
+    for i in range(n):
+        s = s * x
+    return s
+
+
+@pytest.mark.parametrize("n", [-2, 0, 3])
+def test_array_tape_of_a_range_that_runs_no_iteration(n):
+    """An array tape made for range(n) of a negative n is empty, as the loop runs no trip."""
+    assert jit(grad(powers))(2.0, n) == grad(powers)(2.0, n)
