@@ -11,7 +11,6 @@ import textwrap
 import numpy as np
 import pytest
 
-import strop
 from strop import grad, jit, vmap
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
