@@ -24,7 +24,7 @@ from .codegen.inplace import make_inplace
 from .codegen.native import Native
 from .codegen.tapes import arrays_for_tapes
 from .transformer.analysis import scalar_names
-from .codegen.load import load
+from .codegen.load import LINEMAPS, load
 from .config import config
 from .errors import JitFallbackWarning, StropError, user_stacklevel
 from .tree_util import tree_leaves
@@ -219,11 +219,14 @@ def numba_location(error, gen):
 
 
 def mapped(e, gen, tb=None):
-    """The same exception, its message naming the user's line the failing code came from."""
+    """The same exception, its message naming the user's line the failing code came from
+    (``gen``'s, or another generated module's: after a fallback, vmap runs vmap(f)'s code)."""
     loc = None
     for frame, lineno in traceback.walk_tb(tb or e.__traceback__):
-        if frame.f_code.co_filename == gen.path:
-            loc = emitter.user_location(gen.linemap, lineno)
+        path = frame.f_code.co_filename
+        linemap = gen.linemap if path == gen.path else LINEMAPS.get(path)
+        if linemap is not None:
+            loc = emitter.user_location(linemap, lineno) or loc
     if loc is None:
         return e
     message = f"{e}\n{loc.show()}"

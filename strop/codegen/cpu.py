@@ -160,8 +160,9 @@ def compile_function(function, cache=True, companions=()):
         seen.__qualname__, seen.__module__ = function.__qualname__, function.__module__
         return _sealed(numba.njit(cache=cache, boundscheck=True, nogil=True,
                                   error_model="numpy")(seen))
-    # boundscheck: an index out of range raises IndexError, never reads garbage
-    return _sealed(numba.njit(cache=cache, boundscheck=True)(function))
+    # boundscheck: an index out of range raises IndexError, never reads garbage; NumPy's error
+    # model: 1.0 / 0.0 is inf and 0.0 / 0.0 nan, as NumPy computes them, not ZeroDivisionError
+    return _sealed(numba.njit(cache=cache, boundscheck=True, error_model="numpy")(function))
 
 
 def _sealed(dispatcher):

@@ -71,8 +71,9 @@ def stack():
 
 
 def tape_array(n, like):
-    """A tape of n numbers of ``like``'s type, indexed by iteration (compiled code's tapes)."""
-    return np.empty(n, np.result_type(like))
+    """A tape of n numbers of ``like``'s type, indexed by iteration (compiled code's tapes);
+    empty for ``range(n)`` of a negative n, which runs no iteration."""
+    return np.empty(max(n, 0), np.result_type(like))
 
 
 def tape_put(tape, i, v):

@@ -10,6 +10,11 @@ from numba.np.numpy_support import as_dtype
 
 SCALARS = (types.Float, types.Integer, types.Boolean)
 
+# Numba compiles an overload with its own options, not its caller's boundscheck: a helper that
+# indexes with the user's index (x[idx] = v) takes these, so that an index out of range raises
+# IndexError (the runner then names the user's line) instead of writing outside the array
+CHECKED = {"boundscheck": True}
+
 
 def _float_of(t):
     """The NumPy float type a cotangent of a value of Numba type ``t`` has."""
@@ -59,4 +64,4 @@ def compile_the_rest(families, implemented):
             fn = getattr(family, name)
             if callable(fn) and fn not in implemented and getattr(
                     fn, "__module__", "").startswith("strop.runtime"):
-                register_jitable(fn)
+                register_jitable(**CHECKED)(fn)

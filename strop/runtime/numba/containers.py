@@ -8,13 +8,14 @@ from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
+from ._common import CHECKED
 
 
 @overload(rt.tape_array)
 def _tape_array(n, like):
     if isinstance(like, (types.Float, types.Integer, types.Boolean)):
         dt = as_dtype(like)
-        return lambda n, like: np.empty(n, dt)
+        return lambda n, like: np.empty(max(n, 0), dt)
 
 
 @overload(rt.tape_put)
@@ -24,12 +25,12 @@ def _tape_put(tape, i, v):
         raise NumbaTypeError(f"a number taped for the adjoint is {tape.dtype} before the loop "
                              f"and {v} in it; Python keeps its type, an array tape would not")
 
-    def put(tape, i, v):
+    def put(tape, i, v):    # unchecked: i counts the iterations of the range(n) it was made for
         tape[i] = v
     return put
 
 
-@overload(rt.item_vjp)
+@overload(rt.item_vjp, jit_options=CHECKED)
 def _item_vjp(g, idx, v):
     if isinstance(g, types.Array):
         return lambda g, idx, v: rt.unbroadcast(g[idx], v)

@@ -5,10 +5,10 @@ from numba import types
 from numba.extending import overload, register_jitable
 
 from ... import runtime as rt
-from ._common import SCALARS, _float_of, _none, _unrolled
+from ._common import CHECKED, SCALARS, _float_of, _none, _unrolled
 
 
-@overload(rt.getitem_vjp)
+@overload(rt.getitem_vjp, jit_options=CHECKED)
 def _getitem_vjp(g, x, idx):
     if not isinstance(x, types.Array):
         return None
@@ -28,7 +28,7 @@ def _getitem_vjp(g, x, idx):
     return basic
 
 
-@overload(rt.setitem)
+@overload(rt.setitem, jit_options=CHECKED)
 def _setitem(x, idx, v):
     if isinstance(x, types.Array):
         def impl(x, idx, v):
@@ -38,7 +38,7 @@ def _setitem(x, idx, v):
         return impl
 
 
-@overload(rt.setitem_vjp)
+@overload(rt.setitem_vjp, jit_options=CHECKED)
 def _setitem_vjp(g, idx):
     if isinstance(g, types.Array):
         def impl(g, idx):
@@ -92,12 +92,15 @@ for _name, _combine in (("at_set", lambda old, new: new), ("at_add", lambda a, b
                         ("at_multiply", lambda a, b: a * b),
                         ("at_min", lambda a, b: min(a, b)), ("at_max", lambda a, b: max(a, b))):
     _combine = register_jitable(_combine)
-    overload(getattr(rt, _name))(_at_update(_combine))
-    overload(getattr(rt, _name + "_inplace"))(_at_update(_combine, inplace=True))
+    overload(getattr(rt, _name), jit_options=CHECKED)(_at_update(_combine))
+    overload(getattr(rt, _name + "_inplace"), jit_options=CHECKED)(_at_update(_combine,
+                                                                             inplace=True))
 
 
-@overload(rt.setitem_inplace)
+@overload(rt.setitem_inplace, jit_options=CHECKED, inline="always")
 def _setitem_inplace(x, idx, v):
+    """Inlined into the caller's IR: a call per item written, returning the array, cost 20x in
+    a loop writing y[i] (its reference count updated each time)."""
     if isinstance(x, types.Array):
         def impl(x, idx, v):
             x[idx] = v
@@ -105,7 +108,7 @@ def _setitem_inplace(x, idx, v):
         return impl
 
 
-@overload(rt.at_get)
+@overload(rt.at_get, jit_options=CHECKED)
 def _at_get(x, idx, mode=None, fill_value=None):
     if isinstance(x, types.Array) and isinstance(idx, types.Integer):
         fill = np.nan if isinstance(x.dtype, types.Float) else 0
@@ -118,7 +121,7 @@ def _at_get(x, idx, mode=None, fill_value=None):
         return one
 
 
-@overload(rt.getitem_vjp, prefer_literal=True)
+@overload(rt.getitem_vjp, prefer_literal=True, jit_options=CHECKED)
 def _getitem_vjp_tuple(g, x, idx):
     """The cotangent of ``x[idx]`` for a tuple ``x`` and a constant index (_getitem_vjp
     takes arrays)."""
