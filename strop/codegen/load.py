@@ -8,6 +8,7 @@ executed (a corrupted ``.pyc`` failed in ``marshal``, or hung allocating gigabyt
 directory that cannot be written is replaced by a private temporary one, with one warning.
 """
 import atexit
+import glob
 import hashlib
 import importlib.util
 import inspect
@@ -82,7 +83,26 @@ FORMAT = 2
 
 
 def digest(source):
-    return hashlib.sha256(f"strop {__version__} {FORMAT}\n{source}".encode()).hexdigest()[:20]
+    """The name of a generated module's file: its source, strop's version and strop's own files
+    (Numba caches the module's machine code by its file, and that code holds strop's helpers,
+    their Numba implementations inlined: an edited helper must not be served stale)."""
+    return hashlib.sha256(f"strop {__version__} {FORMAT} {sources_stamp()}\n{source}".encode()
+                          ).hexdigest()[:20]
+
+
+_STAMP = []
+
+
+def sources_stamp():
+    """A digest of where, how long and when last written each of strop's .py files is (a stat
+    each, once per process)."""
+    if not _STAMP:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        stamps = sorted((os.path.relpath(e.path, root), e.stat().st_mtime_ns, e.stat().st_size)
+                        for d in glob.glob(os.path.join(root, "**", ""), recursive=True)
+                        for e in os.scandir(d) if e.name.endswith(".py"))
+        _STAMP.append(hashlib.sha256(repr(stamps).encode()).hexdigest()[:16])
+    return _STAMP[0]
 
 
 def write_atomically(path, data):

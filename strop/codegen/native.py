@@ -13,7 +13,6 @@ hash of its contents and of its own name (the generated module's hash, the funct
 argument types): a file made elsewhere is never loaded, a truncated or corrupted one, or one
 holding another function's code (files exchanged), is removed and compiled again.
 """
-import glob
 import hashlib
 import io
 import os
@@ -22,7 +21,7 @@ import sys
 
 import numpy as np
 
-from .load import write_atomically
+from .load import sources_stamp, write_atomically
 
 INT64 = range(-2 ** 63, 2 ** 63)
 
@@ -220,12 +219,9 @@ def _platform():
         import llvmlite
         import llvmlite.binding as ll
         import numba
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        stamps = sorted((e.path, e.stat().st_mtime_ns, e.stat().st_size)
-                        for d in glob.glob(os.path.join(root, "**", ""), recursive=True)
-                        for e in os.scandir(d) if e.name.endswith(".py"))
         _PLATFORM.append((numba.__version__, llvmlite.__version__, sys.version,
-                          ll.get_host_cpu_name(), ll.get_host_cpu_features().flatten(), stamps))
+                          ll.get_host_cpu_name(), ll.get_host_cpu_features().flatten(),
+                          sources_stamp()))
     return _PLATFORM[0]
 
 
