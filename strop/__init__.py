@@ -6,9 +6,10 @@ from .api import grad, jit, source, show, value_and_grad, vjp  # noqa: E402
 from .vmap import vmap  # noqa: E402
 from .config import config  # noqa: E402
 from .ops import at  # noqa: E402
+from . import lax  # noqa: E402
 
 __all__ = ["grad", "value_and_grad", "vjp", "jit", "vmap", "source", "show", "config", "errors", "tree_util",
-           "at", "ops", "random"]
+           "at", "ops", "random", "lax"]
 
 
 def __getattr__(name):   # strop.random and strop.ops load on first use

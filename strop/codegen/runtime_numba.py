@@ -824,3 +824,4 @@ def _matmul_y_vjp_x(g, z, x, y):
         return lambda g, z, x, y: rt.matmul_vjp_x(np.expand_dims(g, -1), x, np.expand_dims(z, -1))
     return lambda g, z, x, y: rt.matmul_vjp_x(g, x, z)
 from . import runtime_numeric_numba  # noqa: E402,F401  (the numerical routines' helpers)
+from . import runtime_lax_numba  # noqa: E402,F401  (strop.lax's helpers)
