@@ -22,6 +22,7 @@ from ..errors import TransformError
 from . import ir
 from .controlflow import ITERABLE, canonicalize
 from .inline import Inliner, Scope
+from .lax_lower import LaxLowering
 from .parse import BUILTIN, CLOSURE, GLOBAL, UNDEFINED
 from .operands import Operands
 from .spread import Spreader
@@ -81,7 +82,7 @@ def _is_user_function(obj):
                 and not module.startswith("strop.demo"))
 
 
-class Normalizer(Inliner, Spreader, Operands):
+class Normalizer(LaxLowering, Inliner, Spreader, Operands):
     def __init__(self, parsed, check=None):
         self.root = parsed
         self.check = check
@@ -653,6 +654,8 @@ class Normalizer(Inliner, Spreader, Operands):
         callee = self.expr(func, scope)
         obj = self.ref_object(callee) if self.is_ref(callee) or isinstance(callee, gast.Name) \
             else None
+        if getattr(obj, "__strop_lax__", None):   # strop.lax: the Python it means
+            return self.lax_call(obj, e, scope, into)
         if obj is dict and not e.args:
             return self.to_name(gast.Dict(keys=[ir.const(k.arg) for k in e.keywords],
                                           values=[self.expr(k.value, scope) for k in e.keywords]),
