@@ -224,7 +224,7 @@ class LaxLowering(LaxArrays, LaxTrees):
             if k == len(blocks) - 1:
                 return blocks[k]
             stmts, t = self.sub_block(lambda: test(k))
-            return stmts + [gast.If(test=t, body=blocks[k], orelse=chain(k + 1))]
+            return stmts + [ir.if_(t, blocks[k], chain(k + 1), self.loc)]
         for s in chain(0):
             self.emit(s)
         return self.tree_build(shape, iter([ir.name(o) for o in outs]))

@@ -16,6 +16,7 @@ from . import analysis, ir
 
 LEAF, NONE = ("leaf",), ("none",)
 _KEY = "lax-tree"   # displays[(_KEY, name)]: the structure a name holds (beside spread.py's)
+_ITEMS = "items"    # displays[(_ITEMS, name)]: its elements' atoms, with the names' versions
 
 
 class LaxTrees:
@@ -23,15 +24,40 @@ class LaxTrees:
 
     def note(self, node):
         super().note(node)
+        versions = self.__dict__.setdefault("versions", {})
         if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
-            key, shape = (_KEY, node.targets[0].id), self.static_shape(node.value)
-            if shape == LEAF:
-                self.displays.pop(key, None)
-            else:
-                self.displays[key] = shape
+            target, value = node.targets[0].id, node.value
+            items = _items(value, versions) if not isinstance(value, gast.Name) else \
+                self.displays.get((_ITEMS, value.id))   # versions before the target's
+            versions[target] = versions.get(target, 0) + 1
+            shape = self.static_shape(value)
+            for key, known in (((_KEY, target), shape != LEAF and shape),
+                               ((_ITEMS, target), items)):
+                if known:
+                    self.displays[key] = known
+                else:
+                    self.displays.pop(key, None)
         elif isinstance(node, (gast.If, gast.While, gast.For)):
             for n in analysis.writes(node):
+                versions[n] = versions.get(n, 0) + 1
                 self.displays.pop((_KEY, n), None)
+                self.displays.pop((_ITEMS, n), None)
+
+    def known_item(self, base, index):
+        """The atom ``base[index]`` holds, when ``base`` holds a display (``c = (a, b)``),
+        ``index`` is a constant and the element's name was not rebound since: ``c[0]`` is
+        ``a``.  Reading the element itself keeps derivative code free of the container (a
+        tuple or dict carried through a loop would otherwise be taped and indexed)."""
+        if not (isinstance(base, gast.Name) and isinstance(index, gast.Constant)):
+            return None
+        items = self.displays.get((_ITEMS, base.id))
+        try:
+            atom, version = items[index.value] if items is not None else (None, None)
+        except (KeyError, IndexError, TypeError):
+            return None
+        if isinstance(atom, gast.Name) and self.versions.get(atom.id, 0) != version:
+            return None
+        return ir.clone(atom) if atom is not None else None
 
     def static_shape(self, value):
         """The structure of a value of normalized code (nothing is emitted)."""
@@ -62,12 +88,15 @@ class LaxTrees:
             if isinstance(atom, gast.Dict):
                 by_key = {k.value: v for k, v in zip(atom.keys, atom.values)}
                 return [(by_key[k], c) for k, c in zip(keys, children)]
-            return [(self.to_name(ir.subscript(ir.clone(atom), ir.const(k))), c)
-                    for k, c in zip(keys, children)]
+            return [(self.item(atom, k), c) for k, c in zip(keys, children)]
         if isinstance(atom, (gast.Tuple, gast.List)):
             return list(zip(atom.elts, shape[1]))
-        return [(self.to_name(ir.subscript(ir.clone(atom), ir.const(i))), c)
-                for i, c in enumerate(shape[1])]
+        return [(self.item(atom, i), c) for i, c in enumerate(shape[1])]
+
+    def item(self, atom, key):
+        """The atom of ``atom[key]``: the element itself where known, else a subscript."""
+        index = ir.const(key)
+        return self.known_item(atom, index) or self.to_name(ir.subscript(ir.clone(atom), index))
 
     def tree_leaves(self, atom, shape):
         """The atoms of the leaves of ``atom`` (of structure ``shape``), in flattening order;
@@ -94,6 +123,17 @@ class LaxTrees:
             node = cls(elts=[self.tree_build(c, leaves, False) for c in shape[1]],
                        ctx=gast.Load())
         return node if top else self.to_name(node)
+
+
+def _items(value, versions):
+    """(atom, version of its name) of each element of a display, by index or key."""
+    def entry(atom):
+        return atom, versions.get(atom.id, 0) if isinstance(atom, gast.Name) else None
+    if isinstance(value, (gast.Tuple, gast.List)):
+        return [entry(e) for e in value.elts]
+    if isinstance(value, gast.Dict) and all(isinstance(k, gast.Constant) for k in value.keys):
+        return {k.value: entry(v) for k, v in zip(value.keys, value.values)}
+    return None
 
 
 def same_structure(a, b):
