@@ -137,7 +137,15 @@ class LaxArrays:
         axis = self.expr(a["axis"], scope) if "axis" in a else ir.const(0)
         out = self.slice_call(x, index, ir.const(1), axis, ir.const(True))
         keep = self.static(a.get("keepdims"), "dynamic_index_in_dim's keepdims", True)
-        return out if keep else self.np_call("squeeze", [out, ir.clone(axis)])
+        if keep:
+            return out
+        if not (isinstance(axis, gast.Constant) and isinstance(axis.value, int)):
+            return self.np_call("squeeze", [out, ir.clone(axis)])
+        # the axis indexed away, x[:, 0] or x[..., 0, :] (Numba has no np.squeeze(x, axis))
+        k, whole = axis.value, gast.Slice(lower=None, upper=None, step=None)
+        index = [ir.clone(whole) for _ in range(k)] + [ir.const(0)] if k >= 0 else \
+            [ir.const(Ellipsis), ir.const(0)] + [ir.clone(whole) for _ in range(-k - 1)]
+        return self.to_name(ir.subscript(out, gast.Tuple(elts=index, ctx=gast.Load())))
 
     def lower_dynamic_update_slice_in_dim(self, a, e, scope):
         x, u = self.expr(a["operand"], scope), self.expr(a["update"], scope)
