@@ -2,6 +2,7 @@
 against the same code written as Python control flow, against central differences, and its
 errors.  Each function runs as a plain call (strop.lax's own code), under jit (Python and
 compiled), grad, jvp, hessian and vmap."""
+import functools
 import json
 import os
 import warnings
@@ -79,3 +80,178 @@ def test_compiled_matches_jax(case):
     name, what = case.split("/")
     f, args, _ = CASES[name]
     assert_reference(name, what, COMPILED[what](f)(*args))
+
+
+# --- the same code written as Python control flow ------------------------------------------
+
+def body_sin(i, acc):   # a module function given to fori_loop
+    return acc * 0.9 + np.sin(acc * i)
+
+
+def fori_lax(x, n):
+    return lax.fori_loop(n // 3, n, body_sin, x)
+
+
+def fori_py(x, n):
+    acc = x
+    for i in range(n // 3, n):
+        acc = acc * 0.9 + np.sin(acc * i)
+    return acc
+
+
+def while_lax(a, n=0):
+    def body(c):
+        x, k = c
+        return 0.5 * (x + a / x), k + 1
+    x, k = lax.while_loop(lambda c: np.abs(c[0] * c[0] - a) > 1e-9 * a, body, (a, 0))
+    return x + 0.01 * k + n
+
+
+def while_py(a, n=0):
+    x, k = a, 0
+    while np.abs(x * x - a) > 1e-9 * a:
+        x, k = 0.5 * (x + a / x), k + 1
+    return x + 0.01 * k + n
+
+
+def scan_lax(w, n):
+    xs = np.linspace(-1., 1., n)
+    scale = 0.5   # read by the nested def
+
+    def cell(h, x):
+        h = np.tanh(w * h + x * scale)
+        return h, h ** 2
+    h, ys = lax.scan(cell, 0.1, xs)
+    return h + np.sum(ys)
+
+
+def scan_py(w, n):
+    xs = np.linspace(-1., 1., n)
+    h, ys = 0.1, np.zeros(len(xs))
+    for t in range(len(xs)):
+        h = np.tanh(w * h + xs[t] * 0.5)
+        ys[t] = h ** 2
+    return h + np.sum(ys)
+
+
+def switch_lax(x, n):
+    i = n
+    return lax.switch(i, [lambda y: y * 2., np.sin, lambda y: -y * y], x)
+
+
+def switch_py(x, n):
+    i = min(max(n, 0), 2)
+    if i == 0:
+        return x * 2.
+    if i == 1:
+        return np.sin(x)
+    return -x * x
+
+
+def cond_lax(x, n=0):
+    return lax.cond(x > 0, lambda y: np.sqrt(y), lambda y: y ** 3, x)
+
+
+def cond_py(x, n=0):
+    return np.sqrt(x) if x > 0 else x ** 3
+
+
+PAIRS = [(fori_lax, fori_py, (0.4, 7)), (while_lax, while_py, (3., 0)),
+         (scan_lax, scan_py, (0.8, 6)), (cond_lax, cond_py, (2., 0)),
+         (cond_lax, cond_py, (-2., 0))] + [(switch_lax, switch_py, (0.7, i)) for i in (-3, 1, 2, 8)]
+
+
+@pytest.mark.parametrize("f, py, args", PAIRS)
+def test_as_python_control_flow(f, py, args):
+    """Values and derivatives equal those of the same code written as Python control flow."""
+    np.testing.assert_allclose(f(*args), py(*args), rtol=1e-12)
+    np.testing.assert_allclose(jit(f, backend="python")(*args), py(*args), rtol=1e-12)
+    np.testing.assert_allclose(grad(f)(*args), grad(py)(*args), rtol=1e-12)
+    rest = dict(zip(PARAMS, args[1:]))
+    np.testing.assert_allclose(jvp(functools.partial(f, **rest), args[:1], (0.5,)),
+                               jvp(functools.partial(py, **rest), args[:1], (0.5,)), rtol=1e-12)
+
+
+PARAMS = ("n",)   # the name of the second parameter of each pair (the one not differentiated)
+
+
+@pytest.mark.parametrize("f, py, args", [PAIRS[0], PAIRS[1], PAIRS[2], PAIRS[5]])
+def test_compiles_as_python_control_flow(f, py, args):
+    """jit and jit(grad) compile whole, as the Python control flow does."""
+    np.testing.assert_allclose(compiled(f)(*args), py(*args), rtol=1e-12)
+    np.testing.assert_allclose(compiled(grad(f))(*args), compiled(grad(py))(*args), rtol=1e-12)
+
+
+def test_vmap_as_python_control_flow():
+    """Batched predicates, indices and trip counts: each lane as the Python code gives it."""
+    ns, xs = np.array([3, 7, 0, 5]), np.array([0.4, -0.3, 0.2, 0.9])
+    want = [fori_py(x, n) for x, n in zip(xs, ns)]
+    np.testing.assert_allclose(vmap(fori_lax)(xs, ns), want, rtol=1e-12)
+    np.testing.assert_allclose(compiled(vmap(fori_lax))(xs, ns), want, rtol=1e-12)
+    a = np.array([2., 9., 0.5, 100.])
+    np.testing.assert_allclose(compiled(vmap(while_lax))(a), [while_py(v) for v in a],
+                               rtol=1e-12)
+    np.testing.assert_allclose(compiled(vmap(grad(while_lax)))(a),
+                               [grad(while_py)(v) for v in a], rtol=1e-12)
+    i = np.array([-1, 0, 1, 2, 3])
+    np.testing.assert_allclose(compiled(vmap(switch_lax))(xs[[0, 1, 2, 3, 0]], i),
+                               [switch_py(x, k) for k, x in zip(i, xs[[0, 1, 2, 3, 0]])],
+                               rtol=1e-12)
+    np.testing.assert_allclose(compiled(vmap(grad(cond_lax)))(np.array([-2., 2.])),
+                               [grad(cond_py)(-2.), grad(cond_py)(2.)], rtol=1e-12)
+
+
+# --- derivatives against central differences -----------------------------------------------
+
+def test_grad_through_while_loop_against_differences():
+    """Reverse mode through while_loop (JAX cannot): the trip count is fixed near the point."""
+    check_grad(while_lax, 3.)
+    check_grad(while_lax, 0.7)
+
+
+def test_grad_fori_loop_bounds_from_arguments():
+    for n in (1, 5, 9):
+        check_grad(fori_lax, 0.4, n)
+
+
+def test_grad_scan_against_differences():
+    def loss(w, xs, h0):
+        def cell(h, x):
+            h = np.tanh(w @ h + x)
+            return h, np.sum(h * x)
+        h, ys = lax.scan(cell, h0, xs, reverse=True)
+        return np.sum(ys) + np.sum(h ** 2)
+    rng = np.random.default_rng(1)
+    w, xs, h0 = rng.standard_normal((3, 3)) * 0.5, rng.standard_normal((5, 3)), np.ones(3)
+    check_grad(loss, w, xs, h0, argnums=(0, 1, 2))
+
+
+def test_hessian_through_while_and_fori():
+    def f(x):
+        y = lax.while_loop(lambda c: c[1] < 3, lambda c: (np.sin(c[0]) * x, c[1] + 1), (x, 0))
+        return lax.fori_loop(0, 3, lambda i, acc: acc * x + y[0], 0.)
+    for x in (0.3, 1.2):
+        want = numeric_vjp(grad(f), [x], 0, 1.0)
+        np.testing.assert_allclose(hessian(f)(x), want, rtol=1e-6)
+        np.testing.assert_allclose(compiled(hessian(f))(x), want, rtol=1e-6)
+
+
+def test_grad_dynamic_slices_against_differences():
+    def f(x, i):
+        part = lax.dynamic_slice(x, (i, -1), (2, 2))
+        y = lax.dynamic_update_slice(x, part * part, (1 - i, i))
+        z = lax.dynamic_update_index_in_dim(y, np.sin(y[0]), i, 0)
+        return np.sum(z ** 2) + np.sum(lax.dynamic_index_in_dim(z, i, 1, keepdims=False))
+    x = np.random.default_rng(2).standard_normal((4, 3))
+    for i in (-3, 0, 2, 5):
+        check_grad(f, x, i)
+
+
+def test_stop_gradient():
+    def f(x):
+        d = lax.stop_gradient({"a": x, "b": (x * 2,)})
+        return np.sum(x * d["a"] + d["b"][0])
+    x = np.array([1., 2.])
+    np.testing.assert_allclose(grad(f)(x), x)
+    np.testing.assert_allclose(compiled(grad(f))(x), x)
+    assert jvp(f, (x,), (np.ones(2),))[1] == pytest.approx(3.)

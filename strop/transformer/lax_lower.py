@@ -27,7 +27,8 @@ from ..codegen import runtime_lax as rl
 from ..errors import LaxTypeError, LaxValueError
 from . import ir
 from .lax_arrays import LaxArrays
-from .lax_trees import LEAF, NONE, LaxTrees, leaf_name, leaf_paths, same_structure, text
+from .lax_trees import (LEAF, NONE, LaxTrees, forget, leaf_name, leaf_paths, same_structure,
+                        text)
 
 _FNS = "lax-fns"   # displays[(_FNS, name)]: the function atoms of a display of functions
 
@@ -106,11 +107,14 @@ class LaxLowering(LaxArrays, LaxTrees):
         self.lax_site = e, scope   # an inner lax call moved it
         return result
 
-    def sub_block(self, build, loop=False):
-        """(statements, result) of ``build()`` emitted into a block of its own; in a loop's
-        body nothing is known of the displays names hold (a later trip may rebind them)."""
+    def sub_block(self, build, carried=()):
+        """(statements, result) of ``build()`` emitted into a block of its own.  A loop's body
+        (``carried``: the names it rebinds, its carry's) forgets what is known of those names
+        and of displays holding them: what the body reads at its top a later trip rebinds at
+        its end.  Nothing else is rebound in it: the inlined functions cannot assign the
+        enclosing function's names, their own locals are fresh."""
         saved, self.out = self.out, []
-        known, self.displays = self.displays, ({} if loop else dict(self.displays))
+        known, self.displays = self.displays, forget(self.displays, set(carried))
         try:
             result = build()
             return self.out, result
@@ -245,7 +249,7 @@ class LaxLowering(LaxArrays, LaxTrees):
                            self.static_shape(result))
             check()
         check()
-        stmts, _ = self.sub_block(step, loop=True)
+        stmts, _ = self.sub_block(step, names)
         self.emit(gast.While(test=ir.name(test), body=stmts or [gast.Pass()], orelse=[]))
         return self.carry_in(shape, names)
 
@@ -261,7 +265,7 @@ class LaxLowering(LaxArrays, LaxTrees):
             result = self.apply(body, [ir.name(i), self.carry_in(shape, names)])
             self.carry_out("fori_loop", shape, init_leaves, names, result,
                            self.static_shape(result))
-        stmts, _ = self.sub_block(step, loop=True)
+        stmts, _ = self.sub_block(step, names + [i])
         self.emit(gast.For(target=ir.name(i, store=True), iter=ir.call("range", [lower, upper]),
                            body=stmts or [gast.Pass()], orelse=[], type_comment=None))
         return self.carry_in(shape, names)
@@ -312,7 +316,7 @@ class LaxLowering(LaxArrays, LaxTrees):
                                              for leaf in xleaves]))
             y, yshape = step(self.carry_in(shape, names), x)
             return yshape, self.tree_leaves(y, yshape)
-        stmts, (yshape, ys) = self.sub_block(lambda: one(ir.name(i)), loop=True)
+        stmts, (yshape, ys) = self.sub_block(lambda: one(ir.name(i)), names + [i])
         last = self.to_name(gast.BinOp(left=n, op=gast.Sub(), right=ir.const(1))) \
             if reverse else None
         if not ys:

@@ -136,6 +136,16 @@ def _items(value, versions):
     return None
 
 
+def forget(displays, names):
+    """``displays`` without what it says of ``names``, or of displays holding them."""
+    def holds(value):
+        items = value.values() if isinstance(value, dict) else value
+        return any(isinstance(a, gast.Name) and a.id in names for a, _ in items)
+    return {k: v for k, v in displays.items() if not (
+        (k[1] if isinstance(k, tuple) else k) in names
+        or isinstance(k, tuple) and k[0] == _ITEMS and holds(v))}
+
+
 def same_structure(a, b):
     return a == b   # dict keys are kept sorted, so equal structures are equal tuples
 
