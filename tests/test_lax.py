@@ -255,3 +255,144 @@ def test_stop_gradient():
     np.testing.assert_allclose(grad(f)(x), x)
     np.testing.assert_allclose(compiled(grad(f))(x), x)
     assert jvp(f, (x,), (np.ones(2),))[1] == pytest.approx(3.)
+
+
+# --- errors: JAX's, naming the user's line --------------------------------------------------
+
+def branches_differ(x):
+    return lax.cond(x > 0, lambda: (x, x), lambda: x)
+
+
+def switch_differs(x):
+    return lax.switch(1, [lambda: {"a": x}, lambda: {"b": x}])
+
+
+def carry_structure(x):
+    return lax.fori_loop(0, 3, lambda i, c: (c[0],), (x, x))
+
+
+def carry_list(x):
+    return lax.while_loop(lambda c: c[0] < 3., lambda c: [c[0] + 1., c[1]], (x, x))
+
+
+def not_a_pair(x):
+    return lax.scan(lambda c, v: c + v, 0., x)
+
+
+def no_xs(x):
+    return lax.scan(lambda c, v: (c, v), x, None)
+
+
+@pytest.mark.parametrize("f, message", [
+    (branches_differ, "cond branch outputs must have the same pytree structure"),
+    (switch_differs, "switch branch outputs must have the same pytree structure"),
+    (carry_structure, "fori_loop body function carry input and carry output must have the "
+                      "same pytree structure"),
+    (carry_list, "The input carry is (*, *) but the carry output is [*, *]"),
+    (not_a_pair, "scan body output must be a pair")])
+def test_structure_errors_name_the_line(f, message):
+    for t in (jit, grad):
+        with pytest.raises(LaxTypeError) as e:
+            t(f)(np.ones(3) if f is not_a_pair else 1.)
+        assert message in str(e.value)
+        assert e.value.location.lineno == f.__code__.co_firstlineno + 1
+
+
+def test_no_xs_and_no_length():
+    with pytest.raises(LaxValueError, match="no values to scan over"):
+        jit(no_xs)(1.)
+
+
+def carry_type(x):
+    return lax.while_loop(lambda c: c < 3, lambda c: c + 1.5, x)
+
+
+def carry_shape(x):
+    return lax.fori_loop(0, 3, lambda i, c: c.sum(), x)
+
+
+def xs_lengths(x):
+    return lax.scan(lambda c, v: (c + v[0] * v[1], c), 0., (x, np.ones(4)))
+
+
+@pytest.mark.parametrize("f, arg, kind, message", [
+    (carry_type, np.int32(0), TypeError, "while_loop body function carry input and carry "
+                                         "output must have equal types"),
+    (carry_shape, np.zeros(2), TypeError, "fori_loop body function carry input and carry "
+                                          "output must have equal types"),
+    (xs_lengths, np.ones(3), ValueError, "scan got values with different leading axis sizes")])
+def test_type_errors_when_running(f, arg, kind, message):
+    """Checked when the code runs: the same error as a plain call, at the user's line."""
+    with pytest.raises(kind, match=message):
+        f(arg)
+    for t in (lambda f: jit(f, backend="python"), jit):
+        with pytest.raises(kind, match=message) as e:
+            t(f)(arg)
+        assert e.value.location.lineno == f.__code__.co_firstlineno + 1
+
+
+def test_weak_carry_may_become_a_float():
+    """0 is weakly typed, as in JAX: a loop may make it a float."""
+    def f(x):
+        return lax.fori_loop(0, 4, lambda i, acc: acc + x[i], 0)
+    x = np.arange(4.) / 2
+    assert f(x) == jit(f)(x) == compiled(f)(x) == 3.
+
+
+iterator = iter(range(10))
+
+
+def next_in_fori(x):
+    return lax.fori_loop(0, 10, lambda i, v: v + next(iterator), x)
+
+
+def iterator_operand(x):
+    return lax.cond(True, lambda it: next(it) + x, lambda it: next(it) - x, iter(range(3)))
+
+
+def iterator_xs(x):
+    it = iter(range(16))
+    return lax.scan(lambda c, a: (c + a, a), x, it)
+
+
+def test_iterators():
+    """The seeds' iterator examples: JAX gives 0 for the first silently; strop says why, at
+    the user's line, or runs Python's own meaning as a plain call."""
+    global iterator
+    for t in (jit, grad):
+        with pytest.raises(PurityError, match="next") as e:
+            t(next_in_fori)(0.)
+        assert e.value.location.lineno == next_in_fori.__code__.co_firstlineno + 1
+        with pytest.raises(PurityError, match="next"):
+            t(iterator_operand)(1.)
+        with pytest.raises(TypeError, match="range_iterator") as e:
+            t(iterator_xs)(0.)
+        assert e.value.location.lineno == iterator_xs.__code__.co_firstlineno + 2
+    iterator = iter(range(10))
+    assert next_in_fori(0) == 45                      # Python's own meaning, as a plain call
+    with pytest.raises(LaxTypeError, match="no leading axis"):
+        lax.scan(lambda c, a: (c + a, a), 0, iter(range(16)))
+
+
+def test_plain_call_errors_name_the_line():
+    with pytest.raises(LaxTypeError, match="equal types") as e:
+        lax.while_loop(lambda c: c < 3, lambda c: c + 1.5, np.int32(0))
+    assert e.value.location.filename == __file__
+    with pytest.raises(LaxValueError, match="Empty branch sequence"):
+        lax.switch(0, [])
+    with pytest.raises(LaxTypeError, match="Pred must be a scalar"):
+        lax.cond(np.array([True, False]), lambda: 1, lambda: 2)
+    with pytest.raises(LaxTypeError, match="slice_sizes must be less than or equal"):
+        lax.dynamic_slice(np.ones((3, 3)), (1, 1), (4, 2))
+    with pytest.raises(LaxValueError, match="Length of slice indices"):
+        lax.dynamic_slice(np.ones((3, 3)), (1,), (2, 2))
+
+
+# --- what runs can be read ------------------------------------------------------------------
+
+def test_source_is_the_python_it_means():
+    text = strop.source(jit(while_lax))
+    assert "while _c" in text and "# line" in text
+    assert f"# line {while_lax.__code__.co_firstlineno + 4}:" in text   # the body's line
+    assert "if " in strop.source(jit(cond_lax)) and "for i in range(" in strop.source(
+        jit(scan_lax))

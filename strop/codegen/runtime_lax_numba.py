@@ -154,10 +154,17 @@ def _kind(t):
 _WEAK = {"i": "iufc", "u": "iufc", "f": "fc", "c": "c", "b": "b"}
 
 
+def _maybe_weak(t):
+    """A number compiled code got from a Python number: Python's are 64-bit in Numba (a
+    32-bit one is a NumPy scalar, strongly typed)."""
+    return isinstance(t, (types.Integer, types.Float, types.Complex)) and t.bitwidth in (64, 128)
+
+
 @overload(rl.carry_matches)
 def _carry_matches(init, new):
-    """Compiled code cannot tell a Python number from a NumPy scalar, so a number matches as
-    a weakly typed one would; arrays match by kind (the widths agree once types unify)."""
+    """Compiled code cannot tell a Python number from a 64-bit NumPy scalar, so such a number
+    matches as a weakly typed one would; arrays and other numbers match by kind (their widths
+    agree once Numba unifies the carry's type)."""
     ki, kn = _kind(init), _kind(new)
     if ki is None or kn is None:
         return None
@@ -165,11 +172,8 @@ def _carry_matches(init, new):
     nn = new.ndim if isinstance(new, types.Array) else 0
     if ni != nn:
         return lambda init, new: False
-    scalar = not isinstance(init, types.Array) or not isinstance(new, types.Array)
-    if scalar:
-        ok = kn in _WEAK[ki] or ki in _WEAK[kn]
-    else:
-        ok = ki == kn
+    ok = ki == kn or _maybe_weak(init) and kn in _WEAK[ki] or _maybe_weak(new) and \
+        ki in _WEAK[kn]
     if not ok:
         return lambda init, new: False
     if ni == 0:
