@@ -396,3 +396,16 @@ def test_source_is_the_python_it_means():
     assert f"# line {while_lax.__code__.co_firstlineno + 4}:" in text   # the body's line
     assert "if " in strop.source(jit(cond_lax)) and "for i in range(" in strop.source(
         jit(scan_lax))
+
+
+XS_GLOBAL = (np.ones(3), np.ones(3))
+
+
+def global_pytree_xs(x):
+    return lax.scan(lambda c, v: (c + v[0] * v[1], c), x, XS_GLOBAL)
+
+
+def test_global_pytree_is_not_taken_for_an_array():
+    with pytest.raises(LaxTypeError, match="pass `XS_GLOBAL` as an argument"):
+        jit(global_pytree_xs)(0.)
+    assert global_pytree_xs(0.)[0] == 3.

@@ -150,12 +150,25 @@ class LaxLowering(LaxArrays, LaxTrees):
         after ``fn``'s parameter at ``position``, set to the initial value."""
         shape = self.static_shape(init)
         leaves = self.tree_leaves(init, shape)
+        self.check_leaves(leaves, "a carry")
         params = self.param_names(fn)
         base = params[position] if position < len(params) else default
         names = [self.namer.fresh(leaf_name(base, p)) for p in leaf_paths(shape)]
         for n, leaf in zip(names, leaves):
             self.emit(ir.assign(n, leaf))
         return shape, leaves, names
+
+    def check_leaves(self, leaves, what):
+        """A global or closure variable holding a tuple, list or dict is data whose structure
+        the code is not transformed for: say so rather than take it as one array."""
+        for leaf in leaves:
+            var = self.free.get(leaf.id) if isinstance(leaf, gast.Name) else None
+            if var is not None and isinstance(var.read(), (tuple, list, dict)):
+                raise self.lax_error(TypeError, f"{what} is the {type(var.read()).__name__} "
+                                                f"`{var.user_name}` read from outside the "
+                                                "function: strop follows the pytrees the "
+                                                "function builds or is given",
+                                     fix=f"pass `{var.user_name}` as an argument")
 
     def carry_in(self, shape, names):
         return self.tree_build(shape, iter([ir.name(n) for n in names]))
@@ -308,6 +321,7 @@ class LaxLowering(LaxArrays, LaxTrees):
         structure); returns the ys, stacked."""
         xshape = self.static_shape(xs)
         xleaves = self.tree_leaves(xs, xshape)
+        self.check_leaves(xleaves, "scan's xs")
         n = self.scan_length(xleaves, length)
         i = self.namer.fresh("i")
 
