@@ -6,7 +6,7 @@ of codegen/runtime_lax.py, one call per axis (they have their own rules: rules/l
     clamp(lo, x, hi)                 np.minimum(np.maximum(x, lo), hi)
     sort(x, d) / sort((k, v), d)     np.sort(x, d) / np.take_along_axis(v, np.argsort(k, d), d)
     broadcast(x, sizes)              np.broadcast_to(x, sizes + np.shape(x))
-    expand_dims(x, dims)             np.expand_dims(x, dims)
+    expand_dims(x, (0, 2))           np.expand_dims(np.expand_dims(x, 0), 2)
     stop_gradient(x)                 stop_gradient(leaf) for each leaf
     dynamic_slice(x, (i, j), (m, n)) slice_in_dim(slice_in_dim(x, i, m, 0, True), j, n, 1, True)
     dynamic_update_slice(x, u, (i,)) update_slice_in_dim(x, u, i, 0, True); several axes: the
@@ -58,8 +58,16 @@ class LaxArrays:
         return self.np_call("broadcast_to", [x, full])
 
     def lower_expand_dims(self, a, e, scope):
-        x = self.expr(a["array"], scope)
-        return self.np_call("expand_dims", [x, self.as_tuple(a["dimensions"], scope)])
+        """Dimensions written as non-negative constants: one axis at a time, in increasing
+        order (Numba's np.expand_dims takes one int)."""
+        x, dims = self.expr(a["array"], scope), a["dimensions"]
+        if isinstance(dims, (gast.Tuple, gast.List)) and all(
+                isinstance(d, gast.Constant) and type(d.value) is int and d.value >= 0
+                for d in dims.elts):
+            for d in sorted({d.value for d in dims.elts}):
+                x = self.np_call("expand_dims", [x, ir.const(d)])
+            return x
+        return self.np_call("expand_dims", [x, self.as_tuple(dims, scope)])
 
     def as_tuple(self, node, scope):
         if isinstance(node, (gast.Tuple, gast.List)):

@@ -99,6 +99,9 @@ class LaxLowering(LaxArrays, LaxTrees):
         e, scope = self.lax_site
         call = gast.copy_location(gast.Call(func=_marked(fn), args=[_marked(a) for a in args],
                                             keywords=[]), e)
+        # a parameter the function never rebinds names the operand itself: a copy made in
+        # one branch only would leave forward mode a tangent defined on one path
+        call.alias = True
         if isinstance(fn, gast.Name) and fn.id in self.functions:
             node, closure = self.functions[fn.id]
             result = self.inline_ast(node, closure, call, scope, None)
@@ -299,9 +302,12 @@ class LaxLowering(LaxArrays, LaxTrees):
             if rshape[0] not in ("tuple", "list") or len(rshape[1]) != 2:
                 raise self.lax_error(TypeError, f"scan body output must be a pair, got "
                                                 f"{_pair_text(rshape)}.")
-            (c, cshape), y = self.tree_children(result, rshape)
+            (c, cshape), (y, yshape) = self.tree_children(result, rshape)
+            # the outputs read before the carry is set: one may be the carry's variable
+            ys = [self.to_name(leaf, force=True) if isinstance(leaf, gast.Name) and
+                  leaf.id in names else leaf for leaf in self.tree_leaves(y, yshape)]
             self.carry_out("scan", shape, init_leaves, names, c, cshape)
-            return y
+            return self.tree_build(yshape, iter(ys)), yshape
         ys = self.scan_loop(step, shape, names, xs, length, reverse)
         carry = self.carry_in(shape, names)
         return gast.Tuple(elts=[self.to_name(v) if isinstance(v, (gast.Tuple, gast.List, gast.Dict))
