@@ -48,7 +48,7 @@ class LaxLowering(LaxArrays, LaxTrees):
         except TypeError as err:
             raise self.error(f"lax.{kind}: {err}", e, scope) from None
         self.lax_site = e, scope
-        result = getattr(self, "lower_" + kind)(_Args(bound.arguments), e, scope)
+        result = getattr(self, "lower_" + kind)(bound.arguments, e, scope)
         if into is None:
             return result
         return self.to_name(result, into) if not (isinstance(result, gast.Name)
@@ -382,7 +382,7 @@ class LaxLowering(LaxArrays, LaxTrees):
             size = self.to_name(ir.call("len", [leaf]))
             bad = self.to_name(gast.Compare(left=size, ops=[gast.NotEq()],
                                             comparators=[ir.clone(n)]))
-            self.raise_if(bad, ValueError, f"scan got `length` argument which disagrees with "
+            self.raise_if(bad, ValueError, "scan got `length` argument which disagrees with "
                           "leading axis sizes" if length is not None else rl.SCAN_LENGTHS)
         return n
 
@@ -396,10 +396,6 @@ class LaxLowering(LaxArrays, LaxTrees):
         if self.is_ref(atom):
             return self.ref_object(atom)
         raise self.lax_error(TypeError, f"{what} must be known when transforming (a constant)")
-
-
-class _Args(dict):
-    """The bound arguments of a lax call by parameter name; ``*operands`` a tuple."""
 
 
 def _marked(atom):
