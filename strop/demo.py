@@ -4,7 +4,7 @@ import time
 import numpy as np
 
 import strop
-from strop import grad, random, value_and_grad
+from strop import grad, lax, random, value_and_grad
 
 
 def f(x):
@@ -39,6 +39,13 @@ def pendulum(theta, damping):
         omega = omega - 0.001 * (np.sin(theta) + damping * omega)
         theta = theta + 0.001 * omega
     return 0.5 * omega ** 2 + (1 - np.cos(theta))
+
+
+def lax_newton(a):   # newton_sqrt as JAX code: lax.while_loop over a (value, steps) carry
+    def step(c):
+        x, k = c
+        return 0.5 * (x + a / x), k + 1
+    return lax.while_loop(lambda c: abs(c[0] * c[0] - a) > 1e-6 * a, step, (a, 0))[0]
 
 
 def section(title):
@@ -112,6 +119,13 @@ def run():
     print(f"jit(vmap(newton_sqrt)) on 200,000 inputs: {1e3 * (t1 - t0):.1f} ms on "
           f"{fused.last_backend}; max |x*x - a| / a = {np.max(np.abs(roots ** 2 - many) / many):.1e}")
     print(strop.source(fused))
+
+    section("strop.lax: JAX's control flow, rewritten into the Python it means")
+    print("lax.fori_loop(0, 10, lambda i, acc: acc + i, 0) =",
+          lax.fori_loop(0, 10, lambda i, acc: acc + i, 0))
+    print("grad through lax.while_loop (JAX cannot):", grad(lax_newton)(2.),
+          "  vmap:", strop.vmap(lax_newton)(np.array([2.0, 9.0])))
+    print(strop.source(strop.jit(lax_newton)))
 
     section("a transform never silently changes behaviour")
 

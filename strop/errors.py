@@ -65,6 +65,15 @@ class ImmutableUpdateError(StropError, TypeError):
     """An in-place update of an argument, a global or a closure object."""
 
 
+class LaxTypeError(StropError, TypeError):
+    """strop.lax given functions or values whose types do not fit together (JAX's TypeError):
+    branches returning different structures, a carry that changes structure, ..."""
+
+
+class LaxValueError(StropError, ValueError):
+    """strop.lax given values JAX rejects with a ValueError (xs of different lengths, ...)."""
+
+
 class StropWarning(UserWarning):
     def __init__(self, message, location=None, fix=None):
         self.location = location

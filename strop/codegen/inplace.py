@@ -10,6 +10,7 @@ import gast
 import numpy as np
 
 from .. import runtime
+from ..transformer.ir import names_in
 
 INPLACE = {runtime.at_set: "at_set_inplace", runtime.at_add: "at_add_inplace",
            runtime.at_multiply: "at_multiply_inplace", runtime.at_min: "at_min_inplace",
@@ -88,6 +89,7 @@ def make_inplace(node, refs, donated=()):
             safe.add(id(n.value))
         if isinstance(n, gast.Return) and isinstance(n.value, gast.Name):
             safe.add(id(n.value))
+    safe |= _moves(node.body)
     for n in gast.walk(node):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in safe:
             candidates.discard(n.id)
@@ -102,3 +104,15 @@ def make_inplace(node, refs, donated=()):
                                      type_comment=None)
             done.add(t)
     return done
+
+
+def _moves(body):
+    """The reads of ``a`` in ``b = a`` statements of the function's top level that are the
+    last mention of ``a``: the array moves to ``b`` (strop.lax.scan's ys, filled in place in
+    the loop, then given the user's name), so updating ``a`` in place before is safe."""
+    last = {}
+    for i, s in enumerate(body):
+        for n in names_in(s):
+            last[n] = i
+    return {id(s.value) for i, s in enumerate(body) if isinstance(s, gast.Assign)
+            and isinstance(s.value, gast.Name) and last.get(s.value.id) == i}

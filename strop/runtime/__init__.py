@@ -6,7 +6,7 @@ numba/ holds the Numba implementations of the same helpers, by family; codegen/c
 it when it first compiles (``import strop`` does not import Numba).
 """
 from . import (arithmetic, base, batching, containers, forward, indexing, iteration, jacobians,
-               linalg, numeric, products, reductions, shape, wide)
+               lax, linalg, numeric, products, reductions, shape, wide)
 from .arithmetic import *  # noqa: F401,F403
 from .base import *  # noqa: F401,F403
 from .batching import *  # noqa: F401,F403
@@ -15,6 +15,7 @@ from .forward import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .iteration import *  # noqa: F401,F403
 from .jacobians import *  # noqa: F401,F403
+from .lax import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .numeric import *  # noqa: F401,F403
 from .products import *  # noqa: F401,F403
@@ -23,6 +24,6 @@ from .shape import *  # noqa: F401,F403
 from .wide import *  # noqa: F401,F403
 
 FAMILIES = (base, arithmetic, containers, indexing, reductions, shape, products, linalg, numeric,
-            batching, iteration, forward, jacobians, wide)
+            batching, iteration, forward, jacobians, wide, lax)
 
 __all__ = [n for family in FAMILIES for n in family.__all__]

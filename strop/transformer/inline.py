@@ -113,6 +113,10 @@ class Inliner:
             if isinstance(value, gast.Name) and (value.id in self.refs
                                                  or value.id in self.functions):
                 callee.names[p] = value.id   # a function passed in: call it directly
+            elif isinstance(value, gast.Name) and getattr(e, "alias", False) and not any(
+                    isinstance(n, gast.Name) and n.id == p and isinstance(n.ctx, gast.Store)
+                    for n in gast.walk(node)):
+                callee.names[p] = value.id   # strop.lax's operand itself (lax_lower.py)
             else:
                 self.emit(ir.assign(callee.names[p], value))
         saved = getattr(self, "inline_result", None), self.loc

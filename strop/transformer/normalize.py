@@ -18,6 +18,7 @@ from ..errors import TransformError
 from . import ir
 from .controlflow import ITERABLE, canonicalize
 from .inline import Inliner, Scope
+from .lax_lower import LaxLowering
 from .parse import BUILTIN, CLOSURE, UNDEFINED
 from .normalize_calls import Calls, is_local
 from .normalize_exprs import UNSUPPORTED, Expressions, _index_value
@@ -30,7 +31,7 @@ INPLACE_NUMPY = {np.add.at: "at_add", np.multiply.at: "at_multiply", np.maximum.
                  np.copyto: "copyto"}
 
 
-class Normalizer(Expressions, Calls, Inliner, Spreader, Operands):
+class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands):
     """One function normalized: the entry, names and statements are here; expressions
     (normalize_exprs), calls (normalize_calls), inlining (inline), spread arguments (spread)
     and sequence operands (operands) are mixins."""
@@ -261,7 +262,8 @@ class Normalizer(Expressions, Calls, Inliner, Spreader, Operands):
                 return
             seq = value if isinstance(value, gast.Name) else self.to_name(value)
             for i, elt in enumerate(target.elts):
-                item = ir.subscript(ir.clone(seq), ir.const(i))
+                item = self.known_item(seq, ir.const(i)) or ir.subscript(ir.clone(seq),
+                                                                         ir.const(i))
                 self.assign(elt, item if isinstance(elt, gast.Name) else self.to_name(item), scope)
         elif isinstance(target, gast.Subscript):
             base = self.expr(_as_load(target.value), scope)

@@ -104,6 +104,8 @@ class Calls:
         callee = self.expr(func, scope)
         obj = self.ref_object(callee) if self.is_ref(callee) or isinstance(callee, gast.Name) \
             else None
+        if getattr(obj, "__strop_lax__", None):   # strop.lax: the Python it means
+            return self.lax_call(obj, e, scope, into)
         if obj is dict and not e.args:
             return self.to_name(gast.Dict(keys=[ir.const(k.arg) for k in e.keywords],
                                           values=[self.expr(k.value, scope) for k in e.keywords]),

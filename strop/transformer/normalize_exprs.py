@@ -125,8 +125,11 @@ class Expressions:
             if any(trick is t for t in INDEX_TRICKS):
                 return self.index_trick(trick, e, scope, into)
             base = self.to_name(base)   # f(x)[1], f inlined: a display
-            return self.to_name(gast.Subscript(value=base, slice=self.index(e.slice, scope),
-                                               ctx=gast.Load()), into)
+            index = self.index(e.slice, scope)
+            item = self.known_item(base, index)   # c[0] with c = (a, b): a (lax_trees.py)
+            if item is not None:
+                return self.to_name(item, into) if into else item
+            return self.to_name(gast.Subscript(value=base, slice=index, ctx=gast.Load()), into)
         if kind is gast.Call:
             return self.call(e, scope, into)
         if kind in (gast.ListComp, gast.GeneratorExp, gast.DictComp):

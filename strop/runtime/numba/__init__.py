@@ -24,4 +24,4 @@ from . import forward, jacobians  # noqa: E402
 
 compile_the_rest((rt.forward, rt.jacobians), forward.IMPLEMENTED | jacobians.IMPLEMENTED)
 
-from . import numeric, wide  # noqa: E402,F401
+from . import lax, numeric, wide  # noqa: E402,F401

@@ -57,6 +57,10 @@ CONSTRUCTORS = {np.zeros, np.ones, np.empty, np.full, np.eye, np.identity, np.ar
 # --- helpers whose result depends only on the shapes of their arguments: one lane's ---
 SHAPE_ONLY = {runtime.dot_axes}
 
+# --- functions with a lane-aware version, called with the arguments and then one flag per
+# argument saying whether it is batched (strop.lax's dynamic slices: rules/lax.py) ---
+LANES = {}
+
 # --- attributes of a batched array that describe one lane ---
 LANE_ATTRS = {"shape": "{x}.shape[1:]", "ndim": "{x}.ndim - 1", "size": "{x}[0].size"}
 

@@ -2,9 +2,20 @@
 import numpy as np
 
 from ... import runtime
+from ...runtime import lax as runtime_lax
 from .table import RULES, rule_name
 
 
+
+LAX = """## strop.lax
+
+`cond`, `switch`, `while_loop`, `fori_loop`, `scan`, `map`, `select`, `clamp`, `sort`,
+`broadcast`, `expand_dims` are rewritten into the Python control flow and NumPy they mean
+before any transform runs: their derivatives are those of that code, in both modes, through
+`while_loop` and `fori_loop` with bounds computed from arguments too.  `stop_gradient` has
+a zero derivative; `dynamic_slice`, `dynamic_update_slice` and their `_in_dim`/`_index_`
+forms become one-axis helpers with derivative rules of their own.
+"""
 
 CONVENTIONS = """## Conventions where the derivative is a choice
 
@@ -35,7 +46,8 @@ def markdown():
         if isinstance(key, tuple):
             other.append(f"`{'x.' + key[1] + ('()' if key[0] == 'method' else '')}`")
             continue
-        if getattr(runtime, getattr(key, "__name__", ""), None) is key:
+        if any(getattr(m, getattr(key, "__name__", ""), None) is key
+               for m in (runtime, runtime_lax)):
             continue   # helpers of generated code, not user-facing
         name = rule_name(key)
         if not (name.startswith("np.") or isinstance(key, np.ufunc)):
@@ -51,5 +63,5 @@ def markdown():
              f"## NumPy functions whose output carries no derivative ({len(nondiff)})", "",
              ", ".join(sorted(set(nondiff))), "",
              "## Python builtins, array methods and attributes", "",
-             ", ".join(sorted(set(other))), "", CONVENTIONS]
+             ", ".join(sorted(set(other))), "", LAX, CONVENTIONS]
     return "\n".join(lines)

@@ -1,0 +1,16 @@
+"""strop.lax: JAX's structured control flow and the lax functions ported code uses with it,
+with JAX's signatures and semantics.  Called on values they run as the Python they mean;
+inside a transformed function they are rewritten into that Python (an ``if``, a ``while``, a
+``for`` that stacks its outputs) before grad, jvp, vmap or jit see the code
+(transformer/lax_lower.py), so every transform handles them as it handles the user's own
+control flow."""
+from .arrays import broadcast, clamp, expand_dims, select, sort, stop_gradient
+from .control import cond, fori_loop, map, scan, switch, while_loop  # noqa: A004
+from .slicing import (dynamic_index_in_dim, dynamic_slice, dynamic_slice_in_dim,
+                      dynamic_update_index_in_dim, dynamic_update_slice,
+                      dynamic_update_slice_in_dim)
+
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "stop_gradient",
+           "select", "clamp", "sort", "broadcast", "expand_dims", "dynamic_slice",
+           "dynamic_update_slice", "dynamic_slice_in_dim", "dynamic_update_slice_in_dim",
+           "dynamic_index_in_dim", "dynamic_update_index_in_dim"]

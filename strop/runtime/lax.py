@@ -1,0 +1,174 @@
+"""Helpers that the lowering of ``strop.lax`` puts in generated code (and that strop.lax's own
+functions call): a dynamic slice and a dynamic update along one axis, with JAX's index rules;
+``stop_gradient``; the test that a loop's carry keeps its type.  Plain NumPy: their Numba
+versions are in numba/lax.py, their rules in transformer/rules/lax.py.
+(In the strop/runtime/ layout this is runtime/lax.py.)
+
+``dynamic_slice`` and ``dynamic_update_slice`` over several axes are these two, one axis at a
+time (transformer/lax_lower.py), so that each rule has one start index to deal with.
+"""
+import numpy as np
+
+__all__ = ["slice_in_dim", "update_slice_in_dim", "stop_gradient", "carry_matches",
+           "start_in_dim"]
+
+# the lane-by-lane versions vmap calls (batching table: transformer/rules/lax.py)
+LANES = ["slice_in_dim_lanes", "update_slice_in_dim_lanes"]
+
+
+def start_in_dim(start, dim, size, negative=True):
+    """JAX's rule for a dynamic start index: a negative one counts from the end (when
+    ``negative``: allow_negative_indices), then it is clamped so that ``size`` elements fit:
+    into [0, dim - size]."""
+    start = int(start)
+    if negative and start < 0:
+        start += dim
+    return min(max(start, 0), dim - size)
+
+
+def _check_size(shape, axis, size, what):
+    if not -len(shape) <= axis < len(shape):
+        raise ValueError(f"{what}: axis {axis} is out of bounds for an operand of shape "
+                         f"{tuple(shape)}")
+    if not 0 <= size <= shape[axis]:
+        raise TypeError(f"{what}: the slice size {size} along axis {axis} must be in [0, "
+                        f"{shape[axis]}] (the operand's shape is {tuple(shape)})")
+
+
+def _at(axis, ndim, index):
+    return (slice(None),) * (axis % ndim) + (index,)
+
+
+def slice_in_dim(operand, start, size, axis, negative):
+    """``operand[..., s:s + size, ...]`` along ``axis``, ``s`` the start as JAX clamps it; a
+    new array, as in JAX (never a view of the operand)."""
+    x = np.asarray(operand)
+    _check_size(x.shape, axis, size, "dynamic_slice")
+    s = start_in_dim(start, x.shape[axis], size, negative)
+    return x[_at(axis, x.ndim, slice(s, s + size))].copy()
+
+
+def update_slice_in_dim(operand, update, start, axis, negative):
+    """A copy of ``operand`` with ``update`` written at the (clamped) start along ``axis``;
+    the other axes of ``update`` are the operand's."""
+    x, u = np.asarray(operand), np.asarray(update)
+    if u.ndim != x.ndim:
+        raise TypeError(f"dynamic_update_slice update must have the same rank as operand, "
+                        f"got update shape {u.shape} for operand shape {x.shape}")
+    _check_size(x.shape, axis, u.shape[axis], "dynamic_update_slice")
+    s = start_in_dim(start, x.shape[axis], u.shape[axis], negative)
+    out = x.copy()
+    out[_at(axis, x.ndim, slice(s, s + u.shape[axis]))] = u
+    return out
+
+
+def stop_gradient(x):
+    """``x`` itself; its derivative is zero (the rule table says so)."""
+    return x
+
+
+# --- the carry of a loop keeps its type (JAX checks it when tracing) ------------------------
+
+_WEAK_KINDS = {int: "iufc", float: "fc", complex: "c"}   # kinds a Python number can become
+
+
+def carry_matches(init, new):
+    """Whether ``new`` (what a loop body returned) has the type of ``init`` (the carry it was
+    given) as JAX's check sees it: the same shape, and the same dtype, 64-bit ones taken as
+    32-bit unless enable_x64; a Python number is weakly typed: it may become an array of a
+    kind that holds it (0 becomes a float, 0. does not become an int), and a Python number
+    returned matches an array of a kind that holds it."""
+    if np.shape(init) != np.shape(new):
+        return False
+    for weak, other in ((init, new), (new, init)):
+        kinds = _WEAK_KINDS.get(type(weak))
+        if kinds is not None:
+            return np.result_type(other).kind in kinds or type(other) in _WEAK_KINDS
+    return canonical_dtype(np.result_type(init)) == canonical_dtype(np.result_type(new))
+
+
+def canonical_dtype(dtype):
+    from ..config import config
+    if dtype.itemsize == 8 and dtype.kind in "iuf" and not config.read("enable_x64"):
+        return np.dtype(f"{dtype.kind}4")
+    if dtype.kind == "c" and dtype.itemsize == 16 and not config.read("enable_x64"):
+        return np.dtype(np.complex64)
+    return dtype
+
+
+# --- vmap: a batch of lanes on the leading axis; ``*_b``: which arguments are batched ------
+
+def slice_in_dim_lanes(operand, start, size, axis, negative, operand_b, start_b, size_b, axis_b,
+                       negative_b):
+    """slice_in_dim in each lane: one call on the lane axis's neighbour when every lane starts
+    at the same place, else lane by lane (a gather)."""
+    _same_in_lanes(size_b or axis_b or negative_b, "dynamic_slice")
+    if not start_b:
+        return slice_in_dim(operand, start, size, _lane_axis(axis), negative)
+    return np.stack([slice_in_dim(operand[k] if operand_b else operand, start[k], size, axis,
+                                  negative) for k in range(len(start))])
+
+
+def update_slice_in_dim_lanes(operand, update, start, axis, negative, operand_b, update_b,
+                              start_b, axis_b, negative_b):
+    """update_slice_in_dim in each lane."""
+    _same_in_lanes(axis_b or negative_b, "dynamic_update_slice")
+    n = len(start) if start_b else len(operand) if operand_b else len(update)
+    lanes = [operand_b, update_b]
+    x, u = [v if b else np.broadcast_to(v, (n,) + np.shape(v))
+            for v, b in zip((operand, update), lanes)]
+    if not start_b:
+        return update_slice_in_dim(x, u, start, _lane_axis(axis), negative)
+    return np.stack([update_slice_in_dim(x[k], u[k], start[k], axis, negative)
+                     for k in range(n)])
+
+
+def _lane_axis(axis):
+    return axis + 1 if axis >= 0 else axis
+
+
+def _same_in_lanes(batched, what):
+    if batched:
+        raise ValueError(f"{what}: the slice size and axis must be the same in every lane of "
+                         f"vmap (they fix the result's shape)")
+
+
+# --- messages, as JAX words them (strop.lax's own checks and the lowering's share them) ----
+
+REVISE_STRUCTURE = "Revise the function so that the carry output has the same pytree " \
+                   "structure as the carry input."
+REVISE_TYPES = "Revise the function so that all output types match the corresponding input " \
+               "types."
+
+
+def type_text(x):
+    """``float32[2]``: a value's type as JAX prints it (64-bit as 32-bit unless enable_x64)."""
+    return f"{canonical_dtype(np.result_type(x)).name}[{','.join(map(str, np.shape(x)))}]"
+
+
+def carry_structure_message(what, given, returned):
+    return (f"{what} body function carry input and carry output must have the same pytree "
+            f"structure, but they differ:\nThe input carry is {given} but the carry output is "
+            f"{returned}.\n{REVISE_STRUCTURE}")
+
+
+def carry_type_message(what, where, init=None, new=None):
+    """``where``: "carry", or "carry component [1]"; with the values (strop.lax's own
+    check), or without (generated code's constant)."""
+    if init is None:
+        detail = f"The input {where} and the corresponding output differ in dtype or shape."
+    else:
+        part = "shapes" if np.shape(init) != np.shape(new) else "dtypes"
+        detail = (f"The input {where} has type {type_text(init)} but the corresponding output "
+                  f"has type {type_text(new)}, so the {part} do not match.")
+    return (f"{what} body function carry input and carry output must have equal types, but "
+            f"they differ:\n{detail}\n{REVISE_TYPES}")
+
+
+def branch_structure_message(what, first, other, index):
+    return (f"{what} branch outputs must have the same pytree structure, but they differ: "
+            f"branch 0 returns {first} but branch {index} returns {other}.\nRevise the "
+            f"branches so that they have the same pytree structure.")
+
+
+SCAN_LENGTHS = "scan got values with different leading axis sizes"

@@ -1,0 +1,181 @@
+"""Numba implementations of the strop.lax helpers (runtime/lax.py), chosen by argument types
+at compile time; the axis of a slice may be known only when the code runs, so each
+implementation has one branch per axis of the operand's rank.
+(In the strop/runtime/ layout this is runtime/numba/lax.py.)"""
+import numpy as np
+from numba import types
+from numba.extending import overload, register_jitable
+
+from ...runtime import lax as rl
+
+register_jitable(rl.stop_gradient)
+register_jitable(rl.start_in_dim)
+
+
+def _exec(text, **names):
+    """An implementation written out for a rank; its globals name this module, so that
+    compiled code calling it can be saved and linked again (codegen/native.py)."""
+    space = {"__name__": __name__, "np": np, "rl": rl, **names}
+    exec(text, space)
+    return space["impl"]
+
+
+def _index(axis, ndim, part):
+    """The index text ``[:, :, part]`` for ``axis`` (non-negative)."""
+    return "[" + ", ".join([":"] * axis + [part]) + "]"
+
+
+def _axis_branches(ndim, body):
+    """``if a == 0: body(0) elif a == 1: ...``, the last branch unconditional."""
+    lines = []
+    for a in range(ndim):
+        test = "if" if a == 0 else "elif"
+        lines.append(f"    {test} a == {a}:\n        {body(a)}")
+    return "\n".join(lines) + "\n"
+
+
+_AXIS = ("    a = axis + {n} if axis < 0 else axis\n"
+         "    if a < 0 or a >= {n}:\n"
+         "        raise ValueError('{what}: the axis is out of bounds for the operand')\n")
+_SIZE = ("    if {size} < 0 or {size} > operand.shape[a]:\n"
+         "        raise TypeError('{what}: the slice size must be in [0, the operand\\'s "
+         "size along the axis]')\n"
+         "    s = rl.start_in_dim(start, operand.shape[a], {size}, negative)\n")
+
+
+@overload(rl.slice_in_dim)
+def _slice_in_dim(operand, start, size, axis, negative):
+    if not isinstance(operand, types.Array) or operand.ndim == 0:
+        return None
+    n = operand.ndim
+    text = ("def impl(operand, start, size, axis, negative):\n"
+            + _AXIS.format(n=n, what="dynamic_slice")
+            + _SIZE.format(size="size", what="dynamic_slice")
+            + _axis_branches(n, lambda a: f"return operand{_index(a, n, 's:s + size')}.copy()")
+            + "    raise ValueError('dynamic_slice: no such axis')\n")
+    return _exec(text)
+
+
+@overload(rl.update_slice_in_dim)
+def _update_slice_in_dim(operand, update, start, axis, negative):
+    if not isinstance(operand, types.Array) or operand.ndim == 0:
+        return None
+    n = operand.ndim
+    if not isinstance(update, types.Array) or update.ndim != n:
+        def impl(operand, update, start, axis, negative):
+            raise TypeError("dynamic_update_slice update must have the same rank as operand")
+        return impl
+    text = ("def impl(operand, update, start, axis, negative):\n"
+            + _AXIS.format(n=n, what="dynamic_update_slice")
+            + "    u = update.shape[a]\n"
+            + _SIZE.format(size="u", what="dynamic_update_slice")
+            + "    out = operand.copy()\n"
+            + _axis_branches(n, lambda a: f"out{_index(a, n, 's:s + u')} = update")
+            + "    return out\n")
+    return _exec(text)
+
+
+def _flag(t):
+    if isinstance(t, types.BooleanLiteral):
+        return t.literal_value
+    if isinstance(t, types.Omitted):
+        return bool(t.value)
+    raise TypeError("the batched flags of a lanes helper must be constants")
+
+
+@overload(rl.slice_in_dim_lanes, prefer_literal=True)
+def _slice_in_dim_lanes(operand, start, size, axis, negative, operand_b, start_b, size_b,
+                        axis_b, negative_b):
+    ob, sb = _flag(operand_b), _flag(start_b)
+    if _flag(size_b) or _flag(axis_b) or _flag(negative_b):
+        return None   # the Python version says why
+    args = "operand, start, size, axis, negative, operand_b, start_b, size_b, axis_b, negative_b"
+    if not sb:
+        text = (f"def impl({args}):\n"
+                "    return rl.slice_in_dim(operand, start, size, axis + 1 if axis >= 0 else "
+                "axis, negative)\n")
+        return _exec(text)
+    lane = "operand[k]" if ob else "operand"
+    text = (f"def impl({args}):\n"
+            "    n = len(start)\n"
+            "    k = 0\n"
+            f"    first = rl.slice_in_dim({lane}, start[0], size, axis, negative)\n"
+            "    out = np.empty((n,) + first.shape, first.dtype)\n"
+            "    for k in range(n):\n"
+            f"        out[k] = rl.slice_in_dim({lane}, start[k], size, axis, negative)\n"
+            "    return out\n")
+    return _exec(text)
+
+
+@overload(rl.update_slice_in_dim_lanes, prefer_literal=True)
+def _update_slice_in_dim_lanes(operand, update, start, axis, negative, operand_b, update_b,
+                               start_b, axis_b, negative_b):
+    ob, ub, sb = _flag(operand_b), _flag(update_b), _flag(start_b)
+    if _flag(axis_b) or _flag(negative_b):
+        return None
+    args = ("operand, update, start, axis, negative, operand_b, update_b, start_b, axis_b, "
+            "negative_b")
+    n = "len(start)" if sb else "len(operand)" if ob else "len(update)"
+    x = "operand" if ob else "np.broadcast_to(operand, (n,) + np.shape(operand))"
+    u = "update" if ub else "np.broadcast_to(update, (n,) + np.shape(update))"
+    if not sb:
+        text = (f"def impl({args}):\n"
+                f"    n = {n}\n"
+                f"    return rl.update_slice_in_dim({x}, {u}, start, axis + 1 if axis >= 0 "
+                "else axis, negative)\n")
+        return _exec(text)
+    xl = "operand[k]" if ob else "operand"
+    ul = "update[k]" if ub else "update"
+    text = (f"def impl({args}):\n"
+            f"    n = {n}\n"
+            "    k = 0\n"
+            f"    first = rl.update_slice_in_dim({xl}, {ul}, start[0], axis, negative)\n"
+            "    out = np.empty((n,) + first.shape, first.dtype)\n"
+            "    for k in range(n):\n"
+            f"        out[k] = rl.update_slice_in_dim({xl}, {ul}, start[k], axis, negative)\n"
+            "    return out\n")
+    return _exec(text)
+
+
+def _kind(t):
+    dtype = t.dtype if isinstance(t, types.Array) else t
+    if isinstance(dtype, types.Boolean):
+        return "b"
+    if isinstance(dtype, types.Integer):
+        return "i" if dtype.signed else "u"
+    if isinstance(dtype, types.Float):
+        return "f"
+    if isinstance(dtype, types.Complex):
+        return "c"
+    return None
+
+
+# a number here may have been a Python number (weakly typed): which kinds it may become
+_WEAK = {"i": "iufc", "u": "iufc", "f": "fc", "c": "c", "b": "b"}
+
+
+def _maybe_weak(t):
+    """A number compiled code got from a Python number: Python's are 64-bit in Numba (a
+    32-bit one is a NumPy scalar, strongly typed)."""
+    return isinstance(t, (types.Integer, types.Float, types.Complex)) and t.bitwidth in (64, 128)
+
+
+@overload(rl.carry_matches)
+def _carry_matches(init, new):
+    """Compiled code cannot tell a Python number from a 64-bit NumPy scalar, so such a number
+    matches as a weakly typed one would; arrays and other numbers match by kind (their widths
+    agree once Numba unifies the carry's type)."""
+    ki, kn = _kind(init), _kind(new)
+    if ki is None or kn is None:
+        return None
+    ni = init.ndim if isinstance(init, types.Array) else 0
+    nn = new.ndim if isinstance(new, types.Array) else 0
+    if ni != nn:
+        return lambda init, new: False
+    ok = ki == kn or _maybe_weak(init) and kn in _WEAK[ki] or _maybe_weak(new) and \
+        ki in _WEAK[kn]
+    if not ok:
+        return lambda init, new: False
+    if ni == 0:
+        return lambda init, new: True
+    return lambda init, new: init.shape == new.shape

@@ -1,0 +1,210 @@
+"""The pytrees the lowering of strop.lax knows when transforming (part of the normalizer): the
+structure of a value built as a display (tuples, lists, dicts with string keys, ``None``),
+followed through names and constant subscripts, or held by a bound constant; anything else
+is a leaf.  A carry is then one variable per leaf, which every transform and Numba handle as
+plain numbers and arrays.
+
+A structure is a tuple: ``LEAF``, ``NONE``, ``("tuple", children)``, ``("list", children)`` or
+``("dict", keys, children)``; a dict's leaves come in the order of its sorted keys, as JAX
+flattens it, and a dict is rebuilt in that order.
+"""
+import re
+
+import gast
+
+from . import analysis, ir
+
+LEAF, NONE = ("leaf",), ("none",)
+_KEY = "lax-tree"   # displays[(_KEY, name)]: the structure a name holds (beside spread.py's)
+_ITEMS = "items"    # displays[(_ITEMS, name)]: its elements' atoms, with the names' versions
+
+
+class LaxTrees:
+    """Mixed into the Normalizer, before Spreader (whose ``note`` it extends)."""
+
+    def note(self, node):
+        super().note(node)
+        versions = self.__dict__.setdefault("versions", {})
+        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
+            target, value = node.targets[0].id, node.value
+            items = _items(value, versions) if not isinstance(value, gast.Name) else \
+                self.displays.get((_ITEMS, value.id))   # versions before the target's
+            versions[target] = versions.get(target, 0) + 1
+            shape = self.static_shape(value)
+            for key, known in (((_KEY, target), shape != LEAF and shape),
+                               ((_ITEMS, target), items)):
+                if known:
+                    self.displays[key] = known
+                else:
+                    self.displays.pop(key, None)
+        elif isinstance(node, (gast.If, gast.While, gast.For)):
+            for n in analysis.writes(node):
+                versions[n] = versions.get(n, 0) + 1
+                self.displays.pop((_KEY, n), None)
+                self.displays.pop((_ITEMS, n), None)
+
+    def known_item(self, base, index):
+        """The atom ``base[index]`` holds, when ``base`` holds a display (``c = (a, b)``),
+        ``index`` is a constant and the element's name was not rebound since: ``c[0]`` is
+        ``a``.  Reading the element itself keeps derivative code free of the container (a
+        tuple or dict carried through a loop would otherwise be taped and indexed)."""
+        if not (isinstance(base, gast.Name) and isinstance(index, gast.Constant)):
+            return None
+        items = self.displays.get((_ITEMS, base.id))
+        try:
+            atom, version = items[index.value] if items is not None else (None, None)
+        except (KeyError, IndexError, TypeError):
+            return None
+        if isinstance(atom, gast.Name) and self.versions.get(atom.id, 0) != version:
+            return None
+        return ir.clone(atom) if atom is not None else None
+
+    def static_shape(self, value):
+        """The structure of a value of normalized code (nothing is emitted)."""
+        if isinstance(value, (gast.Tuple, gast.List)):
+            kind = "tuple" if isinstance(value, gast.Tuple) else "list"
+            return kind, tuple(self.static_shape(e) for e in value.elts)
+        if isinstance(value, gast.Dict) and value.keys and all(
+                isinstance(k, gast.Constant) and isinstance(k.value, str) for k in value.keys):
+            return _dict([k.value for k in value.keys],
+                         [self.static_shape(v) for v in value.values])
+        if isinstance(value, gast.Constant) and value.value is None:
+            return NONE
+        if isinstance(value, gast.Name):
+            if (_KEY, value.id) in self.displays:
+                return self.displays[(_KEY, value.id)]
+            if value.id in self.refs:
+                return _object_shape(self.refs[value.id])
+            return LEAF
+        if isinstance(value, gast.Subscript) and isinstance(value.slice, gast.Constant):
+            base = self.static_shape(value.value)
+            return _child(base, value.slice.value)
+        return LEAF
+
+    def tree_children(self, atom, shape):
+        """(atom, structure) of each child of a container, in flattening order."""
+        if shape[0] == "dict":
+            keys, children = shape[1], shape[2]
+            if isinstance(atom, gast.Dict):
+                by_key = {k.value: v for k, v in zip(atom.keys, atom.values)}
+                return [(by_key[k], c) for k, c in zip(keys, children)]
+            return [(self.item(atom, k), c) for k, c in zip(keys, children)]
+        if isinstance(atom, (gast.Tuple, gast.List)):
+            return list(zip(atom.elts, shape[1]))
+        return [(self.item(atom, i), c) for i, c in enumerate(shape[1])]
+
+    def item(self, atom, key):
+        """The atom of ``atom[key]``: the element itself where known, else a subscript."""
+        index = ir.const(key)
+        return self.known_item(atom, index) or self.to_name(ir.subscript(ir.clone(atom), index))
+
+    def tree_leaves(self, atom, shape):
+        """The atoms of the leaves of ``atom`` (of structure ``shape``), in flattening order;
+        subscripts are emitted where the value is not a display written here."""
+        if shape == LEAF:
+            return [atom]
+        if shape == NONE:
+            return []
+        return [leaf for child, s in self.tree_children(atom, shape)
+                for leaf in self.tree_leaves(child, s)]
+
+    def tree_build(self, shape, leaves, top=True):
+        """The value of structure ``shape`` with the atoms ``leaves`` (an iterator): a display
+        (nested ones get a name, as the normalizer gives them)."""
+        if shape == LEAF:
+            return next(leaves)
+        if shape == NONE:
+            return ir.const(None)
+        if shape[0] == "dict":
+            values = [self.tree_build(c, leaves, False) for c in shape[2]]
+            node = gast.Dict(keys=[ir.const(k) for k in shape[1]], values=values)
+        else:
+            cls = gast.Tuple if shape[0] == "tuple" else gast.List
+            node = cls(elts=[self.tree_build(c, leaves, False) for c in shape[1]],
+                       ctx=gast.Load())
+        return node if top else self.to_name(node)
+
+
+def _items(value, versions):
+    """(atom, version of its name) of each element of a display, by index or key."""
+    def entry(atom):
+        return atom, versions.get(atom.id, 0) if isinstance(atom, gast.Name) else None
+    if isinstance(value, (gast.Tuple, gast.List)):
+        return [entry(e) for e in value.elts]
+    if isinstance(value, gast.Dict) and all(isinstance(k, gast.Constant) for k in value.keys):
+        return {k.value: entry(v) for k, v in zip(value.keys, value.values)}
+    return None
+
+
+def forget(displays, names):
+    """``displays`` without what it says of ``names``, or of displays holding them."""
+    def holds(value):
+        items = value.values() if isinstance(value, dict) else value
+        return any(isinstance(a, gast.Name) and a.id in names for a, _ in items)
+    return {k: v for k, v in displays.items() if not (
+        (k[1] if isinstance(k, tuple) else k) in names
+        or isinstance(k, tuple) and k[0] == _ITEMS and holds(v))}
+
+
+def same_structure(a, b):
+    return a == b   # dict keys are kept sorted, so equal structures are equal tuples
+
+
+def leaf_count(shape):
+    return len(leaf_paths(shape))
+
+
+def leaf_paths(shape, path=()):
+    """The key path of each leaf, in flattening order."""
+    if shape == LEAF:
+        return [path]
+    if shape == NONE:
+        return []
+    keys = shape[1] if shape[0] == "dict" else range(len(shape[1]))
+    children = shape[2] if shape[0] == "dict" else shape[1]
+    return [p for k, c in zip(keys, children) for p in leaf_paths(c, path + (k,))]
+
+
+def leaf_name(base, path):
+    """``base`` with the path of a leaf: ``carry_0``, ``params_w``."""
+    return "_".join([base] + [re.sub(r"\W", "_", str(k)) for k in path])
+
+
+def text(shape):
+    """The structure as JAX prints a tree: ``(*, [*, *])``, ``{'a': *}``, ``None``."""
+    if shape == LEAF:
+        return "*"
+    if shape == NONE:
+        return "None"
+    if shape[0] == "dict":
+        return "{" + ", ".join(f"{k!r}: {text(c)}" for k, c in zip(shape[1], shape[2])) + "}"
+    inner = ", ".join(text(c) for c in shape[1])
+    if shape[0] == "list":
+        return f"[{inner}]"
+    return f"({inner}{',' if len(shape[1]) == 1 else ''})"
+
+
+def _dict(keys, children):
+    order = sorted(range(len(keys)), key=lambda i: keys[i])
+    return "dict", tuple(keys[i] for i in order), tuple(children[i] for i in order)
+
+
+def _child(shape, key):
+    if shape[0] == "dict" and key in shape[1]:
+        return shape[2][shape[1].index(key)]
+    if shape[0] in ("tuple", "list") and isinstance(key, int) and -len(shape[1]) <= key < len(
+            shape[1]):
+        return shape[1][key]
+    return LEAF
+
+
+def _object_shape(obj):
+    """The structure of a constant the code binds (a global tuple of functions, say)."""
+    if obj is None:
+        return NONE
+    if type(obj) in (tuple, list):
+        return ("tuple" if type(obj) is tuple else "list",
+                tuple(_object_shape(o) for o in obj))
+    if type(obj) is dict and obj and all(isinstance(k, str) for k in obj):
+        return _dict(list(obj), [_object_shape(v) for v in obj.values()])
+    return LEAF
