@@ -53,7 +53,10 @@ class Containers:
         if fn is runtime.each and len(v.args) > 2:   # lane by lane, then stacked leaf by leaf
             return self.elems_of(ir.call(v.args[0], v.args[2:]))
         if fn in SPLIT_LIKE and len(v.args) > SPLIT_LIKE[fn]:   # one cotangent per element
-            return self.elems_of(v.args[SPLIT_LIKE[fn]])
+            arg = v.args[SPLIT_LIKE[fn]]   # (of a list whose length is known where it is read)
+            if isinstance(arg, gast.Name) and arg.id in self.varies:
+                return None
+            return self.elems_of(arg)
         if fn is runtime.append:   # lst.append(x): a container one element longer
             elems = self.elems_of(v.args[0])
             return elems + ((self.rank_of(v.args[1]), self.elems_of(v.args[1])),) if \
