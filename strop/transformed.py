@@ -85,6 +85,17 @@ class Transformed:
                                       scalars)
         return self._cache[key]
 
+    def defaulted(self, npassed, keywords):
+        """The positions of the positional parameters a call with ``npassed`` positional
+        arguments and these ``keywords`` leaves to their defaults (none where *args or bound
+        parameters make positions ambiguous)."""
+        if self._bound or self._arity[1]:
+            return ()
+        params = [p for p in self.signature.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        return tuple(i for i, p in enumerate(params) if i >= npassed and
+                     p.name not in keywords and p.default is not p.empty)
+
     def inlined(self, npositional=None):
         """The Staged code inlined where this transform is called inside a function being
         transformed (with ``npositional`` positional arguments, if known).  Its arguments'

@@ -128,20 +128,17 @@ class Vectorized(api.Transformed):
                 f"keyword-only parameters unbatched{api.defined_at(self.fun)}\nFix: bind it "
                 f"outside, vmap(functools.partial(f, {kwonly[0]}=...)), or make it a "
                 f"positional parameter to map it")
-        defaulted = self.defaulted(args, kwargs)
+        defaulted = self.defaulted(len(args), kwargs)
         if defaulted:
             return self.with_unmapped(defaulted, len(args))(*args, **kwargs)
         return super().__call__(*args, **kwargs)
 
-    def defaulted(self, args, kwargs):
-        """The positions of the positional parameters this call leaves to their defaults
-        (JAX maps only the arguments passed: a default is the same in every lane)."""
-        if self._bound or self._arity[1] or self.__dict__.get("_unmapped") is None:
+    def defaulted(self, npassed, keywords):
+        """JAX maps only the arguments passed: a default is the same in every lane (a vmap
+        made for defaults already unmapped has none left to find)."""
+        if self.__dict__.get("_unmapped") is None:
             return ()
-        params = [p for p in self.signature.parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        return tuple(i for i, p in enumerate(params) if i >= len(args) and
-                     p.name not in kwargs and p.default is not p.empty)
+        return super().defaulted(npassed, keywords)
 
     def with_unmapped(self, defaulted, npassed):
         """This vmap with in_axes None at the ``defaulted`` positions (made once for each)."""

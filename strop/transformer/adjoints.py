@@ -7,7 +7,7 @@ from .. import runtime
 from ..errors import TransformError
 from . import analysis, ir
 from .chunks import Chunk, Context
-from .operations import _as_node, _describe, _targets, operation, tape_op
+from .operations import _as_node, _targets, no_rule, operation, tape_op
 from .rules import lookup, rule_name
 from .templates import instantiate
 
@@ -143,12 +143,7 @@ class Adjoints:
             return pre, [(value.value.id, ir.call(self.helper("getattr_vjp"), [
                 g, ir.clone(value.value), ir.const(value.attr)]))]
         if rule is None:
-            raise TransformError(
-                f"no derivative rule for {_describe(key, value)}, and its result depends on the "
-                f"differentiated input", getattr(s, "loc", None),
-                fix="use a NumPy function strop differentiates (see docs/rules.md), wrap the "
-                    "value in lax.stop_gradient if no derivative should flow, or define the "
-                    "derivative with strop.custom_vjp")
+            raise no_rule(key, value, getattr(s, "loc", None), "custom_vjp")
         if not rule.differentiable:
             return pre, []
         bound = rule.bind(args, dict(kws))

@@ -19,7 +19,7 @@ import numpy as np
 from .. import runtime
 from ..errors import TransformError
 from . import analysis, ir
-from .operations import (SEQUENCE_RESULTS, _as_node, _describe, _rename, _targets, operation,
+from .operations import (SEQUENCE_RESULTS, _as_node, _rename, _targets, no_rule, operation,
                          tape_op)
 from .operations import _walk_stmts as _walk
 from .rules import RULES, TEMPLATE_NAMESPACE, lookup, rule_name
@@ -281,12 +281,7 @@ class Forward:
             # a field of a pytree object (a named tuple, a registered class)
             return ir.attr(self.tan(value.value.id), value.attr)
         if rule is None:
-            raise TransformError(
-                f"no derivative rule for {_describe(key, value)}, and its result depends on the "
-                f"differentiated input", getattr(s, "loc", None),
-                fix="use a NumPy function strop differentiates (see docs/rules.md), wrap the "
-                    "value in lax.stop_gradient if no derivative should flow, or define the "
-                    "derivative with strop.custom_jvp")
+            raise no_rule(key, value, getattr(s, "loc", None), "custom_jvp")
         if not rule.differentiable:
             return None
         bound = rule.bind(args, dict(kws))

@@ -42,21 +42,16 @@ class Calls:
         """A transform called inside with parameters left to their defaults: the call with
         those passed (its generated code has none), and for vmap the one that leaves them
         unmapped (JAX maps only the arguments passed)."""
-        arity = getattr(obj, "_arity", None)   # custom rules' transforms take what they get
-        if arity is None or arity[1] or obj._bound or any(isinstance(a, gast.Starred)
-                                                          for a in e.args):
-            return obj, e
-        given = {k.arg for k in e.keywords}
-        params = [p for p in obj.signature.parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        missing = [(i, p) for i, p in enumerate(params) if i >= len(e.args) and
-                   p.name not in given and p.default is not p.empty]
+        if not hasattr(obj, "defaulted") or any(isinstance(a, gast.Starred) for a in e.args):
+            return obj, e   # custom rules' transforms take what they get
+        missing = obj.defaulted(len(e.args), {k.arg for k in e.keywords})
         if not missing:
             return obj, e
+        params = list(obj.signature.parameters.values())
         if hasattr(obj, "with_unmapped"):
-            obj = obj.with_unmapped(tuple(i for i, _ in missing), len(e.args))
+            obj = obj.with_unmapped(missing, len(e.args))
         keywords = list(e.keywords)
-        for _, p in missing:
+        for p in (params[i] for i in missing):
             atom = self.constant_atom(p.default, f"{p.name}_default")
             atom.normalized = True   # a generated name already: not the user's to look up
             keywords.append(gast.keyword(arg=p.name, value=atom))

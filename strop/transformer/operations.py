@@ -5,6 +5,7 @@ import gast
 import numpy as np
 
 from .. import runtime
+from ..errors import TransformError
 from . import ir
 from .rules import rule_name
 from .unparse import unparse
@@ -89,6 +90,17 @@ def _as_node(v):
     if isinstance(v, tuple):
         return gast.Tuple(elts=[_as_node(x) for x in v], ctx=gast.Load())
     return ir.const(v)
+
+
+def no_rule(key, value, loc, custom):
+    """The error for a value with no derivative rule that depends on the differentiated
+    input; ``custom``: the decorator that defines one in this mode (custom_vjp, custom_jvp)."""
+    return TransformError(
+        f"no derivative rule for {_describe(key, value)}, and its result depends on the "
+        f"differentiated input", loc,
+        fix=f"use a NumPy function strop differentiates (see docs/rules.md), wrap the value in "
+            f"lax.stop_gradient if no derivative should flow, or define the derivative with "
+            f"strop.{custom}")
 
 
 def _describe(key, value):
