@@ -610,17 +610,25 @@ def sum_of_a_list_holding_an_unbatched_value(a, b):
     return np.sum([b, 2.0]) + sum(acc, 0.0) * b
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-    "a list whose length changes (acc = [], then append) has no fixed elements in vmap's "
-    "per-name facts: the cotangents sum() gives it, lane by lane, are indexed as an array "
-    "(an error, never a wrong value)"))
+def list_grown_in_a_loop(x, n):
+    acc = []
+    for i in range(3):
+        acc.append(x * i)
+    return sum(acc, 0.0) * n
+
+
 def test_sum_of_a_list_under_vmap_of_grad():
-    # the cotangents sum() gives its list, lane by lane, are a list of lanes
+    # the cotangents sum() gives its list, lane by lane, are a list of lanes: its length is
+    # known per binding at the top level (acc = [] holds none, acc.append(a) one); a list
+    # grown in a loop has no length vmap knows, and runs lane by lane
     b = np.array([0.5, -1.0, 2.0])
-    for argnums in (0, 1):
-        g = grad(sum_of_a_list_holding_an_unbatched_value, argnums=argnums)
-        np.testing.assert_allclose(vmap(g, in_axes=(None, 0))(0.3, b),
-                                   [g(0.3, v) for v in b], rtol=1e-12)
+    for f in (sum_of_a_list_holding_an_unbatched_value, list_grown_in_a_loop):
+        for argnums, in_axes in ((0, (None, 0)), (1, (None, 0)), (0, (0, None))):
+            g = grad(f, argnums=argnums)
+            args = (0.3, b) if in_axes == (None, 0) else (b, 0.3)
+            want = [g(*(v if a == 0 else w for a, w in zip(in_axes, args)))
+                    for v in b]
+            np.testing.assert_allclose(vmap(g, in_axes=in_axes)(*args), want, rtol=1e-12)
 
 
 def list_summed_on_one_path(a, b, c):

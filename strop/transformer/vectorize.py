@@ -4,9 +4,9 @@ Every value is *batched* (its leading axis runs over the batch; lane ``b`` is wh
 the user's function saw) or not.  A name is batched when any assignment to it is — found by
 running the rewrite to a fixpoint — and each statement is rewritten by the batching rule of
 its operation (rules/batching.py); unbatched values stay as they are.  A name rebound at the
-top level of the function is one name per binding where their batchedness differs
-(versions.py): an unbatched parameter stays unbatched until it is rebound to a batched value;
-one made batched in a loop is batched from the start.  The rank of each lane is tracked
+top level of the function is one name per binding where their batchedness (or a container's
+length) differs (versions.py): an unbatched parameter stays unbatched until it is rebound to a
+batched value; one made batched in a loop is batched from the start.  The rank of each lane is tracked
 where it is known, so that lanes line up by plain indexing (``x[:, None]``).
 
 Control flow on a batched condition runs every lane under a mask:
@@ -43,7 +43,7 @@ from . import ir, versions
 from .lanes import lane_block  # noqa: F401  (re-exported)
 from .vectorize_base import NotBatchable, OutAxesError
 from .vectorize_calls import Calls
-from .vectorize_containers import Containers
+from .vectorize_containers import Containers, shape_of
 from .vectorize_control import Statements, annotate_live
 from .vectorize_exprs import Expressions
 from .vectorize_special import SpecialCalls
@@ -76,7 +76,8 @@ class Vectorize(Statements, Expressions, Containers, Calls, SpecialCalls):
                                           set(self.fn.refs))
         if names:   # a name rebound at the top level: batched per binding
             self.fixpoint()
-            keep = versions.merge(names, self.batched)
+            keep = versions.merge(names, lambda v: (v in self.batched, shape_of(
+                self.elems.get(v, self.known.get(v)))))
             self.node = versions.rename(self.node, keep)
             self.batched, self.rank = set(initial[0]), dict(initial[1])
             self.containers, self.elems, self.known, self.varies = set(), {}, {}, set()

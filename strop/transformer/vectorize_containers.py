@@ -55,7 +55,8 @@ class Containers:
         if fn in SPLIT_LIKE and len(v.args) > SPLIT_LIKE[fn]:   # one cotangent per element
             arg = v.args[SPLIT_LIKE[fn]]   # (of a list whose length is known where it is read)
             if isinstance(arg, gast.Name) and arg.id in self.varies:
-                return None
+                raise NotBatchable(f"vmap cannot batch the cotangents of {arg.id}, a list whose "
+                                   f"length changes (append in a loop or a branch)", self.loc)
             return self.elems_of(arg)
         if fn is runtime.append:   # lst.append(x): a container one element longer
             elems = self.elems_of(v.args[0])
@@ -143,6 +144,13 @@ class Containers:
         return new
 
 
+def shape_of(elems):
+    """What must agree between two bindings of a container to share its name: the number of
+    its elements, or its keys (None: not a container known element by element)."""
+    return None if elems is None else frozenset(elems) if isinstance(elems, dict) else \
+        len(elems)
+
+
 def is_none(node):
     return isinstance(node, gast.Constant) and node.value is None
 
@@ -150,12 +158,13 @@ def is_none(node):
 def _merge(a, b):
     """What two assignments to a container tell of its elements together (of a key only one
     has, what that one tells: ``d[k]`` reads it; of tuples of two lengths, nothing: ``t[-1]``
-    is not one element)."""
+    is not one element, and the shorter length, so that a list grown in a loop meets a
+    fixpoint)."""
     if isinstance(a, dict):
         return {k: _merge_elem(a[k], b[k]) if k in a and k in b else a.get(k, b.get(k))
                 for k in {**a, **b}}
     if len(a) != len(b):
-        return tuple((None, None) for _ in range(max(len(a), len(b))))
+        return tuple((None, None) for _ in range(min(len(a), len(b))))
     return tuple(_merge_elem(x, y) for x, y in zip(a, b))
 
 

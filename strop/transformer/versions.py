@@ -5,7 +5,8 @@ and rebound later to a batched value (``w = np.mean(w) + x * w``) must stay unba
 the rebinding: ``np.mean(w)`` reduces a lane's axes only where ``w`` is batched.  ``split``
 gives each rebinding at the top level of the function its own name (``w``, ``w_1``, ...): the
 top level runs unconditionally and in order, so each read there and in the blocks nested in
-it sees exactly one of them.  Rebinding inside a loop or a branch keeps its name: the value
+it sees exactly one of them.  A container's elements are known per binding the same way
+(``acc = []`` then ``acc.append(a)``: none, then one).  Rebinding inside a loop or a branch keeps its name: the value
 is carried between trips or merged after the branch, one name for all of its bindings.
 ``merge`` gives back the original name to the versions that need no name of their own.
 """
@@ -37,13 +38,14 @@ def split(node, taken):
     return node, versions
 
 
-def merge(versions, batched):
-    """{version: the name it keeps}: a version batched as the one before it takes its name
-    (the original name, or the first version since the batchedness changed)."""
+def merge(versions, kind):
+    """{version: the name it keeps}: a version of the same ``kind(name)`` as the one before
+    it (batched or not, and a container's length) takes its name (the original name, or the
+    first version since the kind changed)."""
     out, last = {}, {}
     for v, orig in versions.items():
         prev = last.get(orig, orig)
-        out[v] = out.get(prev, prev) if (v in batched) == (prev in batched) else v
+        out[v] = out.get(prev, prev) if kind(v) == kind(prev) else v
         last[orig] = v
     return out
 
