@@ -117,14 +117,14 @@ def _check_data(fun, static):
     """jit's arguments: numbers, numeric arrays, and lists/tuples/dicts of them (as JAX's
     "not a valid JAX type"): a string or an object would reach the user's code as it is."""
     def check_args(args):
-        names = [n for i, n in enumerate(arg_names(fun, len(args) + len(static)))
-                 if i not in static]
         for i, a in enumerate(args):
             if type(a) is np.ndarray and a.dtype.kind in "biufc" or type(a) is float:
                 continue   # the common case, cheap
             bad = next((leaf for leaf in tree_leaves(a) if not _is_data(leaf)), _OK)
             if bad is _OK:
                 continue
+            names = [n for k, n in enumerate(arg_names(fun, len(args) + len(static)))
+                     if k not in static]    # (only for the message: inspect is slow)
             name = names[i] if i < len(names) else f"#{i}"
             what = f"an array of dtype {bad.dtype}" if isinstance(bad, np.ndarray) else \
                 f"{bad!r} of type {type(bad).__name__}"

@@ -23,7 +23,7 @@ from .codegen.fuse import fuse
 from .codegen.inplace import make_inplace
 from .codegen.native import Native
 from .codegen.tapes import arrays_for_tapes
-from .transformer.analysis import scalar_names
+from .transformer.ranks import scalar_names
 from .codegen.load import LINEMAPS, load
 from .config import config
 from .errors import JitFallbackWarning, StropError, user_stacklevel
@@ -35,10 +35,10 @@ log = logging.getLogger("strop")
 class Staged:
     """One generated function: its IR, its module, and what runs it."""
 
-    def __init__(self, fn, origin, backend, reason="first call", donated=(), scalars=(),
+    def __init__(self, fn, origin, backend, reason="first call", donated=(), ranks=(),
                  array_tapes=True):
         self.fn, self.backend, self.origin = fn, backend, origin
-        self.made = (fn, origin, backend, reason, donated, scalars)
+        self.made = (fn, origin, backend, reason, donated, ranks)
         refs = dict(fn.refs)
         node = lower(fn.node, refs, _compiled_variant) if backend == "cpu" else fn.node
         companions = tuple(lower(c, refs, _compiled_variant) for c in fn.companions) \
@@ -47,7 +47,8 @@ class Staged:
         self.array_tapes = set()
         if backend == "cpu" and array_tapes:
             params = [a.id for a in fn.node.args.args]     # found before lowering renames
-            numbers = scalar_names(fn.node.body, params, set(scalars) & set(params), fn.callee)
+            numbers = scalar_names(fn.node.body, {p: r for p, r in dict(ranks).items()
+                                                  if p in params}, fn.callee)
             self.array_tapes = arrays_for_tapes(node, refs, numbers)
             node = fuse(weaken(node, refs))
             companions = tuple(fuse(weaken(c, refs)) for c in companions)

@@ -15,6 +15,7 @@ from .transformer.check import check
 from .transformer.keyreuse import check_key_reuse
 from .transformer.normalize import normalize
 from .transformer.parse import parse
+from .transformer.ranks import given_ranks
 from .transformer.flatten import flatten_params, leaf_paths
 from .tree_util import tree_leaves, tree_structure
 
@@ -80,9 +81,8 @@ class Transformed:
             fn = self._build(inner, kind_of)
             donated = [start[i] - sum(1 for j in self.static_argnums if j < i)
                        for i in getattr(self, "donate_argnums", ())]
-            scalars = {n for n, k in kind_of.items() if k == SCALAR}
             self._cache[key] = Staged(fn, _origin(self.fun), self.backend, reason, donated,
-                                      scalars)
+                                      tuple(given_ranks(kind_of).items()))
         return self._cache[key]
 
     def defaulted(self, npassed, keywords):

@@ -700,3 +700,21 @@ def test_defaults_of_a_vmap_called_inside_a_transformed_function():
         assert jit(calls_vmap_with_defaults)(xs) == pytest.approx(want)
     np.testing.assert_allclose(grad(calls_vmap_with_defaults)(xs), np.full((3, 2), 2.0))
     np.testing.assert_allclose(vmap(vmap(scaled_sum))(xs[None]), [[scaled_sum(x) for x in xs]])
+
+
+def sliced_and_indexed(p, y):
+    return np.sum(p[1:3] * y) + np.sum(p[0, 1:] ** 2) + p[2, 0] * np.sum(p[np.array([0, 0])])
+
+
+def test_jit_of_vmap_of_grad_of_indexing_compiles():
+    # getitem_vjp_lanes (the cotangent of p[idx] in each lane) has a Numba implementation:
+    # basic indices and vectors of ints (repeats accumulate)
+    rng = np.random.default_rng(3)
+    p, y = rng.standard_normal((5, 4, 3)), rng.standard_normal((5, 2, 3))
+    g = grad(sliced_and_indexed)
+    f = jit(vmap(g))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+        got = f(p, y)
+    np.testing.assert_allclose(got, np.stack([g(a, b) for a, b in zip(p, y)]), rtol=1e-12)
+    assert f.last_backend == "cpu"

@@ -1,6 +1,5 @@
 """Dataflow facts over normalized (structured) code: reads, writes, liveness, definedness."""
 import gast
-import numpy as np
 
 from strop.transformer import ir
 
@@ -87,53 +86,3 @@ def definitely_assigned(stmts, defined):
 
 
 SCALAR_CALLS = (float, abs, int, len, pow, round, min, max)
-
-
-def scalar_names(stmts, params, scalar_params, callee):
-    """Names surely holding a number (not an array) at every assignment, given the parameters
-    that are numbers; ``callee(func)`` resolves a call's function.  A value taken back from a
-    tape (``x = pop(t)``, ``x = t.pop()``) is what was put there: it does not decide."""
-    assigns = [s for s in _all(stmts) if isinstance(s, gast.Assign)
-               and isinstance(s.targets[0], gast.Name)]
-    out = {s.targets[0].id for s in assigns} | set(scalar_params)
-    out -= set(params) - set(scalar_params)
-
-    def atom(n):
-        return (isinstance(n, gast.Constant) and isinstance(n.value, (int, float, bool))
-                or isinstance(n, gast.Name) and n.id in out)
-
-    def from_tape(v):
-        return isinstance(v, gast.Call) and (
-            isinstance(v.func, gast.Attribute) and v.func.attr == "pop" and not v.args
-            or getattr(callee(v.func), "__name__", "") == "pop")
-
-    changed = True
-    while changed:
-        changed = False
-        for s in assigns:
-            t, v = s.targets[0].id, s.value
-            if t not in out or from_tape(v):
-                continue
-            if isinstance(v, gast.BinOp):
-                ok = atom(v.left) and atom(v.right)
-            elif isinstance(v, gast.UnaryOp):
-                ok = atom(v.operand)
-            elif isinstance(v, gast.Compare):
-                ok = atom(v.left) and all(atom(c) for c in v.comparators)
-            elif isinstance(v, gast.Call):
-                fn = callee(v.func)
-                ok = (isinstance(fn, np.ufunc) or fn in SCALAR_CALLS) and all(
-                    atom(a) for a in v.args) and not v.keywords
-            else:
-                ok = atom(v)
-            if not ok:
-                out.discard(t)
-                changed = True
-    return out
-
-
-def _all(stmts):
-    for s in stmts:
-        yield s
-        for field in ("body", "orelse"):
-            yield from _all(getattr(s, field, []) or [])

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import runtime
 from ..errors import TransformError
-from . import analysis, ir
+from . import analysis, ir, ranks
 from .operations import (SEQUENCE_RESULTS, _as_node, _rename, _targets, no_rule, operation,
                          tape_op)
 from .operations import _walk_stmts as _walk
@@ -345,8 +345,8 @@ class Forward:
         self.float_names = set()   # names given a float or a NumPy array (see floating)
         self.stacks = set()        # names given a tape (stack()): a list of values
         self.loose = set()         # names whose tangent a merge may have set to a plain 0.0
-        scalar_params = {p for p, k in self.kinds.items() if k == "scalar"} & set(params)
-        self.scalars = analysis.scalar_names(body, params, scalar_params, self.fn.callee)
+        given = {p: r for p, r in ranks.given_ranks(self.kinds).items() if p in params}
+        self.scalars = ranks.scalar_names(body, given, self.fn.callee)
         return params, body, ret
 
     def nleaves(self):

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import runtime
 from ..errors import TransformError
-from . import analysis, ir
+from . import analysis, ir, ranks
 from .adjoints import Adjoints, _overwritten, stmt_expr
 from .chunks import Context, annotate_live, flatten, mark_dead
 from .operations import (BINOPS, SEQUENCE_RESULTS, UNARYOPS, _as_node, _rename, _walk_stmts,
@@ -120,8 +120,8 @@ class Reverse(Adjoints):
         return active
 
     def find_scalars(self, stmts, params):
-        return analysis.scalar_names(stmts, params, self.scalar_params & set(params),
-                                     self.fn.callee)
+        return ranks.scalar_names(stmts, {p: r for p, r in self.param_ranks.items()
+                                          if p in params}, self.fn.callee)
 
     def scalar_simplify(self, expr, y):
         """``unbroadcast(e, x)`` with the output ``y`` and the operand ``x`` both numbers is
@@ -388,5 +388,5 @@ def reverse(fn, wrt, mode="grad", has_aux=False, multi=False, kinds=None):
     kinds = kinds or {}
     r.multi = multi
     r.leaves = {p for p, k in kinds.items() if k != "tree"}
-    r.scalar_params = {p for p, k in kinds.items() if k == "scalar"}
+    r.param_ranks = ranks.given_ranks(kinds)
     return r.run()

@@ -7,7 +7,7 @@ from numba.extending import overload, register_jitable
 from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
-from ._common import SCALARS, _flag, _float_of, _none, _through_numpy, _unrolled
+from ._common import CHECKED, SCALARS, _flag, _float_of, _none, _through_numpy, _unrolled
 from .base import _not_a_real_number, _sum_to
 from .products import _floats, _product_dtype, _vjp_type
 from .reductions import _share
@@ -242,6 +242,36 @@ def _unalign(g, x):
 
 
 # seed_grad_lanes is compiled from its source too (__init__.py)
-IMPLEMENTED = {rt.out_axis, rt.expand_to_lanes, rt.extremum_grad_lanes, rt.matmul_lanes,
+@overload(rt.getitem_vjp_lanes, jit_options=CHECKED)
+def _getitem_vjp_lanes(g, x, idx):
+    """The cotangent of each lane's ``x[idx]`` (a basic index, or a vector of ints whose
+    repeats accumulate), the index shared by the lanes."""
+    if not isinstance(x, types.Array):
+        return None
+    dt = _float_of(x)
+    if isinstance(idx, types.Array) and idx.ndim == 1 and isinstance(idx.dtype, types.Integer):
+        def gather(g, x, idx):
+            out = np.zeros(x.shape, dt)
+            for k in range(idx.size):
+                out[:, idx[k]] += g[:, k]
+            return out
+        return gather
+    if isinstance(idx, (types.Integer, types.SliceType)):
+        def one(g, x, idx):
+            out = np.zeros(x.shape, dt)
+            out[:, idx] += g
+            return out
+        return one
+    if isinstance(idx, types.BaseTuple) and all(isinstance(i, (types.Integer, types.SliceType))
+                                                for i in idx):
+        def basic(g, x, idx):
+            out = np.zeros(x.shape, dt)
+            out[(slice(None),) + idx] += g
+            return out
+        return basic
+    return None
+
+
+IMPLEMENTED = {rt.getitem_vjp_lanes, rt.out_axis, rt.expand_to_lanes, rt.extremum_grad_lanes, rt.matmul_lanes,
                rt.matmul_vjp_x_lanes, rt.matmul_vjp_y_lanes, rt.unbroadcast_lanes, rt.lanes_like,
                rt.set_lane, rt.align_to, rt.unalign}

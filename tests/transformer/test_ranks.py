@@ -1,0 +1,109 @@
+"""The ranks known when code is made (transformer/ranks.py), checked against the values the
+normalized code computes: every name given a rank holds a value of that rank at every
+binding, on hand-written functions and on the fuzzer's programs."""
+import gast
+import numpy as np
+import pytest
+
+from strop.errors import TransformError
+from strop.testing import fuzz
+from strop.testing.generate import generate
+from strop.testing.oracles import make_case
+from strop.transformed import normalized
+from strop.transformer.ranks import ranks, scalar_names
+from strop.transformer.unparse import unparse
+
+
+def _instrumented(fn, known):
+    """The normalized function's text, a check after each binding of a name of known rank."""
+    def check(name):
+        return gast.parse(f"_rank_check({name!r}, {name}, {known[name][0]})").body[0]
+
+    def block(stmts):
+        out = []
+        for s in stmts:
+            for field in ("body", "orelse"):
+                if getattr(s, field, None):
+                    setattr(s, field, block(getattr(s, field)))
+            if isinstance(s, gast.For) and isinstance(s.target, gast.Name) and \
+                    s.target.id in known:
+                s.body.insert(0, check(s.target.id))
+            out.append(s)
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and \
+                    s.targets[0].id in known:
+                out.append(check(s.targets[0].id))
+        return out
+    node = fn.node
+    node.body = block(node.body)
+    return unparse(node)
+
+
+def run_checked(f, args):
+    """Run ``f``'s normalized code on ``args`` checking every known rank; the names known."""
+    try:
+        fn = normalized(f)
+    except TransformError:   # a program strop refuses (aliasing): nothing to check
+        return {}
+    given = {a.id: np.ndim(v) for a, v in zip(fn.node.args.args, args)}
+    known = {n: t for n, t in ranks(fn.node.body, given, fn.callee).items()
+             if isinstance(t[0], int)}     # (not a shape tuple's)
+    seen = []
+
+    def rank_check(name, value, rank):
+        assert np.ndim(value) == rank, f"{name}: rank {np.ndim(value)}, {rank} inferred"
+        seen.append(name)
+    space = {**f.__globals__, **fn.refs, "_rank_check": rank_check}
+    exec(_instrumented(fn, known), space)
+    space[fn.node.name](*args, *[space.get(v) for v in getattr(fn, "free", ())])
+    return known
+
+
+def garch(p, r):
+    w = p[0]
+    a = p[1]
+    b = p[2]
+    h = np.var(r)
+    ll = 0.0
+    for t in range(1, r.shape[0]):
+        h = w + a * r[t - 1] ** 2 + b * h
+        ll = ll + np.log(h) + r[t] ** 2 / h
+    return 0.5 * ll
+
+
+def matrices(m, v):
+    row = m[1]
+    col = m[:, 0]
+    s = m[0, 1] + np.dot(v, v) + np.trace(m)
+    q = m @ v
+    for x in m:
+        s = s + np.sum(x * row)
+    mixed = s if s > 0 else v     # a number on one path, a vector on the other
+    return s + np.sum(col) + np.sum(q) + np.sum(mixed)
+
+
+def test_known_ranks_hold():
+    rng = np.random.default_rng(0)
+    known = run_checked(garch, (np.array([0.1, 0.2, 0.5]), rng.standard_normal(10)))
+    assert {"w", "a", "b", "h", "ll", "t"} <= scalar_names(
+        normalized(garch).node.body, {"p": 1, "r": 1}, normalized(garch).callee)
+    assert known["p"][0] == 1
+    known = run_checked(matrices, (rng.standard_normal((3, 3)), rng.standard_normal(3)))
+    assert (known["row"][0], known["col"][0], known["s"][0], known["q"][0], known["x"][0]) \
+        == (1, 1, 0, 1, 1)
+    assert "mixed" not in known     # bindings of two ranks: nothing known
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_known_ranks_hold_in_generated_programs(seed):
+    space, checked = fuzz.Workspace(), 0
+    try:
+        for i in range(40):
+            program = generate(seed, i)
+            f, _ = space.load(program.source, f"ranks{seed}_{i}")
+            case = make_case(program.arg_shapes, seed, i)
+            if fuzz.plain_problem(f, case):
+                continue
+            checked += len(run_checked(f, case.points[0]))
+    finally:
+        space.close()
+    assert checked > 400   # names of known rank, each checked at every binding
