@@ -1,4 +1,5 @@
-"""Timing helpers shared by the jit benchmarks (ode_grad, mlp_grad, call_overhead, first_call).
+"""Timing helpers shared by the jit benchmarks (ode_grad, mlp_grad, call_overhead, first_call,
+garch_grad, heat_grad, mc_vmap_grad).
 
 The machines these run on are small and shared, so the helpers are built for noise:
 
@@ -192,3 +193,24 @@ def strop_jitted(build, call, name, ref=False):
         detail = str(fallback[0].message).split("(", 1)[-1].split(");")[0]
         status = f"{backend} (JitFallbackWarning: {detail[:70]})"
     return Row(name, lambda: call(f), status, ref), f, out
+
+
+def targets(rows, row, limit, jax_row, limit_ratio=1.2, file=None):
+    """Print the issue's two targets for ``row``: its median within ``limit_ratio`` of the
+    ``limit`` row's (hand-written Numba), and at most the ``jax_row``'s."""
+    file = file or sys.stdout
+    by = {r.name: r for r in rows}
+    s, nb, jx = by[row], by[limit], by[jax_row]
+    print(file=file)
+    if not s.samples:
+        print(f"{row} not timed: {s.status}", file=file)
+        return
+    r = s.median / nb.median
+    print(f"target {row} <= {limit_ratio}x {limit}: {r:.2f}x -> "
+          f"{'MET' if r <= limit_ratio else 'MISSED'}", file=file)
+    if jx.samples:
+        r = s.median / jx.median
+        print(f"target {row} <= {jax_row}: {r:.2f}x -> {'MET' if r <= 1.0 else 'MISSED'}",
+              file=file)
+    else:
+        print(f"target {row} <= JAX: not evaluated ({jx.status})", file=file)
