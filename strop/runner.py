@@ -22,7 +22,7 @@ from .codegen.cpu import compile_function, lower, weaken
 from .codegen.fuse import fuse
 from .codegen.inplace import make_inplace
 from .codegen.native import Native
-from .codegen.tapes import arrays_for_tapes
+from .codegen.tapes import arrays_for_tapes, shapes_for_tapes
 from .transformer.ranks import scalar_names
 from .codegen.load import LINEMAPS, load
 from .config import config
@@ -50,6 +50,7 @@ class Staged:
             numbers = scalar_names(fn.node.body, {p: r for p, r in dict(ranks).items()
                                                   if p in params}, fn.callee)
             self.array_tapes = arrays_for_tapes(node, refs, numbers)
+            shapes_for_tapes(node, refs)
             node = fuse(weaken(node, refs))
             companions = tuple(fuse(weaken(c, refs)) for c in companions)
         shown = dataclasses.replace(fn, node=node, refs=refs, companions=companions)

@@ -393,6 +393,57 @@ def test_tapes_of_numbers_in_a_range_loop_are_arrays():
     assert "tape_put(_tape_theta, _, theta)" in strop.source(jg)   # indexed by the loop variable
 
 
+def garch_nll(p, r):
+    w = p[0]
+    a = p[1]
+    b = p[2]
+    h = np.var(r)
+    ll = 0.0
+    for t in range(1, r.shape[0]):
+        h = w + a * r[t - 1] ** 2 + b * h
+        ll = ll + np.log(h) + r[t] ** 2 / h
+    return 0.5 * ll
+
+
+def heat_loss(u0, alpha):
+    u = u0.copy()
+    for _ in range(30):
+        lap = u[2:] - 2.0 * u[1:-1] + u[:-2]
+        u[1:-1] = u[1:-1] + alpha * lap
+    return np.sum(u ** 2)
+
+
+def test_a_recurrence_reading_parameters_from_an_array_keeps_one_tape():
+    # w = p[0], r[t - 1] ** 2, h carried: numbers (transformer/ranks.py), so no unbroadcast
+    # and no tape for their shapes; r[t] ** 2 is made again going back (recompute.py); h,
+    # over range(1, n), is an array indexed by a count of the trips (codegen/tapes.py)
+    r = np.random.default_rng(0).standard_normal(300) * 0.1
+    p = np.array([0.01, 0.1, 0.8])
+    g = grad(garch_nll)
+    jg = jit(g)
+    got = jg(p, r)
+    np.testing.assert_allclose(got, g(p, r), rtol=1e-12)
+    np.testing.assert_allclose(got, numeric_vjp(garch_nll, [p, r], 0, 1.0), rtol=1e-6)
+    assert jg.last_backend == "cpu" and jg.staged().array_tapes == {"_tape_h"}
+    src = strop.source(jg)
+    assert "unbroadcast" not in src and ".append(" not in src and "tape_put(_tape_h, _trip, h)" \
+        in src
+
+
+def test_arrays_taped_for_their_shape_keep_no_memory():
+    u0 = np.sin(np.linspace(0.0, 3.0, 50))
+    g = grad(heat_loss, argnums=(0, 1))
+    jg = jit(g)
+    got, want = jg(u0, 0.2), g(u0, 0.2)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    np.testing.assert_allclose(got[1], numeric_vjp(heat_loss, [u0, 0.2], 1, 1.0),
+                               rtol=1e-6)
+    assert jg.last_backend == "cpu"
+    src = strop.source(jg)
+    assert "_tape_t1.append(shape_like(_t1))" in src and "_tape_lap.append(lap)" in src
+
+
 def sum_and_first(x):
     return np.sum(x * x), x[0] * 2, x
 

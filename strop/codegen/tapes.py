@@ -3,13 +3,16 @@
 The adjoint sweep's tapes are lists (``append`` going forward, ``pop`` going back). When a
 tape gets exactly one number per iteration of a ``for i in range(n)`` loop, and the backward
 sweep takes it back in ``for i in range(n - 1, -1, -1)``, it is an array of n numbers indexed
-by ``i``: no list growth, and the loops vectorize like a hand-written adjoint.
+by ``i``: no list growth, and the loops vectorize like a hand-written adjoint.  Over any
+other range (``range(1, n)``), an iteration that cannot end early pushes once and the
+backward loop pops once per trip: the array is indexed by a count of the trips.
 """
 import copy
 
 import gast
 
 from .. import runtime
+from ..transformer import ir
 
 
 def _is_range_up(loop):
@@ -38,6 +41,17 @@ def _is_range_down_of(loop, stop, defs):
         isinstance(stop, gast.Constant) and isinstance(first, gast.Constant)
         and first.value == stop.value - 1)
     return same and all(isinstance(c, gast.Constant) and c.value == -1 for c in (end, step))
+
+
+def _is_range(loop):
+    it = loop.iter
+    return isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id == "range"
+
+
+def _leaves_early(loop):
+    """Whether an iteration may end before its last statement (its pushes would not run)."""
+    return any(isinstance(n, (gast.Break, gast.Continue, gast.Return, gast.Raise))
+               for s in loop.body for n in gast.walk(s))
 
 
 def _writes(stmts, name):
@@ -98,48 +112,56 @@ def arrays_for_tapes(node, refs, scalars):
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
             defs[s.targets[0].id] = None if s.targets[0].id in defs else s.value
     defs = {k: v for k, v in defs.items() if v is not None}
-    fwd_loops = [s for s in body if isinstance(s, gast.For) and _is_range_up(s)]
-    back_loops = [s for s in body if isinstance(s, gast.For)]
-    for fwd in fwd_loops:
+    loops = [s for s in body if isinstance(s, gast.For)]
+    put = _helper(refs, helper, runtime.tape_put)
+    namer = ir.Namer(ir.names_in(node) | set(refs))
+
+    def rewrite(fwd, back, index, size):
+        """The tapes of numbers ``fwd`` pushes and ``back`` pops, as arrays of ``size`` read
+        and written at ``index`` (a name); returns how many."""
+        pushed = {t: (s, v) for s, t, v in appends(fwd.body)}
+        popped = {t: (s, v) for s, t, v in pops(back.body)}
+        n = 0
+        for tape in sorted(set(pushed) & set(popped) & set(top) - done):
+            (ps, value), (qs, target) = pushed[tape], popped[tape]
+            # the tape's whole life: made at the top, one append, one pop, nothing else
+            if value != target or value not in scalars or uses.get(tape) != 3 or \
+                    not _typed_before(body[:body.index(fwd)], value, params):
+                continue
+            # tape_put(tape, i, v), not tape[i] = v: the tape is typed by the value before
+            # the loop, and an integer there may be a float in the loop (s = n, then
+            # s = s * x), which an assignment would truncate; tape_put refuses to compile
+            new = gast.Expr(value=ir.call(put, [ir.name(tape), ir.name(index), ir.name(value)]))
+            new.loc = getattr(ps, "loc", None)
+            fwd.body[fwd.body.index(ps)] = new
+            qs.value = gast.Subscript(value=ir.name(tape), slice=ir.name(index),
+                                      ctx=gast.Load())
+            alloc = top[tape]
+            alloc.value = ir.call(tape_array, [copy.deepcopy(size), ir.name(value)])
+            body.remove(alloc)              # allocated where n and the value are known
+            body.insert(body.index(fwd), alloc)
+            done.add(tape)
+            n += 1
+        return n
+
+    for fwd in [s for s in loops if _is_range_up(s)]:   # by the loop's own index
         i, stop = fwd.target.id, _range_stop(fwd)
         if _writes(fwd.body, i) or (isinstance(stop, gast.Name) and _writes(fwd.body, stop.id)):
             continue
-        for back in back_loops:
-            if back.target.id != i or not _is_range_down_of(back, stop, defs) or _writes(
+        for back in loops:
+            if back.target.id == i and _is_range_down_of(back, stop, defs) and not _writes(
                     back.body, i):
-                continue
-            pushed = {t: (s, v) for s, t, v in appends(fwd.body)}
-            popped = {t: (s, v) for s, t, v in pops(back.body)}
-            for tape in sorted(set(pushed) & set(popped) & set(top)):
-                (ps, value), (qs, target) = pushed[tape], popped[tape]
-                # the tape's whole life: made at the top, one append, one pop, nothing else
-                if value != target or value not in scalars or uses.get(tape) != 3 or \
-                        not _typed_before(body[:body.index(fwd)], value, params):
-                    continue
-                ps.value = None
-                # tape_put(tape, i, v), not tape[i] = v: the tape is typed by the value before
-                # the loop, and an integer there may be a float in the loop (s = n, then
-                # s = s * x), which an assignment would truncate; tape_put refuses to compile
-                new = gast.Expr(value=gast.Call(
-                    func=gast.Name(id=_helper(refs, helper, runtime.tape_put), ctx=gast.Load(),
-                                   annotation=None, type_comment=None),
-                    args=[gast.Name(id=n, ctx=gast.Load(), annotation=None, type_comment=None)
-                          for n in (tape, i, value)], keywords=[]))
-                new.loc = getattr(ps, "loc", None)
-                fwd.body[fwd.body.index(ps)] = new
-                qs.value = gast.Subscript(value=gast.Name(id=tape, ctx=gast.Load(),
-                                                          annotation=None, type_comment=None),
-                                          slice=gast.Name(id=i, ctx=gast.Load(), annotation=None,
-                                                          type_comment=None), ctx=gast.Load())
-                alloc = top[tape]
-                alloc.value = gast.Call(func=gast.Name(id=tape_array, ctx=gast.Load(),
-                                                       annotation=None, type_comment=None),
-                                        args=[copy.deepcopy(stop), gast.Name(
-                                            id=value, ctx=gast.Load(), annotation=None,
-                                            type_comment=None)], keywords=[])
-                body.remove(alloc)              # allocated where n and the value are known
-                body.insert(body.index(fwd), alloc)
-                done.add(tape)
+                rewrite(fwd, back, i, stop)
+    for fwd in [s for s in loops if _is_range(s) and not _leaves_early(s)]:
+        # any other range: by a count of the trips, up going forward, down coming back
+        for back in loops[loops.index(fwd) + 1:]:
+            k = namer.fresh("_trip")
+            if rewrite(fwd, back, k, ir.call("len", [copy.deepcopy(fwd.iter)])):
+                body.insert(body.index(fwd), ir.assign(k, ir.const(0)))
+                fwd.body.append(ir.assign(k, gast.BinOp(left=ir.name(k), op=gast.Add(),
+                                                        right=ir.const(1))))
+                back.body.insert(0, ir.assign(k, gast.BinOp(left=ir.name(k), op=gast.Sub(),
+                                                            right=ir.const(1))))
     if not done:
         for f in (runtime.tape_array, runtime.tape_put):
             if refs.get(f.__name__) is f and f.__name__ not in helper:
@@ -154,3 +176,78 @@ def _helper(refs, helper, f):
         refs[f.__name__] = f
         name = f.__name__
     return name
+
+
+# the arguments helpers read only for their shape and dtype (position, by helper)
+SHAPE_ONLY = {runtime.unbroadcast: 1, runtime.expand_to: 1, runtime.getitem_vjp: 1,
+              runtime.item_vjp: 2, runtime.zeros_like: 0, runtime.unbroadcast_lanes: 1,
+              runtime.expand_to_lanes: 1, runtime.getitem_vjp_lanes: 1}
+
+
+def shapes_for_tapes(node, refs):
+    """Tapes of arrays the adjoint reads only for their shape keep ``shape_like`` stand-ins,
+    which hold no memory: the forward loop's arrays are freed as they go (a stencil's ten
+    temporaries per step were all kept to the end).  A tape qualifies when every read of its
+    value, from the first statement that pops it to the end of the function, is a shape-only
+    argument (SHAPE_ONLY), and it is pushed only before that."""
+    body = node.body
+    shape_only = {n: SHAPE_ONLY[o] for n, o in refs.items() if _hashable(o) and o in SHAPE_ONLY}
+    pushes, pops = {}, {}
+    for k, top in enumerate(body):
+        for s in _statements(top):
+            call = s.value if isinstance(s, (gast.Expr, gast.Assign)) else None
+            if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+                    and isinstance(call.func.value, gast.Name)):
+                continue
+            tape = call.func.value.id
+            if isinstance(s, gast.Expr) and call.func.attr == "append" and len(call.args) == 1 \
+                    and isinstance(call.args[0], gast.Name):
+                pushes.setdefault(tape, []).append((k, s))
+            elif isinstance(s, gast.Assign) and call.func.attr == "pop" and not call.args:
+                pops.setdefault(tape, []).append((k, s.targets[0].id))
+    done = set()
+    for tape in sorted(set(pushes) & set(pops)):
+        values = {s.value.args[0].id for _, s in pushes[tape]} | {v for _, v in pops[tape]}
+        start = min(k for k, _ in pops[tape])
+        if len(values) != 1 or max(k for k, _ in pushes[tape]) >= start:
+            continue
+        value = values.pop()
+        if not all(_shape_read(n, parents, shape_only)
+                   for top in body[start:] for n, parents in _reads(top, value)):
+            continue
+        helper = _helper(refs, {n: o for n, o in refs.items() if n in runtime.__all__},
+                         runtime.shape_like)
+        for _, s in pushes[tape]:
+            s.value.args[0] = ir.call(helper, [ir.name(value)])
+        done.add(tape)
+    return done
+
+
+def _hashable(obj):
+    try:
+        hash(obj)
+    except TypeError:
+        return False
+    return True
+
+
+def _statements(stmt):
+    yield stmt
+    for field in ("body", "orelse"):
+        for s in getattr(stmt, field, None) or []:
+            yield from _statements(s)
+
+
+def _reads(node, name, parents=()):
+    """(Name node, its parents) of each read of ``name`` in ``node``."""
+    if isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Load):
+        yield node, parents
+    for child in gast.iter_child_nodes(node):
+        yield from _reads(child, name, parents + (node,))
+
+
+def _shape_read(n, parents, shape_only):
+    call = parents[-1] if parents else None
+    return (isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
+            and call.func.id in shape_only and n in call.args
+            and call.args.index(n) == shape_only[call.func.id])

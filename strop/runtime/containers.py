@@ -6,7 +6,7 @@ from .base import _CONTAINERS, like, unbroadcast, zeros_like
 from .indexing import getitem_vjp
 
 __all__ = ["append", "insert", "extend", "update", "item_of", "pop_item", "sort_like",
-           "iterable", "stack", "push", "pop", "tape_array", "tape_put", "item_vjp",
+           "iterable", "stack", "push", "pop", "tape_array", "tape_put", "shape_like", "item_vjp",
            "pop_item_vjp", "getattr_vjp", "sum_vjp", "minmax_vjp", "iterable_vjp", "get_vjp",
            "get_default_vjp", "items_vjp", "update_vjp"]
 
@@ -79,6 +79,14 @@ def tape_array(n, like):
 def tape_put(tape, i, v):
     """``tape[i] = v`` for an array tape (see tape_array)."""
     tape[i] = v
+
+
+def shape_like(x):
+    """What a tape keeps of an array the adjoint reads only for its shape and dtype (the
+    second argument of unbroadcast): an array of that shape and dtype holding no memory."""
+    if isinstance(x, np.ndarray):
+        return np.broadcast_to(np.zeros((), x.dtype), x.shape)
+    return x
 
 
 def push(s, v):

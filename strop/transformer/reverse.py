@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import runtime
 from ..errors import TransformError
-from . import analysis, ir, ranks
+from . import analysis, ir, ranks, recompute
 from .adjoints import Adjoints, _overwritten, stmt_expr
 from .chunks import Context, annotate_live, flatten, mark_dead
 from .operations import (BINOPS, SEQUENCE_RESULTS, UNARYOPS, _as_node, _rename, _walk_stmts,
@@ -247,7 +247,7 @@ class Reverse(Adjoints):
     def save_loop(self, loop, ctx, dd_before):
         """In a loop, values carried between iterations are taped at each overwrite; values an
         iteration makes afresh are taped once, at its end, and restored when the backward
-        iteration starts."""
+        iteration starts (or made again there: recompute.py)."""
         carried = analysis.carried(loop)
         _, dd_end = self.save_block(ctx.stmts, ctx, set(carried), set(dd_before))
         written = analysis.block_writes(loop.body)
@@ -257,6 +257,12 @@ class Reverse(Adjoints):
             if loop.target.id in written & ctx.start.live_end:
                 local.add(loop.target.id)
         for v in sorted(local):
+            again = recompute.chain(loop, v, self.scalars, self.fixed, self.fn.callee) \
+                if v in self.scalars else None
+            if again is not None:   # made again in the backward iteration, not taped
+                have = {gast.dump(s) for s in ctx.start}
+                ctx.start.extend(s for s in again if gast.dump(s) not in have)
+                continue
             if v not in dd_end:
                 self.placeholders.add(v)
             loop.body.append(self.push(v, loop.loc))
@@ -290,6 +296,7 @@ class Reverse(Adjoints):
         mark_dead(flatten(reverse), returned, self.pure)
         annotate_live(reverse, set(returned))
         defined = set(params) | set(self.fn.free)
+        self.fixed = recompute.bound_once(params + list(self.fn.free), body)
         self.save_block(top.stmts, top, set(defined), set(defined))
         grad_of = {p: ir.name(self.adjoint[p]) if self.adjoint.get(p) in init else
                    ir.call(self.helper("zeros_like"), [ir.name(p)]) for p in wrt}

@@ -30,10 +30,18 @@ def _tape_put(tape, i, v):
     return put
 
 
+@overload(rt.shape_like)
+def _shape_like(x):
+    if isinstance(x, types.Array):
+        dt = as_dtype(x.dtype)
+        return lambda x: np.broadcast_to(np.zeros((), dt), x.shape)
+    return lambda x: x
+
+
 @overload(rt.item_vjp, jit_options=CHECKED)
 def _item_vjp(g, idx, v):
     if isinstance(g, types.Array):
         return lambda g, idx, v: rt.unbroadcast(g[idx], v)
 
 
-IMPLEMENTED = {rt.tape_array, rt.tape_put, rt.item_vjp, rt.stack, rt.push, rt.pop}
+IMPLEMENTED = {rt.tape_array, rt.tape_put, rt.shape_like, rt.item_vjp, rt.stack, rt.push, rt.pop}

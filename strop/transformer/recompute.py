@@ -1,0 +1,83 @@
+"""Numbers a loop makes afresh each iteration, made again in the backward iteration instead of
+taped, where that is a few cheap operations on values that do not change.
+
+``r[t - 1] ** 2`` in ``for t in range(1, n)``: the backward loop runs ``t`` through the same
+values, ``r`` is never rebound, so ``_t3 = t - 1; _t4 = r[_t3]; _t5 = _t4 ** 2`` gives the
+same number as the forward iteration did — cheaper than a list push and pop, and no memory.
+Only numbers (an array would be recomputed at the cost of making it), only arithmetic,
+comparisons and indexing, and only from values that hold the same thing during the whole
+backward sweep: the loop's index (when its body does not assign it), and names bound once,
+outside every loop (parameters never rebound included).
+"""
+import copy
+
+import gast
+
+from .. import runtime
+from . import analysis
+
+CHEAP = (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Subscript, gast.Name, gast.Constant)
+MAX_STATEMENTS = 4   # per value: beyond that a tape is as cheap
+
+
+def bound_once(params, body):
+    """Names bound exactly once, at the top level of a function of ``params`` and ``body``
+    (parameters never rebound included): their value never changes after that binding."""
+    count = dict.fromkeys(params, 1)
+    for s in body:
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                count[n.id] = count.get(n.id, 0) + 1
+    top = set(params) | {s.targets[0].id for s in body if isinstance(s, gast.Assign)
+                         and isinstance(s.targets[0], gast.Name)}
+    return {n for n in top if count.get(n) == 1}
+
+
+def chain(loop, v, numbers, fixed, callee):
+    """The statements of ``loop``'s body that make number ``v`` from ``fixed`` values and
+    the loop's index, in order, or None (``numbers``: names surely holding a number)."""
+    body = loop.body
+    written = analysis.block_writes(body)
+    index = loop.target.id if isinstance(loop, gast.For) else None
+    steady = set(fixed) | ({index} if index and all(
+        index not in analysis.writes(s) for s in body) else set())
+    defs, nested = {}, set()
+    for s in body:
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+            t = s.targets[0].id
+            defs[t] = None if t in defs else s
+        else:
+            nested |= analysis.writes(s)
+    out, seen = [], set()
+
+    def need(name):
+        if name in steady and name not in written:
+            return True
+        s = defs.get(name)
+        if s is None or name in nested or name not in numbers or not _cheap(s.value, callee):
+            return False
+        if s in out:
+            return True
+        if name in seen:   # read before it is made: carried from the last iteration
+            return False
+        seen.add(name)
+        reads = [n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)
+                 and isinstance(n.ctx, gast.Load) and callee(n) is not runtime.weak]
+        if not all(need(r) for r in reads) or len(out) >= MAX_STATEMENTS:
+            return False
+        out.append(s)
+        return True
+    if not need(v):
+        return None
+    return [copy.deepcopy(s) for s in body if s in out]
+
+
+def _cheap(value, callee):
+    """Arithmetic, comparisons, indexing and Python numbers as their operand's type."""
+    for n in gast.walk(value):
+        if isinstance(n, gast.Call):
+            if callee(n.func) is not runtime.weak:
+                return False
+        elif isinstance(n, gast.expr) and not isinstance(n, CHEAP + (gast.Tuple, gast.Slice)):
+            return False
+    return True
