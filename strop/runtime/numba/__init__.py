@@ -10,7 +10,7 @@ below is the order in which Numba tries a helper's implementations: numeric's ov
 after their helpers' own source.
 """
 from ... import runtime as rt
-from . import arithmetic, base, batching, containers, indexing, products, reductions
+from . import arithmetic, axes, base, batching, containers, indexing, products, reductions  # noqa: F401
 from ._common import compile_the_rest
 
 compile_the_rest((rt.base, rt.arithmetic, rt.containers, rt.indexing, rt.reductions, rt.shape,
