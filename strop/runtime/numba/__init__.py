@@ -19,7 +19,7 @@ compile_the_rest((rt.base, rt.arithmetic, rt.containers, rt.indexing, rt.reducti
                  | indexing.IMPLEMENTED | reductions.IMPLEMENTED | products.IMPLEMENTED
                  | batching.IMPLEMENTED)
 
-from . import via_numpy  # noqa: E402,F401
+from . import twins, via_numpy  # noqa: E402,F401
 from . import forward, jacobians  # noqa: E402
 
 compile_the_rest((rt.forward, rt.jacobians), forward.IMPLEMENTED | jacobians.IMPLEMENTED)
