@@ -160,7 +160,7 @@ def dot_stack(x):
     return np.sum(np.dot(x, x[0]) ** 2)
 
 
-def matmul(x):
+def matmul(x):   # also named like the helper `@` compiles to
     return np.sum(x @ x.T)
 
 
@@ -235,7 +235,7 @@ def at_set_slice(x):
     return np.sum(y * x)
 
 
-def at_add(x):
+def at_add(x):   # also named like its helper
     return np.sum(x.at[1, 2].add(3.0) ** 2)
 
 
@@ -302,8 +302,35 @@ FUNCTIONS = [
     where_clip, keywords, builtins, local_list, local_dict, at_set_slice, at_add, loop_branch,
     while_loop, interp, convolve, select, cov, fftshift, polyval, calls_stack, lane_axes]
 
-# (transform, function name) -> why it still runs as Python
-FALLS_BACK = {}
+# (transform, function name) -> why it still runs as Python (or fails)
+_DICT = ("a dict literal is a record of fixed keys and types in Numba, with no functional "
+         "setitem: a dict updated in a loop runs in Python")
+_AT_SLICE = "x.at[slice].set(...): at_set with a slice has no Numba implementation yet"
+FALLS_BACK = {
+    ("jit", "local_dict"): _DICT,
+    ("grad", "local_dict"): _DICT,
+    ("vmap", "local_dict"): _DICT,
+    ("jit", "at_set_slice"): _AT_SLICE,
+    ("grad", "at_set_slice"): _AT_SLICE,
+    ("vmap", "at_set_slice"): _AT_SLICE,
+    ("grad", "split"): "the cotangents of np.split's list of outputs are summed by add() of "
+                       "lists, which has no Numba implementation",
+    ("grad", "dot_stack"): "np.dot of a stack: the derivative calls tensordot_vjp_a with axes "
+                           "computed as lists at run time, so the result's rank is unknown "
+                           "when compiling",
+    ("grad", "local_list"): "the cotangent of a list element (getitem_vjp of a list) has no "
+                            "Numba implementation",
+    ("grad", "polyval"): "polyval_slope / polyval_vjp_p: an overload fails in Numba's typing "
+                         "(AttributeError), before any island is tried",
+    ("grad", "lane_axes"): "vmap inside grad: the lane helpers call tuple() of a sequence "
+                           "whose length is known only at run time",
+    ("vmap", "eigh"): "vmap of eigh runs each lane through each(), which has no Numba "
+                      "implementation",
+    ("vmap", "split"): "vmap of np.split fails on every backend (TypeError in the batching "
+                       "rule), not a compile problem",
+    ("vmap", "astype"): "vmap of x.astype(np.float64) fails on every backend (TypeError in "
+                        "the batching rule), not a compile problem",
+}
 
 
 def _x():
