@@ -47,4 +47,5 @@ def impl(g, arrays, axis=0, promote=None):
 """, np=np, _norm_axis=_norm_axis, dt=dt)
 
 
-IMPLEMENTED = {rt.concatenate_vjp}
+# none replaced: the helpers' own source stays for the arguments these do not take
+IMPLEMENTED = set()
