@@ -179,3 +179,33 @@ for _fn, _params, _call in (
          "np.median(row)"),
         (np.var, _VAR, "_var_row(row, ddof)"), (np.std, _VAR, "_std_row(row, ddof)")):
     _reduction(_fn, _params, _call)
+
+
+@overload(np.squeeze, prefer_literal=True)
+def _squeeze(a, axis=None):
+    """Over given axes (with axis None the rank depends on the shape: not compiled)."""
+    if not isinstance(a, types.Array) or _none(axis):
+        return None
+    found = _axes_text(axis, a.ndim)
+    if found is None:
+        return None
+    axes, k = found
+    shape = _tuple(f"a.shape[rest[{i}]]" for i in range(a.ndim - k))
+    return _unrolled(f"""
+def impl(a, axis=None):
+    ax = {axes}
+    rest = _rest(ax, {a.ndim})
+    for i in ax:
+        if a.shape[i] != 1:
+            raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+    return np.ascontiguousarray(a).reshape({shape})
+""", np=np, _norm_axis=_norm_axis, _rest=_rest)
+
+
+@overload(np.ndim)
+def _ndim(a):
+    if isinstance(a, types.Array):
+        n = a.ndim
+        return lambda a: n
+    if isinstance(a, (types.Number, types.Boolean)):
+        return lambda a: 0
