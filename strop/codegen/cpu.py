@@ -32,6 +32,15 @@ def lower(node, refs, replace=lambda obj: None):
     def bind(obj, base):
         return _bind(refs, obj, base)
 
+    def substitute(obj):   # ``replace``'s choice, else the NumPy function's twin
+        new = replace(obj)
+        if new is None and callable(obj):
+            try:
+                new = twins().get(obj)
+            except TypeError:   # unhashable
+                pass
+        return new
+
     def matmul_name():
         return _bind(refs, runtime.matmul, "matmul")
 
@@ -53,14 +62,14 @@ def lower(node, refs, replace=lambda obj: None):
 
         def visit_Name(self, node):
             obj = refs.get(node.id) if isinstance(node.ctx, gast.Load) else None
-            new = replace(obj) if obj is not None else None
+            new = substitute(obj) if obj is not None else None
             if new is not None:
                 node.id = bind(new, getattr(new, "__name__", node.id))
             return node
 
         def visit_Attribute(self, node):
             obj = resolve(node)
-            new = replace(obj) if obj is not None else None
+            new = substitute(obj) if obj is not None else None
             if new is not None:
                 return gast.Name(id=bind(new, getattr(new, "__name__", node.attr)),
                                  ctx=gast.Load(), annotation=None, type_comment=None)
@@ -86,7 +95,58 @@ def lower(node, refs, replace=lambda obj: None):
                                  args=[call.args[1]], keywords=[])
             return call
 
-    return Lower().visit(node)
+    node = Lower().visit(node)
+    return _appends_in_place(node, helpers)
+
+
+def _appends_in_place(node, helpers):
+    """``lst = append(lst, v)`` as ``lst.append(v)`` where ``lst`` starts as ``[]`` and is only
+    appended to and indexed (no other name can see it change): Numba infers an empty list's
+    item type from the list's own ``append``, not from a function given the list."""
+    def is_append(value, name):
+        return isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and \
+            helpers.get(value.func.id) is runtime.append and len(value.args) == 2 and \
+            isinstance(value.args[0], gast.Name) and value.args[0].id == name
+
+    candidates = {t.id for s in gast.walk(node) if isinstance(s, gast.Assign)
+                  for t in s.targets if isinstance(t, gast.Name)
+                  and isinstance(s.value, gast.List) and not s.value.elts}
+    for sub in gast.walk(node):
+        if isinstance(sub, gast.Assign):
+            for t in sub.targets:
+                if isinstance(t, gast.Name) and t.id in candidates and not (
+                        is_append(sub.value, t.id) or isinstance(sub.value, gast.List)
+                        and not sub.value.elts):
+                    candidates.discard(t.id)
+    allowed = set()   # the Name nodes of candidates used as append's list or indexed
+    for sub in gast.walk(node):
+        if isinstance(sub, gast.Call) and isinstance(sub.func, gast.Name) and \
+                helpers.get(sub.func.id) is runtime.append and sub.args and \
+                isinstance(sub.args[0], gast.Name):
+            allowed.add(id(sub.args[0]))
+        if isinstance(sub, gast.Subscript) and isinstance(sub.value, gast.Name):
+            allowed.add(id(sub.value))
+    for sub in gast.walk(node):
+        if isinstance(sub, gast.Name) and sub.id in candidates and \
+                isinstance(sub.ctx, gast.Load) and id(sub) not in allowed:
+            candidates.discard(sub.id)
+    if not candidates:
+        return node
+
+    class InPlace(gast.NodeTransformer):
+        def visit_Assign(self, s):
+            t = s.targets[0]
+            if len(s.targets) == 1 and isinstance(t, gast.Name) and t.id in candidates and \
+                    is_append(s.value, t.id):
+                new = gast.Expr(value=gast.Call(
+                    func=gast.Attribute(value=s.value.args[0], attr="append",
+                                        ctx=gast.Load()),
+                    args=[s.value.args[1]], keywords=[]))
+                new.__dict__.update({k: v for k, v in s.__dict__.items()
+                                     if k not in ("targets", "value", "type_comment")})
+                return new
+            return s
+    return InPlace().visit(node)
 
 
 def weaken(node, refs):
@@ -128,6 +188,11 @@ def _bind(refs, obj, base):
 
 def _is_number(node):
     return isinstance(node, gast.Constant) and type(node.value) in (int, float)
+
+
+def twins():
+    from ..runtime.twins import TWINS
+    return TWINS
 
 
 def via_numpy():

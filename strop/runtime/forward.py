@@ -67,7 +67,7 @@ def pad_jvp(darray, pad_width, mode="constant", reflect_type="even"):
     if mode in ("reflect", "symmetric"):
         return np.pad(darray, pad_width, mode, reflect_type=reflect_type)
     raise NotImplementedError(f"strop differentiates np.pad in modes constant, edge, wrap, "
-                              f"reflect and symmetric, not {mode!r}")
+                              f"reflect and symmetric, not {repr(mode)}")
 
 
 def sort_jvp(da, a, axis=-1):

@@ -59,7 +59,7 @@ def out_basis(out, i):
         return type(out)(*parts) if hasattr(out, "_fields") else type(out)(parts)
     if not isinstance(out, (np.ndarray, np.generic, float, int)):
         raise TypeError(f"a Jacobian needs array outputs, but the function returned a "
-                        f"{type(out).__name__} ({out!r}) among its outputs")
+                        f"{type(out).__name__} ({repr(out)}) among its outputs")
     dtype = np.result_type(out)
     if not np.issubdtype(dtype, np.floating):
         raise TypeError(f"jacrev requires real floating point outputs, got a value of dtype "
@@ -80,7 +80,7 @@ def _structure(out, blocks_of):
             return type(x)(*parts) if hasattr(x, "_fields") else type(x)(parts)
         if x is None or isinstance(x, (str, bool)):
             raise TypeError(f"a Jacobian needs array outputs, but the function returned a "
-                            f"{type(x).__name__} ({x!r}) among its outputs")
+                            f"{type(x).__name__} ({repr(x)}) among its outputs")
         j = count[0]
         count[0] += 1
         return blocks_of(x, j)

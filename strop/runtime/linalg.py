@@ -156,7 +156,7 @@ def _matrix_norm_grad(x, ans, ord, axes):
         j = 0 if ord == 2 else -1
         d = u[..., :, j, None] * vh[..., j, None, :]
     else:
-        raise NotImplementedError(f"strop has no derivative for the matrix norm ord={ord!r}")
+        raise NotImplementedError(f"strop has no derivative for the matrix norm ord={repr(ord)}")
     return np.moveaxis(d, (-2, -1), axes)
 
 

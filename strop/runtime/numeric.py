@@ -5,6 +5,8 @@ eigenproblem.
 Each ``*_vjp`` returns the cotangents of the arguments named in its docstring, shaped like them;
 each ``*_jvp`` the output's tangent from the arguments' tangents (None: no tangent).
 """
+import inspect
+
 import numpy as np
 
 from .base import _axes, unbroadcast
@@ -336,7 +338,7 @@ def _quantile_weights(a, q, axis, method, nan):
     elif method == "midpoint":
         t = np.where(frac > 0, 0.5, 0.0)
     else:
-        not_differentiable(f"np.quantile with method={method!r} (linear, lower, higher, "
+        not_differentiable(f"np.quantile with method={repr(method)} (linear, lower, higher, "
                            f"nearest and midpoint are differentiated)")
     j = lo.astype(np.intp)
     jn = np.minimum(j + 1, np.maximum(count, 1) - 1)
@@ -492,10 +494,18 @@ def cumulative_prod_jvp(dx, x, axis=None, include_initial=False):
 
 def _one(fn):
     """The helper returning one of ``fn``'s cotangents (``which``), so that a template's result
-    is an array, not a tuple (vmap runs such helpers lane by lane)."""
-    def helper(*args, which=0):
-        return fn(*args)[which]
+    is an array, not a tuple (vmap runs such helpers lane by lane).  It has ``fn``'s own
+    parameters, not ``*args``: Numba binds keywords after star arguments wrongly."""
+    params = inspect.signature(fn).parameters.values()
+    defaults = {f"_default_{p.name}": p.default for p in params if p.default is not p.empty}
+    head = ", ".join(p.name if p.default is p.empty else f"{p.name}=_default_{p.name}"
+                     for p in params)
+    names = ", ".join(p.name for p in params)
+    space = {"fn": fn, **defaults}
+    exec(f"def helper({head}, which=0):\n    return fn({names})[which]\n", space)
+    helper = space["helper"]
     helper.__name__ = helper.__qualname__ = fn.__name__[1:]
+    helper.__module__ = __name__
     helper.__doc__ = fn.__doc__
     return helper
 

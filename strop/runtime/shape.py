@@ -106,8 +106,8 @@ def pad_vjp(g, array, pad_width, mode="constant", reflect_type="even"):
         source = np.pad(np.arange(np.size(array)).reshape(shape), pad_width, mode=mode)
         out = np.bincount(source.ravel(), np.ravel(g), minlength=np.size(array))
         return out.reshape(shape).astype(np.result_type(g), copy=False)
-    raise NotImplementedError(f"strop has no derivative for np.pad with mode={mode!r}"
-                              + (f", reflect_type={reflect_type!r}" if mode in (
+    raise NotImplementedError(f"strop has no derivative for np.pad with mode={repr(mode)}"
+                              + (f", reflect_type={repr(reflect_type)}" if mode in (
                                   "reflect", "symmetric") else "")
                               + "; use mode 'constant', 'edge', 'wrap', 'reflect' or 'symmetric'")
 

@@ -9,19 +9,36 @@ compile fails and jit falls back to the python backend with a JitFallbackWarning
 below is the order in which Numba tries a helper's implementations: numeric's overloads come
 after their helpers' own source.
 """
+from numba.np import arraymath, arrayobj, linalg  # noqa: F401
+from numba.np.polynomial import polynomial_functions  # noqa: F401
+
 from ... import runtime as rt
-from . import arithmetic, base, batching, containers, indexing, products, reductions
+
+# (Numba's own implementations of NumPy, imported above, are registered first, so that
+# Numba tries them before ours in axes.py: ours serve only the arguments its
+# own do not take)
+from . import (arithmetic, axes, base, batching, containers, indexing,  # noqa: F401
+               products, reductions, shape)
 from ._common import compile_the_rest
 
 compile_the_rest((rt.base, rt.arithmetic, rt.containers, rt.indexing, rt.reductions, rt.shape,
                   rt.products, rt.linalg, rt.numeric, rt.batching, rt.iteration),
                  base.IMPLEMENTED | arithmetic.IMPLEMENTED | containers.IMPLEMENTED
                  | indexing.IMPLEMENTED | reductions.IMPLEMENTED | products.IMPLEMENTED
-                 | batching.IMPLEMENTED)
+                 | batching.IMPLEMENTED | shape.IMPLEMENTED)
 
-from . import via_numpy  # noqa: E402,F401
+from . import twins, via_numpy  # noqa: E402,F401
 from . import forward, jacobians  # noqa: E402
 
 compile_the_rest((rt.forward, rt.jacobians), forward.IMPLEMENTED | jacobians.IMPLEMENTED)
 
 from . import lax, numeric, wide  # noqa: E402,F401
+
+# last: what none of the above compiles runs through NumPy in an object-mode island
+from . import islands  # noqa: E402
+
+islands.islands((rt.base, rt.arithmetic, rt.containers, rt.indexing, rt.reductions, rt.shape,
+                 rt.products, rt.linalg, rt.numeric, rt.batching, rt.iteration, rt.forward,
+                 rt.jacobians, rt.lax), containers.IMPLEMENTED)
+for _fn in (*islands.NUMPY, *islands.SIGNATURES):
+    islands.island(_fn, islands.SIGNATURES.get(_fn))

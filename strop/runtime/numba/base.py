@@ -144,6 +144,18 @@ def _expand_to(g, x, axis=None, keepdims=False):
                 return np.broadcast_to(g, x.shape)
             return np.broadcast_to(np.expand_dims(g, axis % x.ndim), x.shape)
         return one_axis
+    if isinstance(axis, types.BaseTuple) and all(isinstance(a, types.Integer) for a in axis):
+        n = x.ndim   # g reshaped to the reduction's keepdims shape, then broadcast
+        shape = "(" + "".join(f"1 if kept[{i}] else x.shape[{i}], " for i in range(n)) + ")"
+        return _unrolled(f"""
+def impl(g, x, axis=None, keepdims=False):
+    if keepdims:
+        return np.broadcast_to(g, x.shape)
+    kept = np.zeros({n}, np.bool_)
+    for a in axis:
+        kept[a % {n}] = True
+    return np.broadcast_to(np.ascontiguousarray(g).reshape({shape}), x.shape)
+""", np=np)
 
 
 IMPLEMENTED = {rt.seed_grad, rt.aux_pair, rt.zeros_like, rt.add, rt.astype_like, rt.unbroadcast,

@@ -1,0 +1,211 @@
+"""NumPy's reductions and scans over an ``axis`` (an int, a tuple of ints or None, negative
+axes counted from the end) with ``keepdims``, which Numba implements over a whole array only.
+
+These are further implementations of the NumPy functions themselves: Numba tries its own
+first and comes here when its own does not take the arguments, so user code and the helpers
+compiled from their own source both get them.  One general scheme serves every function: the
+reduced axes are moved last, the array is made a C-contiguous (rows, reduced) matrix, and the
+whole-array function Numba has is applied to each row."""
+import numpy as np
+from numba import types
+from numba.core.errors import TypingError
+from numba.extending import overload, register_jitable
+from numba.np.numpy_support import as_dtype
+
+from ._common import _none, _unrolled
+
+
+@register_jitable
+def _norm_axis(axis, ndim):
+    if axis < -ndim or axis >= ndim:
+        raise ValueError("axis is out of bounds for array of this dimension")
+    return axis + ndim if axis < 0 else axis
+
+
+@register_jitable
+def _rest(axes, ndim):
+    """The axes not in ``axes``, in order (a repeated axis is an error, as in NumPy)."""
+    keep = np.ones(ndim, np.bool_)
+    for i in axes:
+        if not keep[i]:
+            raise ValueError("duplicate value in 'axis'")
+        keep[i] = False
+    rest = np.empty(ndim - len(axes), np.intp)
+    j = 0
+    for i in range(ndim):
+        if keep[i]:
+            rest[j] = i
+            j += 1
+    return rest
+
+
+def _axes_text(axis, ndim):
+    """Source of the tuple of normalized axes that ``axis`` (a Numba type) names, and its
+    length; None when it names none that this scheme takes."""
+    if _none(axis):
+        return "(" + "".join(f"{i}, " for i in range(ndim)) + ")", ndim
+    if isinstance(axis, types.Integer):
+        return f"(_norm_axis(axis, {ndim}),)", 1
+    if isinstance(axis, types.BaseTuple) and all(isinstance(t, types.Integer) for t in axis):
+        return "(" + "".join(f"_norm_axis(axis[{i}], {ndim}), "
+                             for i in range(len(axis))) + ")", len(axis)
+    return None
+
+
+def _tuple(items):
+    return "(" + "".join(f"{s}, " for s in items) + ")"
+
+
+def _result_dtype(fn, dtype, *extra):
+    """The dtype of ``fn`` of a 1-D array of ``dtype`` (NumPy's promotion rules)."""
+    return np.asarray(fn(np.ones(2, as_dtype(dtype)), *extra)).dtype
+
+
+def _reduce_text(ndim, axes, k, keep, params, call):
+    """An implementation reducing the ``k`` axes ``axes`` of an ``ndim``-array by ``call`` of
+    one row (``row``), shaped as NumPy shapes it (``keep``: keepdims)."""
+    rest = [f"rest[{i}]" for i in range(ndim - k)]
+    perm = _tuple(rest + [f"ax[{i}]" for i in range(k)])
+    if keep:
+        shape = _tuple(f"1 if kept[{i}] else a.shape[{i}]" for i in range(ndim))
+    else:
+        shape = _tuple(f"a.shape[{r}]" for r in rest)
+    scalar = not keep and k == ndim
+    return f"""
+def impl({params}):
+    ax = {axes}
+    rest = _rest(ax, {ndim})
+    kept = np.zeros({ndim}, np.bool_)
+    for i in ax:
+        kept[i] = True
+    m = 1
+    for i in range({ndim - k}):
+        m *= a.shape[rest[i]]
+    n = 1
+    for i in ax:
+        n *= a.shape[i]
+    b = np.ascontiguousarray(a.transpose({perm})).reshape((m, n))
+    out = np.empty(m, dt)
+    for r in range(m):
+        row = b[r]
+        out[r] = {call}
+    return {"out[0]" if scalar else f"out.reshape({shape})"}
+"""
+
+
+def _reduction(fn, params, call, extra=()):
+    """Register ``fn(a, axis, ..., keepdims)`` over any axes: ``params`` its parameters as
+    NumPy names them (``out`` must be None), ``call`` the source reducing one ``row``."""
+    names = [p.split("=")[0] for p in params.split(", ")]
+
+    def typer(a, *args, **kws):
+        bound = dict(zip(names[1:], args), **kws)
+        axis, keepdims = bound.get("axis"), bound.get("keepdims")
+        if not isinstance(a, types.Array) or a.ndim == 0 or not _none(bound.get("out")):
+            return None
+        if any(not _none(bound.get(n)) for n in ("dtype", "where", "initial")):
+            return None
+        keep = _literal_flag(keepdims)
+        if keep is None:
+            return None          # Numba retries with keepdims a literal
+        if _none(axis) and not keep and "ddof" not in names:
+            return None          # Numba's own, over the whole array
+        found = _axes_text(axis, a.ndim)
+        if found is None:
+            return None
+        axes, k = found
+        dt = _result_dtype(fn, a.dtype, *extra)
+        return _unrolled(_reduce_text(a.ndim, axes, k, keep, params, call), np=np, dt=dt,
+                         _norm_axis=_norm_axis, _rest=_rest, **HELPERS)
+
+    overload(fn, prefer_literal=True)(_with_params(typer, params))
+
+
+def _literal_flag(t):
+    """keepdims as a Python bool, from its Numba type or default; None if not a constant."""
+    if isinstance(t, types.Omitted):
+        t = t.value
+    if t is None or isinstance(t, (bool, types.NoneType)):
+        return bool(t)
+    if isinstance(t, types.BooleanLiteral):
+        return bool(t.literal_value)
+    if isinstance(t, types.Boolean):
+        return None
+    raise TypingError("keepdims must be a constant True or False")
+
+
+def _with_params(typer, params):
+    """``typer`` behind a function whose signature is ``params`` (Numba's overload matches
+    the implementation's signature against the typing function's)."""
+    text = f"def typing({params}):\n    return typer({', '.join(_call_args(params))})\n"
+    space = {"typer": typer}
+    exec(text, space)
+    return space["typing"]
+
+
+def _call_args(params):
+    out = []
+    for p in params.split(", "):
+        name = p.split("=")[0]
+        out.append(name if name == "a" else f"{name}={name}")
+    return out
+
+
+@register_jitable
+def _var_row(row, ddof):
+    n = row.size
+    mean = row.sum() / n
+    d = row - mean
+    return (d * np.conj(d)).real.sum() / (n - ddof)
+
+
+@register_jitable
+def _std_row(row, ddof):
+    return np.sqrt(_var_row(row, ddof))
+
+
+HELPERS = {"_var_row": _var_row, "_std_row": _std_row}
+
+_SUM = "a, axis=None, dtype=None, out=None, keepdims=False"
+_MAX = "a, axis=None, out=None, keepdims=False"
+_VAR = "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False"
+for _fn, _params, _call in (
+        (np.sum, _SUM, "np.sum(row)"), (np.prod, _SUM, "np.prod(row)"),
+        (np.mean, _SUM, "np.mean(row)"), (np.max, _MAX, "np.max(row)"),
+        (np.min, _MAX, "np.min(row)"), (np.amax, _MAX, "np.max(row)"),
+        (np.amin, _MAX, "np.min(row)"), (np.all, _MAX, "np.all(row)"),
+        (np.any, _MAX, "np.any(row)"), (np.ptp, _MAX, "np.ptp(row)"),
+        (np.median, "a, axis=None, out=None, overwrite_input=False, keepdims=False",
+         "np.median(row)"),
+        (np.var, _VAR, "_var_row(row, ddof)"), (np.std, _VAR, "_std_row(row, ddof)")):
+    _reduction(_fn, _params, _call)
+
+
+@overload(np.squeeze, prefer_literal=True)
+def _squeeze(a, axis=None):
+    """Over given axes (with axis None the rank depends on the shape: not compiled)."""
+    if not isinstance(a, types.Array) or _none(axis):
+        return None
+    found = _axes_text(axis, a.ndim)
+    if found is None:
+        return None
+    axes, k = found
+    shape = _tuple(f"a.shape[rest[{i}]]" for i in range(a.ndim - k))
+    return _unrolled(f"""
+def impl(a, axis=None):
+    ax = {axes}
+    rest = _rest(ax, {a.ndim})
+    for i in ax:
+        if a.shape[i] != 1:
+            raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+    return np.ascontiguousarray(a).reshape({shape})
+""", np=np, _norm_axis=_norm_axis, _rest=_rest)
+
+
+@overload(np.ndim)
+def _ndim(a):
+    if isinstance(a, types.Array):
+        n = a.ndim
+        return lambda a: n
+    if isinstance(a, (types.Number, types.Boolean)):
+        return lambda a: 0

@@ -1,0 +1,77 @@
+"""Numba implementations of shape.py's helpers."""
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+from ... import runtime as rt
+from ._common import _float_of, _none, _unrolled
+from .axes import _norm_axis
+
+
+def _pieces(n, lead, dt):
+    """The text of an implementation cutting ``g`` (rank ``n``) along ``ax`` into one piece per
+    array, each as long as its array along ``ax`` (less ``lead`` where ``lead(i)`` is true:
+    an unbatched array's axis comes one earlier), in a list."""
+    perm = "(ax, " + "".join(f"rest[{i}], " for i in range(n - 1)) + ")"
+    undo = "(" + "".join(f"back[{i}], " for i in range(n)) + ")"
+    return f"""
+    rest = np.empty({n - 1}, np.intp)
+    j = 0
+    for i in range({n}):
+        if i != ax:
+            rest[j] = i
+            j += 1
+    back = np.empty({n}, np.intp)
+    order = {perm}
+    for i in range({n}):
+        back[order[i]] = i
+    moved = g.transpose(order)   # g with the axis first: each piece is a run of its rows
+    out = []
+    start = 0
+    for i in range(len(arrays)):
+        m = arrays[i].shape[ax - 1 if {lead} else ax]
+        piece = moved[start:start + m]
+        out.append(np.ascontiguousarray(piece.transpose({undo})).astype(dt))
+        start += m
+    return out
+"""
+
+
+def _same_items(arrays):
+    """The array type of every item of a list or a tuple of one type (else None)."""
+    if isinstance(arrays, (types.List, types.UniTuple)) and isinstance(arrays.dtype,
+                                                                       types.Array):
+        return arrays.dtype
+    return None
+
+
+@overload(rt.concatenate_vjp, prefer_literal=True)
+def _concatenate_vjp(g, arrays, axis=0, promote=None):
+    """Arrays of g's rank in a list or tuple, joined along an axis: g's pieces, in a list."""
+    item = _same_items(arrays)
+    if not (isinstance(g, types.Array) and isinstance(axis, types.Integer) and _none(promote)
+            and item is not None and item.ndim == g.ndim):
+        return None
+    return _unrolled(f"""
+def impl(g, arrays, axis=0, promote=None):
+    ax = _norm_axis(axis, {g.ndim})""" + _pieces(g.ndim, "False", "dt"),
+        np=np, _norm_axis=_norm_axis, dt=_float_of(item))
+
+
+@overload(rt.concatenate_vjp_lanes, prefer_literal=True)
+def _concatenate_vjp_lanes(g, arrays, axis, promote, batched):
+    """The same, lane by lane: ``g`` batched, the arrays batched or not (``batched``); the
+    pieces are batched."""
+    item = _same_items(arrays)
+    if not (isinstance(g, types.Array) and isinstance(axis, types.Integer) and _none(promote)
+            and item is not None and item.ndim in (g.ndim, g.ndim - 1)
+            and isinstance(batched, types.BaseTuple)):
+        return None
+    return _unrolled(f"""
+def impl(g, arrays, axis, promote, batched):
+    ax = _norm_axis(axis, {g.ndim - 1}) + 1""" + _pieces(g.ndim, "not batched[i]", "dt"),
+        np=np, _norm_axis=_norm_axis, dt=_float_of(g))
+
+
+# none replaced: the helpers' own source stays for the arguments these do not take
+IMPLEMENTED = set()

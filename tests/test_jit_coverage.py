@@ -1,0 +1,368 @@
+"""Coverage of jit: every function the python backend runs also compiles (issue 15).
+
+A table of small user functions, one per construct and NumPy family of the derivative rules,
+each run under ``jit(f)``, ``jit(grad(f))`` and ``jit(vmap(f))`` with JitFallbackWarning an
+error, compared with the python backend.  What still falls back is listed in ``FALLS_BACK``
+with the reason, as a strict xfail: it fails the day it compiles."""
+import warnings
+
+import numpy as np
+import pytest
+
+import strop
+from helpers import x64_fixture
+
+x64 = pytest.fixture(autouse=True)(x64_fixture)
+
+
+# --- reductions ------------------------------------------------------------------------------
+def sum_axis(x):
+    return np.sum(np.sum(x * x, axis=0))
+
+
+def sum_axis_tuple(x):
+    return np.sum(np.sum(x ** 2, axis=(0, 1)))
+
+
+def sum_keepdims(x):
+    return np.sum(x / np.sum(x ** 2, axis=-1, keepdims=True))
+
+
+def mean_axis(x):
+    return np.sum(np.mean(x, axis=1) ** 2)
+
+
+def mean_keepdims(x):
+    return np.sum((x - np.mean(x, axis=0, keepdims=True)) ** 2)
+
+
+def max_axis(x):
+    return np.sum(np.max(x, axis=0))
+
+
+def min_axis(x):
+    return np.sum(np.min(x, axis=1))
+
+
+def prod_axis(x):
+    return np.sum(np.prod(x, axis=0))
+
+
+def var_axis(x):
+    return np.sum(np.var(x, axis=0))
+
+
+def std_axis(x):
+    return np.sum(np.std(x, axis=1))
+
+
+def method_sum(x):
+    return x.sum(axis=0).sum()
+
+
+def cumsum_axis(x):
+    return np.sum(np.cumsum(x, axis=1) ** 2)
+
+
+def cumprod_axis(x):
+    return np.sum(np.cumprod(x, axis=0))
+
+
+def softmax(x):
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return np.sum((e / np.sum(e, axis=-1, keepdims=True)) * x)
+
+
+def faq_centered(x):
+    return np.sum(x.T @ (x - x.mean(axis=0)))
+
+
+# --- shape ops -------------------------------------------------------------------------------
+def tile(x):
+    return np.sum(np.tile(x, (2, 1)) ** 2)
+
+
+def repeat(x):
+    return np.sum(np.repeat(x, 2, axis=0) ** 2)
+
+
+def pad(x):
+    return np.sum(np.pad(x, 1) ** 2)
+
+
+def roll(x):
+    return np.sum(np.roll(x, 1, axis=0) * x)
+
+
+def flip(x):
+    return np.sum(np.flip(x, 0) * x)
+
+
+def broadcast_to(x):
+    return np.sum(np.broadcast_to(x[0], (4, 3)) ** 2)
+
+
+def transpose_reshape(x):
+    return np.sum(np.reshape(x.T, (-1,)) * np.arange(12.0))
+
+
+def concatenate(x):
+    return np.sum(np.concatenate([x, x * 2], axis=1) ** 2)
+
+
+def stack_rows(x):
+    return np.sum(np.stack([x[0], x[1]]) ** 2)
+
+
+def split(x):
+    a, b = np.split(x, 2)
+    return np.sum(a * b)
+
+
+def expand_squeeze(x):
+    return np.sum(np.squeeze(np.expand_dims(x, 0), 0) ** 2)
+
+
+def diag(x):
+    return np.sum(np.diag(x[:3, :3]) ** 2)
+
+
+def trace(x):
+    return np.trace(x[:3, :3] * x[:3, :3])
+
+
+def tril_triu(x):
+    return np.sum(np.tril(x) ** 2 + np.triu(x))
+
+
+def astype(x):
+    return np.sum(x.astype(np.float64) ** 2)
+
+
+# --- products --------------------------------------------------------------------------------
+def einsum(x):
+    return np.sum(np.einsum("ij,kj->ik", x, x))
+
+
+def outer(x):
+    return np.sum(np.outer(x[0], x[1]))
+
+
+def kron(x):
+    return np.sum(np.kron(x[0], x[1]) ** 2)
+
+
+def tensordot(x):
+    return np.sum(np.tensordot(x, x, axes=([1], [1])))
+
+
+def dot_stack(x):
+    return np.sum(np.dot(x, x[0]) ** 2)
+
+
+def matmul(x):   # also named like the helper `@` compiles to
+    return np.sum(x @ x.T)
+
+
+# --- sorting, linalg -------------------------------------------------------------------------
+def sort(x):
+    return np.sum(np.sort(x, axis=1) * np.arange(3.0))
+
+
+def _spd(x):
+    a = x[:3, :3]
+    return a @ a.T + 3.0 * np.eye(3)
+
+
+def solve(x):
+    return np.sum(np.linalg.solve(_spd(x), x[0]))
+
+
+def inv(x):
+    return np.sum(np.linalg.inv(_spd(x)))
+
+
+def det(x):
+    return np.linalg.det(_spd(x))
+
+
+def cholesky(x):
+    return np.sum(np.linalg.cholesky(_spd(x)))
+
+
+def eigh(x):
+    w, v = np.linalg.eigh(_spd(x))
+    return np.sum(w)
+
+
+def norm(x):
+    return np.linalg.norm(x) + np.linalg.norm(x[0])
+
+
+# --- elementwise, constructs -----------------------------------------------------------------
+def ufuncs(x):
+    return np.sum(np.tanh(x) + np.exp(-x * x) + np.sqrt(np.abs(x) + 1.0) + np.arctan2(x, 2.0))
+
+
+def where_clip(x):
+    return np.sum(np.where(x > 0.5, x, x * x) + np.clip(x, 0.2, 0.9))
+
+
+def keywords(x):
+    return np.sum(np.clip(x, a_min=0.1, a_max=0.8))
+
+
+def builtins(x):
+    return max(x[0, 0], x[1, 1]) + min(x[0, 1], 2.0) + abs(x[2, 2])
+
+
+def local_list(x):
+    out = []
+    for i in range(x.shape[0]):
+        out.append(np.sum(x[i] ** 2))
+    return out[0] + out[-1]
+
+
+def local_dict(x):
+    d = {"a": x[0, 0]}
+    for i in range(3):
+        d["a"] = d["a"] * x[i, 0] + 1.0
+    return d["a"]
+
+
+def at_set_slice(x):
+    y = x.at[0:2].set(1.0)
+    return np.sum(y * x)
+
+
+def at_add(x):   # also named like its helper
+    return np.sum(x.at[1, 2].add(3.0) ** 2)
+
+
+def loop_branch(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        if x[i, 0] > 0.5:
+            s = s + np.sum(x[i])
+        else:
+            s = s - x[i, 1]
+    return s
+
+
+def while_loop(x):
+    s = x[0, 0]
+    while s < 10.0:
+        s = s * 2.0 + 1.0
+    return s
+
+
+# --- numeric ---------------------------------------------------------------------------------
+def interp(x):
+    return np.sum(np.interp(np.array([0.1, 0.5, 0.9]), np.arange(4.0) / 3.0, x[:, 0]))
+
+
+def convolve(x):
+    return np.sum(np.convolve(x[0], x[1]) ** 2)
+
+
+def select(x):
+    return np.sum(np.select([x < 0.3, x > 0.7], [x * 2.0, x * x], 0.0))
+
+
+def cov(x):
+    return np.sum(np.cov(x))
+
+
+def fftshift(x):
+    return np.sum(np.fft.fftshift(x[0]) * np.arange(3.0))
+
+
+def polyval(x):
+    return np.sum(np.polyval(x[0], x[1]))
+
+
+def stack(a):   # a user function whose name is a runtime helper's
+    return np.sum(a * a)
+
+
+def calls_stack(x):
+    return stack(x) + 1.0
+
+
+def lane_axes(x):
+    return np.sum(strop.vmap(lambda r: np.sum(r * r))(x))
+
+
+FUNCTIONS = [
+    sum_axis, sum_axis_tuple, sum_keepdims, mean_axis, mean_keepdims, max_axis, min_axis,
+    prod_axis, var_axis, std_axis, method_sum, cumsum_axis, cumprod_axis, softmax,
+    faq_centered, tile, repeat, pad, roll, flip, broadcast_to, transpose_reshape, concatenate,
+    stack_rows, split, expand_squeeze, diag, trace, tril_triu, astype, einsum, outer, kron,
+    tensordot, dot_stack, matmul, sort, solve, inv, det, cholesky, eigh, norm, ufuncs,
+    where_clip, keywords, builtins, local_list, local_dict, at_set_slice, at_add, loop_branch,
+    while_loop, interp, convolve, select, cov, fftshift, polyval, calls_stack, lane_axes]
+
+# (transform, function name) -> why it still runs as Python (or fails)
+_DICT = ("a dict literal is a record of fixed keys and types in Numba, with no functional "
+         "setitem: a dict updated in a loop runs in Python")
+_AT_SLICE = "x.at[slice].set(...): at_set with a slice has no Numba implementation yet"
+FALLS_BACK = {
+    ("jit", "local_dict"): _DICT,
+    ("grad", "local_dict"): _DICT,
+    ("vmap", "local_dict"): _DICT,
+    ("jit", "at_set_slice"): _AT_SLICE,
+    ("grad", "at_set_slice"): _AT_SLICE,
+    ("vmap", "at_set_slice"): _AT_SLICE,
+    ("grad", "split"): "the cotangents of np.split's list of outputs are summed by add() of "
+                       "lists, which has no Numba implementation",
+    ("grad", "dot_stack"): "np.dot of a stack: the derivative calls tensordot_vjp_a with axes "
+                           "computed as lists at run time, so the result's rank is unknown "
+                           "when compiling",
+    ("grad", "local_list"): "the cotangent of a list element (getitem_vjp of a list) has no "
+                            "Numba implementation",
+    ("grad", "polyval"): "polyval_slope / polyval_vjp_p: an overload fails in Numba's typing "
+                         "(AttributeError), before any island is tried",
+    ("grad", "lane_axes"): "vmap inside grad: the lane helpers call tuple() of a sequence "
+                           "whose length is known only at run time",
+    ("vmap", "eigh"): "vmap of eigh runs each lane through each(), which has no Numba "
+                      "implementation",
+    ("vmap", "split"): "vmap of np.split fails on every backend (TypeError in the batching "
+                       "rule), not a compile problem",
+    ("vmap", "astype"): "vmap of x.astype(np.float64) fails on every backend (TypeError in "
+                        "the batching rule), not a compile problem",
+}
+
+
+def _x():
+    return np.random.default_rng(0).uniform(0.1, 1.0, (4, 3))
+
+
+TRANSFORMS = {
+    "jit": lambda f: f,
+    "grad": strop.grad,
+    "vmap": strop.vmap,
+}
+
+
+def _cases():
+    for name in TRANSFORMS:
+        for f in FUNCTIONS:
+            marks = ()
+            why = FALLS_BACK.get((name, f.__name__))
+            if why:
+                marks = pytest.mark.xfail(strict=True, reason=why)
+            yield pytest.param(name, f, id=f"{name}-{f.__name__}", marks=marks)
+
+
+@pytest.mark.parametrize("transform,f", list(_cases()))
+def test_compiles(transform, f):
+    g = TRANSFORMS[transform](f)
+    x = _x()
+    if transform == "vmap":
+        x = np.stack([x, x[::-1] * 0.5])
+    want = strop.jit(g, backend="python")(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+        got = strop.jit(g)(x)
+    for a, b in zip(strop.tree_util.tree_leaves(got), strop.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
