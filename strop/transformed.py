@@ -75,6 +75,8 @@ class Transformed:
             start = [sum(len(g[1]) for g in groups[:i]) for i in range(len(groups))]
             kind_of = {n: leaf for (tree, names), k in zip(groups, kinds)
                        for n, leaf in zip(names, k[2] if tree else [k] * len(names))}
+            inner, free_kinds = _with_free_kinds(inner)
+            kind_of.update(free_kinds)
             if statics:
                 inner = bind_statics(inner, {start[i]: v for i, v in
                                              zip(self.static_argnums, statics)})
@@ -222,6 +224,38 @@ def _kinds(args, static=()):
     for i in sorted(static):
         out.insert(i, ARRAY)
     return tuple(out)
+
+
+@dataclasses.dataclass(frozen=True)
+class KindGuard:
+    """A global or closure variable holding data, a number or an array of some rank when the
+    code was made, which specializes on it (transformer/ranks.py): the code is made again
+    when the variable holds another kind."""
+    var: object
+    kind: object
+
+    def holds(self):
+        try:
+            return _kind(self.var.read()) == self.kind
+        except (KeyError, ValueError, NameError):
+            return False
+
+
+def _with_free_kinds(inner):
+    """(``inner`` guarded by the kinds of its free variables that are numbers or arrays,
+    {parameter: kind} of those), as the code is made from them."""
+    kinds, guards = {}, []
+    for name, var in inner.free.items():
+        try:
+            kind = _kind(var.read())
+        except (KeyError, ValueError, NameError):
+            continue
+        if kind == SCALAR or isinstance(kind, str) and kind.startswith(ARRAY) and kind != ARRAY:
+            kinds[name] = kind
+            guards.append(KindGuard(var, kind))
+    if not guards:
+        return inner, kinds
+    return dataclasses.replace(inner, guards=tuple(inner.guards) + tuple(guards)), kinds
 
 
 def _settings():

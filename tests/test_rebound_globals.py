@@ -90,3 +90,27 @@ def test_rebound_callee_of_a_transform_inside(monkeypatch):
         t(0.3)
         monkeypatch.setitem(globals(), "square", triple)
         np.testing.assert_allclose(t(0.3), 2.0 * numeric_vjp(f, [0.3], 0, 1.0), rtol=1e-5)
+
+
+WEIGHT = 2.0
+
+
+def weighted(x):
+    y = x * WEIGHT
+    for i in range(3):
+        y = y + WEIGHT * x[i]
+    return np.sum(y * y)
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_global_number_rebound_to_an_array(compiled, monkeypatch):
+    # the code specializes on WEIGHT being a number (no unbroadcast between numbers); holding
+    # an array, it is made again: the gradient sums the cotangent over WEIGHT's axis
+    g = grad(weighted)
+    run = jit(g) if compiled else g
+    x = np.array([0.3, -0.5, 0.8])
+    np.testing.assert_allclose(run(x), numeric_vjp(weighted, [x], 0, 1.0), rtol=1e-6)
+    monkeypatch.setattr(sys.modules[__name__], "WEIGHT", np.array([[1.0], [2.0]]))
+    np.testing.assert_allclose(run(x), numeric_vjp(weighted, [x], 0, 1.0), rtol=1e-6)
+    monkeypatch.setattr(sys.modules[__name__], "WEIGHT", 3.0)
+    np.testing.assert_allclose(run(x), numeric_vjp(weighted, [x], 0, 1.0), rtol=1e-6)

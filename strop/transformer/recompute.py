@@ -5,13 +5,14 @@ taped, where that is a few cheap operations on values that do not change.
 values, ``r`` is never rebound, so ``_t3 = t - 1; _t4 = r[_t3]; _t5 = _t4 ** 2`` gives the
 same number as the forward iteration did — cheaper than a list push and pop, and no memory.
 Only numbers (an array would be recomputed at the cost of making it), only arithmetic,
-comparisons and indexing, and only from values that hold the same thing during the whole
+comparisons, indexing and ufuncs, and only from values that hold the same thing during the whole
 backward sweep: the loop's index (when its body does not assign it), and names bound once,
 outside every loop (parameters never rebound included).
 """
 import copy
 
 import gast
+import numpy as np
 
 from .. import runtime
 from . import analysis
@@ -61,9 +62,7 @@ def chain(loop, v, numbers, fixed, callee):
         if name in seen:   # read before it is made: carried from the last iteration
             return False
         seen.add(name)
-        reads = [n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)
-                 and isinstance(n.ctx, gast.Load) and callee(n) is not runtime.weak]
-        if not all(need(r) for r in reads) or len(out) >= MAX_STATEMENTS:
+        if not all(need(r) for r in _operands(s.value)) or len(out) >= MAX_STATEMENTS:
             return False
         out.append(s)
         return True
@@ -72,12 +71,22 @@ def chain(loop, v, numbers, fixed, callee):
     return [copy.deepcopy(s) for s in body if s in out]
 
 
-def _cheap(value, callee):
-    """Arithmetic, comparisons, indexing and Python numbers as their operand's type."""
-    for n in gast.walk(value):
-        if isinstance(n, gast.Call):
-            if callee(n.func) is not runtime.weak:
-                return False
-        elif isinstance(n, gast.expr) and not isinstance(n, CHEAP + (gast.Tuple, gast.Slice)):
-            return False
-    return True
+def _operands(node):
+    """The names an expression reads as values (not the functions it calls)."""
+    if isinstance(node, gast.Name):
+        return [node.id] if isinstance(node.ctx, gast.Load) else []
+    if isinstance(node, gast.Call):
+        return [r for a in node.args for r in _operands(a)]
+    return [r for c in gast.iter_child_nodes(node) for r in _operands(c)]
+
+
+def _cheap(node, callee):
+    """Arithmetic, comparisons, indexing, NumPy's ufuncs (of numbers: ``np.sqrt(dt)``) and
+    Python numbers as their operand's type."""
+    if isinstance(node, gast.Call):
+        fn = callee(node.func)
+        return (fn is runtime.weak or isinstance(fn, np.ufunc) and fn.nout == 1) and \
+            not node.keywords and all(_cheap(a, callee) for a in node.args)
+    if isinstance(node, gast.expr) and not isinstance(node, CHEAP + (gast.Tuple, gast.Slice)):
+        return False
+    return all(_cheap(c, callee) for c in gast.iter_child_nodes(node))
