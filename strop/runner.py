@@ -43,14 +43,15 @@ class Staged:
         node = lower(fn.node, refs, _compiled_variant) if backend == "cpu" else fn.node
         companions = tuple(lower(c, refs, _compiled_variant) for c in fn.companions) \
             if backend == "cpu" else fn.companions
-        self.inplace = make_inplace(node, refs, donated) if backend == "cpu" else set()
         self.array_tapes = set()
         if backend == "cpu" and array_tapes:
             params = [a.id for a in fn.node.args.args]     # found before lowering renames
             numbers = scalar_names(fn.node.body, {p: r for p, r in dict(ranks).items()
                                                   if p in params}, fn.callee)
             self.array_tapes = arrays_for_tapes(node, refs, numbers)
-            shapes_for_tapes(node, refs)
+            shapes_for_tapes(node, refs)    # (before in-place: a shape read is no escape)
+        self.inplace = make_inplace(node, refs, donated) if backend == "cpu" else set()
+        if backend == "cpu" and array_tapes:
             node = fuse(weaken(node, refs))
             companions = tuple(fuse(weaken(c, refs)) for c in companions)
         shown = dataclasses.replace(fn, node=node, refs=refs, companions=companions)

@@ -38,6 +38,10 @@ def make_inplace(node, refs, donated=()):
     def fresh(value, target):
         if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.Compare)):
             return True
+        if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and \
+                value.func.attr == "copy" and not value.args and isinstance(
+                    value.func.value, gast.Name) and refs.get(value.func.value.id) is None:
+            return True    # x.copy() of a local array
         if isinstance(value, gast.Call):
             fn = callee(value)
             if fn in INPLACE:
@@ -76,7 +80,7 @@ def make_inplace(node, refs, donated=()):
 
     # where a name is read without escaping: an update of itself, arithmetic, a NumPy call
     # that makes a new array, its shape, or the value returned
-    safe = set()
+    safe, shape_reads = set(), set()
     for n in gast.walk(node):
         if isinstance(n, gast.Assign) and updates_in_place(n):
             safe.add(id(n.value.args[0]))
@@ -84,12 +88,17 @@ def make_inplace(node, refs, donated=()):
             safe.update(id(c) for c in gast.iter_child_nodes(n) if isinstance(c, gast.Name))
         if isinstance(n, gast.Call) and fresh(n, None) and callee(n) not in INPLACE:
             safe.update(id(a) for a in n.args if isinstance(a, gast.Name))
-        if isinstance(n, gast.Attribute) and n.attr in SHAPE_ONLY and isinstance(n.value,
-                                                                                 gast.Name):
-            safe.add(id(n.value))
         if isinstance(n, gast.Return) and isinstance(n.value, gast.Name):
             safe.add(id(n.value))
+        if isinstance(n, gast.Attribute) and n.attr in SHAPE_ONLY or isinstance(
+                n, gast.Call) and callee(n) is runtime.shape_like:
+            shape_reads.update(id(a) for a in gast.iter_child_nodes(n)
+                               if isinstance(a, gast.Name))
+    safe |= shape_reads
+    consumed = set(safe)   # read into a new value (not moved to another name)
     safe |= _moves(node.body)
+    safe |= _dead_views(node, lambda a: updates_in_place(a) and a.value.args[0].id ==
+                        a.targets[0].id, callee, consumed, shape_reads)
     for n in gast.walk(node):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in safe:
             candidates.discard(n.id)
@@ -104,6 +113,60 @@ def make_inplace(node, refs, donated=()):
                                      type_comment=None)
             done.add(t)
     return done
+
+
+def _dead_views(node, is_update, callee, consumed, shape_reads):
+    """The reads of ``x`` in ``v = x[...]`` (or another view of x) whose view is dead at the
+    next update of x in place in the same block: ``v`` is bound only there, and read only
+    between there and the update, into new values (``consumed``: never moved to another
+    name; the update itself excluded: NumPy copies an overlapping right-hand side, an update
+    in place would not), or for its shape (``shape_reads``).  A
+    stencil's ``u[2:] - 2 * u[1:-1] + u[:-2]`` then ``u[1:-1] = ...`` updates u in place."""
+    stores, out = {}, set()
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    for block in _blocks(node):
+        for k, u in enumerate(block):
+            if not (isinstance(u, gast.Assign) and is_update(u)):
+                continue
+            x = u.targets[0].id
+            for i in range(k):
+                s = block[i]
+                view = _view_of(s, x, callee)
+                if view is None or stores.get(s.targets[0].id) != 1:
+                    continue
+                v = s.targets[0].id
+                between = {id(n) for t in block[i + 1:k] for n in gast.walk(t)}
+                if all(id(n) in between and id(n) in consumed or id(n) in shape_reads
+                       for n in gast.walk(node)
+                       if isinstance(n, gast.Name) and n.id == v and isinstance(
+                           n.ctx, gast.Load)):
+                    out.add(id(view))
+    return out
+
+
+def _blocks(node):
+    """Every list of statements in function ``node``: its body, and each nested body."""
+    yield node.body
+    for n in gast.walk(node):
+        for field in ("body", "orelse"):
+            if n is not node and isinstance(getattr(n, field, None), list) and isinstance(
+                    n, gast.stmt):
+                yield getattr(n, field)
+
+
+def _view_of(s, x, callee):
+    """The Name ``x`` read in ``s`` if ``s`` is ``v = x[...]`` or ``v = <a view of x>``."""
+    if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)):
+        return None
+    v = s.value
+    if isinstance(v, gast.Subscript) and isinstance(v.value, gast.Name) and v.value.id == x:
+        return v.value
+    if isinstance(v, gast.Call) and callee(v) in VIEWS and v.args and isinstance(
+            v.args[0], gast.Name) and v.args[0].id == x:
+        return v.args[0]
+    return None
 
 
 def _moves(body):
