@@ -293,8 +293,20 @@ def lane_axes(x):
     return np.sum(strop.vmap(lambda r: np.sum(r * r))(x))
 
 
+def np_matmul(x):
+    return np.sum(np.matmul(x, x[0]) ** 2)
+
+
+def empty_and_grown_lists(x):
+    never = []
+    grown = []
+    for i in range(3):
+        grown.append(x[i, 0] * i)
+    return sum(grown, 0.0) + sum(never, 0.0) + len(never)
+
+
 FUNCTIONS = [
-    sum_axis, sum_axis_tuple, sum_keepdims, mean_axis, mean_keepdims, max_axis, min_axis,
+    np_matmul, empty_and_grown_lists, sum_axis, sum_axis_tuple, sum_keepdims, mean_axis, mean_keepdims, max_axis, min_axis,
     prod_axis, var_axis, std_axis, method_sum, cumsum_axis, cumprod_axis, softmax,
     faq_centered, tile, repeat, pad, roll, flip, broadcast_to, transpose_reshape, concatenate,
     stack_rows, split, expand_squeeze, diag, trace, tril_triu, astype, einsum, outer, kron,

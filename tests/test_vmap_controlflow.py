@@ -646,3 +646,24 @@ def test_list_summed_on_one_path_under_vmap_of_grad():
     g = grad(list_summed_on_one_path)
     np.testing.assert_allclose(vmap(g, in_axes=(None, None, 0))(0.7, 1.5, c),
                                [g(0.7, 1.5, v) for v in c], rtol=1e-12)
+
+
+def rows_appended_then_summed(x):
+    grown = []
+    for i in range(3):
+        grown.append(x[i] * i)
+    return np.sum(sum(grown, 0.0) ** 2)
+
+
+def rows_summed_with_a_start(x):
+    acc = [x[0], x[1] * 2.0]
+    return np.sum(sum(acc, 1.0) ** 2)
+
+
+@pytest.mark.parametrize("f", [rows_appended_then_summed, rows_summed_with_a_start])
+def test_sum_of_a_list_of_rows_under_vmap(f):
+    # the start (a number) meets elements of rank 1: lined up lane by lane (it was broadcast
+    # as (batch,) against (batch, 3): a ValueError); a list grown in a loop runs lane by lane
+    x = np.random.default_rng(5).uniform(0.1, 1.0, (2, 4, 3))
+    check(f, x)
+    check(grad(f), x)

@@ -10,9 +10,10 @@ import pickle
 import types
 
 import gast
+import numpy as np
 
 from .. import runtime
-from ..transformer.ir import clone
+from ..transformer.ir import Namer, clone, names_in
 
 
 def lower(node, refs, replace=lambda obj: None):
@@ -96,13 +97,61 @@ def lower(node, refs, replace=lambda obj: None):
             return call
 
     node = Lower().visit(node)
-    return _appends_in_place(node, helpers)
+    return _never_filled(_appends_in_place(node, helpers, refs), refs)
 
 
-def _appends_in_place(node, helpers):
+# what reads a list whole, without changing it or keeping it, the same whatever its item type
+# when it is empty (sum([], 0.0) is 0.0): the position of the list among the arguments
+READS_EMPTY = ((sum, 0), (len, 0), (np.sum, 0), (np.array, 0), (np.asarray, 0),
+               (runtime.iterable, 0), (runtime.sum_vjp, 1))
+
+
+def _read_whole(node, refs):
+    """The Name nodes given as the list argument of a call of READS_EMPTY."""
+    out = set()
+    for n in gast.walk(node):
+        if not isinstance(n, gast.Call):
+            continue
+        f = None
+        if isinstance(n.func, gast.Name):
+            f = refs.get(n.func.id, {"sum": sum, "len": len}.get(n.func.id))
+        elif isinstance(n.func, gast.Attribute) and isinstance(n.func.value, gast.Name) and \
+                refs.get(n.func.value.id) is np:
+            f = getattr(np, n.func.attr, None)
+        at = next((k for r, k in READS_EMPTY if f is r), None)
+        if at is not None and len(n.args) > at and isinstance(n.args[at], gast.Name):
+            out.add(id(n.args[at]))
+    return out
+
+
+def _never_filled(node, refs):
+    """``x = []`` bound once and only read whole by READS_EMPTY as a list of floats
+    (``[0.0 for _k in range(0)]``): Numba types a list by what is put in it, and nothing is.
+    NumPy too makes ``np.array([])`` of floats."""
+    stores, ok = {}, _read_whole(node, refs)
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    empty = {s.targets[0].id for s in gast.walk(node) if isinstance(s, gast.Assign)
+             and isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.List)
+             and not s.value.elts and stores.get(s.targets[0].id) == 1}
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and n.id in empty and isinstance(n.ctx, gast.Load) and \
+                id(n) not in ok:
+            empty.discard(n.id)
+    k = Namer(names_in(node) | set(refs)).fresh("_k") if empty else None
+    for s in gast.walk(node):
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and \
+                s.targets[0].id in empty:
+            s.value = gast.parse(f"[0.0 for {k} in range(0)]").body[0].value
+    return node
+
+
+def _appends_in_place(node, helpers, refs):
     """``lst = append(lst, v)`` as ``lst.append(v)`` where ``lst`` starts as ``[]`` and is only
-    appended to and indexed (no other name can see it change): Numba infers an empty list's
-    item type from the list's own ``append``, not from a function given the list."""
+    appended to, indexed and read whole (READS_EMPTY: no other name can see it change): Numba
+    infers an empty list's item type from the list's own ``append``, not from a function
+    given the list."""
     def is_append(value, name):
         return isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and \
             helpers.get(value.func.id) is runtime.append and len(value.args) == 2 and \
@@ -118,7 +167,7 @@ def _appends_in_place(node, helpers):
                         is_append(sub.value, t.id) or isinstance(sub.value, gast.List)
                         and not sub.value.elts):
                     candidates.discard(t.id)
-    allowed = set()   # the Name nodes of candidates used as append's list or indexed
+    allowed = _read_whole(node, refs)   # and the Name nodes used as append's list or indexed
     for sub in gast.walk(node):
         if isinstance(sub, gast.Call) and isinstance(sub.func, gast.Name) and \
                 helpers.get(sub.func.id) is runtime.append and sub.args and \

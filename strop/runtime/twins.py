@@ -1,13 +1,16 @@
 """NumPy functions whose Numba versions accept what NumPy accepts but fail on it when run
 (``np.reshape`` of an array that is not contiguous raises NotImplementedError, where NumPy
-copies).  The CPU backend calls a twin in their place (codegen/cpu.py), whose Numba
+copies), or that Numba lacks where strop has a helper (``np.matmul``: the helper ``@``
+lowers to).  The CPU backend calls a twin in their place (codegen/cpu.py), whose Numba
 implementation (numba/twins.py) does what NumPy does; the twin itself, run as Python, is the
 NumPy function.  Kept apart from the Numba code so that lowering does not load Numba."""
 import numpy as np
+
+from .products import matmul
 
 
 def reshape(a, newshape=None, order="C", **kwargs):
     return np.reshape(a, newshape, order=order, **kwargs)
 
 
-TWINS = {np.reshape: reshape}
+TWINS = {np.reshape: reshape, np.matmul: matmul}

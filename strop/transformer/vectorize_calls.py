@@ -70,11 +70,18 @@ class Calls:
                                                                     tuple):
             # the sum of a container of lanes is the sum of its elements, lane by lane; its
             # start in every lane, so that an empty one sums to lanes too
-            ranks = [r for r, _ in self.elems_of(args[0])]
-            rank = max(ranks) if ranks and None not in ranks else None
+            ranks = {r for r, _ in self.elems_of(args[0])}
+            if isinstance(args[0], gast.Name) and args[0].id in self.varies or None in ranks \
+                    or len(ranks) > 1:
+                raise NotBatchable("vmap cannot batch sum() of a list whose elements' shapes "
+                                   "it does not know (a list grown in a loop, or elements of unknown rank)",
+                                   self.loc)
+            rank = ranks.pop() if ranks else 0
             start = args[1] if len(args) > 1 else kws.pop("start", ir.const(0))
-            return ir.call(v.func, [self.lanes_of(args[0]), self.bcast(start, self.is_b(start))],
-                           kws.items()), True, rank
+            start = self.bcast(start, self.is_b(start))
+            if rank and self.rank_of(start) != rank:   # one number per lane, lined up
+                start = ir.call(self.helper("align_lanes"), [start, ir.const(rank)])
+            return ir.call(v.func, [self.lanes_of(args[0]), start], kws.items()), True, rank
         if fn is runtime.setitem and self.elems_of(v) is not None:   # d[k] = x, k a constant
             return ir.call(v.func, [self.lanes_of(args[0]), args[1], self.lanes_of(args[2])]), \
                 True, None
