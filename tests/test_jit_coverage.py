@@ -305,8 +305,16 @@ def empty_and_grown_lists(x):
     return sum(grown, 0.0) + sum(never, 0.0) + len(never)
 
 
+def record(x):
+    st = {"a": np.tanh(x), "w": x[1, 0] * 2.0}
+    for i in range(3):
+        st["w"] = np.sin(st["w"] * 2.0) + st["a"][0, 1]
+        st["a"] = st["a"] * 0.5
+    return st["w"] + np.sum(st["a"])
+
+
 FUNCTIONS = [
-    np_matmul, empty_and_grown_lists, sum_axis, sum_axis_tuple, sum_keepdims, mean_axis, mean_keepdims, max_axis, min_axis,
+    record, np_matmul, empty_and_grown_lists, sum_axis, sum_axis_tuple, sum_keepdims, mean_axis, mean_keepdims, max_axis, min_axis,
     prod_axis, var_axis, std_axis, method_sum, cumsum_axis, cumprod_axis, softmax,
     faq_centered, tile, repeat, pad, roll, flip, broadcast_to, transpose_reshape, concatenate,
     stack_rows, split, expand_squeeze, diag, trace, tril_triu, astype, einsum, outer, kron,
@@ -315,13 +323,12 @@ FUNCTIONS = [
     while_loop, interp, convolve, select, cov, fftshift, polyval, calls_stack, lane_axes]
 
 # (transform, function name) -> why it still runs as Python (or fails)
-_DICT = ("a dict literal is a record of fixed keys and types in Numba, with no functional "
-         "setitem: a dict updated in a loop runs in Python")
+_DICT = ("a dict's cotangent is a dict too (zeros_like, getitem_vjp of a dict): only the "
+         "function itself is split into one variable per key (codegen/records.py)")
 _AT_SLICE = "x.at[slice].set(...): at_set with a slice has no Numba implementation yet"
 FALLS_BACK = {
-    ("jit", "local_dict"): _DICT,
+    ("grad", "record"): _DICT,
     ("grad", "local_dict"): _DICT,
-    ("vmap", "local_dict"): _DICT,
     ("jit", "at_set_slice"): _AT_SLICE,
     ("grad", "at_set_slice"): _AT_SLICE,
     ("vmap", "at_set_slice"): _AT_SLICE,

@@ -718,3 +718,29 @@ def test_jit_of_vmap_of_grad_of_indexing_compiles():
         got = f(p, y)
     np.testing.assert_allclose(got, np.stack([g(a, b) for a, b in zip(p, y)]), rtol=1e-12)
     assert f.last_backend == "cpu"
+
+
+def rows_filled_with_dots(a, m):
+    y = np.zeros((3, 2))
+    for i in range(3):
+        y[i] = np.dot(a, a) * i          # a batched value into a row: setitem_lanes
+        y[i, 1] = np.dot(m, a)[i]
+    return np.dot(m, a) + y[:, 0] + np.dot(a, m) + y[:, 1]
+
+
+@pytest.mark.parametrize("in_axes", [(0, 0), (0, None), (None, 0)])
+def test_item_assignment_and_dot_batched_compile(in_axes):
+    # y[i] = batched value: one assignment at (:, i) (was each(setitem, ...), lane by lane,
+    # with no Numba version); np.dot of vectors and matrices: matmul's batching
+    rng = np.random.default_rng(0)
+    a, m = rng.standard_normal((4, 3)), rng.standard_normal((4, 3, 3))
+    args = [a if in_axes[0] == 0 else a[0], m if in_axes[1] == 0 else m[0]]
+    want = np.stack([rows_filled_with_dots(*[x[k] if ax == 0 else x
+                                             for x, ax in zip(args, in_axes)])
+                     for k in range(4)])
+    np.testing.assert_allclose(vmap(rows_filled_with_dots, in_axes=in_axes)(*args), want,
+                               rtol=1e-12)
+    f = jit(vmap(rows_filled_with_dots, in_axes=in_axes))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+        np.testing.assert_allclose(f(*args), want, rtol=1e-12)

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import runtime
 from ..transformer.ir import Namer, clone, names_in
+from .records import split_records
 
 
 def lower(node, refs, replace=lambda obj: None):
@@ -97,7 +98,9 @@ def lower(node, refs, replace=lambda obj: None):
             return call
 
     node = Lower().visit(node)
-    return _never_filled(_appends_in_place(node, helpers, refs), refs)
+    node = _never_filled(_appends_in_place(node, helpers, refs), refs)
+    split_records(node, refs)
+    return node
 
 
 # what reads a list whole, without changing it or keeping it, the same whatever its item type

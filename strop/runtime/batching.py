@@ -7,6 +7,7 @@ lane at once, what the per-example code did for one.
 import numpy as np
 
 from .base import seed_grad, unbroadcast
+from .indexing import setitem
 from .reductions import extremum_grad
 
 __all__ = ["select", "broadcast_lanes", "align_lanes", "align_to", "unalign", "lane_axes",
@@ -15,7 +16,7 @@ __all__ = ["select", "broadcast_lanes", "align_lanes", "align_to", "unalign", "l
            "transpose_lanes", "squeeze_lanes", "lane_index", "safe_index", "array_lanes",
            "reshape_lanes", "getitem_vjp_lanes", "moveaxis_lanes", "out_axis", "lanes_like",
            "set_lane", "extremum_grad_lanes", "one_lane", "tensordot_lanes",
-           "tensordot_vjp_lanes", "concatenate_vjp_lanes", "container_like"]
+           "tensordot_vjp_lanes", "concatenate_vjp_lanes", "container_like", "setitem_lanes"]
 
 
 def select(mask, new, old):
@@ -102,6 +103,18 @@ def each(fn, batched, *args):
     (n,) = sizes
     outs = [fn(*[a[i] if b else a for a, b in zip(args, batched)]) for i in range(n)]
     return _stack(outs)
+
+
+def setitem_lanes(x, idx, v, x_batched, idx_batched, v_batched):
+    """runtime.setitem (``x[idx] = v``, functionally) in each lane: with the index the same in
+    every lane, one assignment at ``(:, idx)``, ``v``'s lanes lined up with the region's."""
+    if not isinstance(x, np.ndarray) or idx_batched:   # a list, or each lane's own index
+        return each(setitem, (x_batched, idx_batched, v_batched), x, idx, v)
+    n = len(x) if x_batched else len(v)
+    out = np.array(x if x_batched else np.broadcast_to(x, (n,) + np.shape(x)))
+    at = lane_index(idx)
+    out[at] = align_lanes(v, np.ndim(out[at]) - 1) if v_batched else v
+    return out
 
 
 def _stack(outs):

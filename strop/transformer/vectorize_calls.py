@@ -104,6 +104,9 @@ class Calls:
             return ir.call(v.func, parts[:len(args)], zip(kws, parts[len(args):])), True, rank
         if table.is_member(fn, table.MATMUL):
             return self.matmul(args[0], args[1], v)
+        if fn is np.dot and len(args) == 2 and not kws and all(
+                self.rank_of(a) in (1, 2) for a in args):   # of vectors and matrices: matmul
+            return self.matmul(args[0], args[1], ir.call(self.np_("matmul"), args))
         if table.is_member(fn, table.LIKE):
             return self.like(v, fn, args, kws)
         if table.lookup(table.REDUCTIONS, fn) is not None:

@@ -272,6 +272,32 @@ def _getitem_vjp_lanes(g, x, idx):
     return None
 
 
-IMPLEMENTED = {rt.getitem_vjp_lanes, rt.out_axis, rt.expand_to_lanes, rt.extremum_grad_lanes, rt.matmul_lanes,
+@overload(rt.setitem_lanes, prefer_literal=True, jit_options=CHECKED)
+def _setitem_lanes(x, idx, v, x_batched, idx_batched, v_batched):
+    """The index the same in every lane, basic (ints and slices): one assignment at
+    ``(:, idx)``, v's lanes lined up with the region's (the rank the types give)."""
+    xb, ib, vb = _flag(x_batched), _flag(idx_batched), _flag(v_batched)
+    parts = idx.types if isinstance(idx, types.BaseTuple) else (idx,)
+    if ib is not False or xb is None or vb is None or not (xb or vb) or not isinstance(
+            x, types.Array) or vb and not isinstance(v, types.Array) or not all(
+            isinstance(p, (types.Integer, types.SliceType)) for p in parts):
+        return None
+    lane_rank = x.ndim - xb
+    region = lane_rank - sum(isinstance(p, types.Integer) for p in parts)   # one lane's
+    at = "(slice(None),) + idx" if isinstance(idx, types.BaseTuple) else "(slice(None), idx)"
+    out = "x.copy()" if xb else "np.broadcast_to(x, (len(v),) + x.shape).copy()"
+    value = "v"
+    if vb:
+        extra = region - (v.ndim - 1)
+        value = f"v[:{', None' * extra}]" if extra > 0 else "v"
+    return _unrolled(f"""
+def impl(x, idx, v, x_batched, idx_batched, v_batched):
+    out = {out}
+    out[{at}] = {value}
+    return out
+""", np=np)
+
+
+IMPLEMENTED = {rt.setitem_lanes, rt.getitem_vjp_lanes, rt.out_axis, rt.expand_to_lanes, rt.extremum_grad_lanes, rt.matmul_lanes,
                rt.matmul_vjp_x_lanes, rt.matmul_vjp_y_lanes, rt.unbroadcast_lanes, rt.lanes_like,
                rt.set_lane, rt.align_to, rt.unalign}
