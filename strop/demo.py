@@ -94,6 +94,8 @@ def run():
           f"({g_fast[0]:.6f}, {g_fast[1]:.6f})")
     print(f"jit(grad): {1e3 * (t1 - t0):.2f} ms on {fast.last_backend}; grad as Python: "
           f"{1e3 * (t2 - t1):.0f} ms; same numbers: {np.allclose(g_fast, g_slow)}")
+    print(f"what the adjoint keeps: {', '.join(sorted(fast.staged().array_tapes))} (numbers, "
+          f"in arrays indexed by the loop: strop.source(fast) shows them)")
 
     section("strop.random: JAX's Threefry PRNG, bit for bit")
     key = random.PRNGKey(0)
