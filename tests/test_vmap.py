@@ -744,3 +744,30 @@ def test_item_assignment_and_dot_batched_compile(in_axes):
     with warnings.catch_warnings():
         warnings.simplefilter("error", strop.errors.JitFallbackWarning)
         np.testing.assert_allclose(f(*args), want, rtol=1e-12)
+
+
+def outers_traces_rows(a, b):
+    s = 0.0
+    for row in a:                       # iterable() of a batched array: its lanes' rows
+        s = s + np.sum(row * row)
+    return np.sum(np.outer(a, b) * 2.0) + np.trace(np.outer(a, a)) + s
+
+
+@pytest.mark.parametrize("in_axes", [(0, 0), (0, None), (None, 0)])
+def test_outer_trace_and_rows_batched_compile(in_axes):
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((4, 3)), rng.standard_normal((4, 2))
+    args = [a if in_axes[0] == 0 else a[0], b if in_axes[1] == 0 else b[0]]
+    for f in (outers_traces_rows, grad(outers_traces_rows, argnums=(0, 1))):
+        lanes = [f(*[x[k] if ax == 0 else x for x, ax in zip(args, in_axes)])
+                 for k in range(4)]
+        want = tuple(np.stack(w) for w in zip(*lanes)) if isinstance(lanes[0], tuple) \
+            else np.stack(lanes)
+        got = [vmap(f, in_axes=in_axes)(*args)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+            if f is outers_traces_rows:   # (the batched adjoint of np.outer: lane by lane)
+                got.append(jit(vmap(f, in_axes=in_axes))(*args))
+        for g in got:
+            for x, y in zip(strop.tree_util.tree_leaves(g), strop.tree_util.tree_leaves(want)):
+                np.testing.assert_allclose(x, y, rtol=1e-12)

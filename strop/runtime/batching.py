@@ -16,7 +16,8 @@ __all__ = ["select", "broadcast_lanes", "align_lanes", "align_to", "unalign", "l
            "transpose_lanes", "squeeze_lanes", "lane_index", "safe_index", "array_lanes",
            "reshape_lanes", "getitem_vjp_lanes", "moveaxis_lanes", "out_axis", "lanes_like",
            "set_lane", "extremum_grad_lanes", "one_lane", "tensordot_lanes",
-           "tensordot_vjp_lanes", "concatenate_vjp_lanes", "container_like", "setitem_lanes"]
+           "tensordot_vjp_lanes", "concatenate_vjp_lanes", "container_like", "setitem_lanes",
+           "outer_lanes", "trace_lanes"]
 
 
 def select(mask, new, old):
@@ -115,6 +116,19 @@ def setitem_lanes(x, idx, v, x_batched, idx_batched, v_batched):
     at = lane_index(idx)
     out[at] = align_lanes(v, np.ndim(out[at]) - 1) if v_batched else v
     return out
+
+
+def outer_lanes(a, b, a_batched, b_batched):
+    """np.outer in each lane (of the lanes flattened, as NumPy flattens its arguments)."""
+    n = len(a) if a_batched else len(b)
+    a = np.reshape(a, (n if a_batched else 1, -1, 1))
+    b = np.reshape(b, (n if b_batched else 1, 1, -1))
+    return np.broadcast_to(a * b, (n, a.shape[1], b.shape[2]))
+
+
+def trace_lanes(x, x_batched):
+    """np.trace of each lane: the sum of its diagonal over its first two axes."""
+    return np.trace(x, axis1=1, axis2=2)
 
 
 def _stack(outs):

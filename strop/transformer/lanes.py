@@ -189,7 +189,8 @@ class Group:
         used = {n.id for g in stmts for n in gast.walk(g) if isinstance(n, gast.Name)}
         ins = ordered({n for n in analysis.live_in(stmts, live_out) & used if n not in v.refs
                        and not (hasattr(builtins, n) and n not in self.defined)}, stmts)
-        if any(n not in self.defined for n in ins):   # read before any lane assigns it
+        if any(n not in self.defined or n in v.maybe for n in ins):
+            # read before any lane assigns it, or maybe still None (a return not taken)
             if any(c is None for c in codes):
                 raise NotBatchable("a value assigned under a batched condition is read where "
                                    "some lanes did not assign it", stmts[0].loc)

@@ -84,6 +84,10 @@ class Vectorize(Statements, Expressions, Containers, Calls, SpecialCalls):
             self.tape_rank, self.tape_elems, self.maybe = {}, {}, set()
         node = self.node
         self.fixpoint()
+        if self.lanes and self.maybe:   # Numba cannot type a value None in some runs
+            raise NotBatchable(f"a value some lanes may not bind ({', '.join(sorted(self.maybe))}"
+                               f", under an unbatched if): compiled lane by lane",
+                               getattr(self.node, "loc", None))
         self.start()
         size = [ir.assign(self.size, self.size_expr, getattr(node, "loc", None))]
         body = self.prologue + size + self.entry(initial[0]) + self.block(node.body, None, None)

@@ -298,6 +298,42 @@ def impl(x, idx, v, x_batched, idx_batched, v_batched):
 """, np=np)
 
 
-IMPLEMENTED = {rt.setitem_lanes, rt.getitem_vjp_lanes, rt.out_axis, rt.expand_to_lanes, rt.extremum_grad_lanes, rt.matmul_lanes,
+@overload(rt.outer_lanes, prefer_literal=True)
+def _np_outer_lanes(a, b, a_batched, b_batched):
+    ab, bb = _flag(a_batched), _flag(b_batched)
+    if ab is None or bb is None or not (ab or bb) or not all(
+            isinstance(t, types.Array) for t in (a, b)):
+        return None
+    dt = _product_dtype(a, b)
+
+    def impl(a, b, a_batched, b_batched):
+        n = a.shape[0] if ab else b.shape[0]
+        fa = np.ascontiguousarray(a).reshape((n if ab else 1, a.size // (n if ab else 1)))
+        fb = np.ascontiguousarray(b).reshape((n if bb else 1, b.size // (n if bb else 1)))
+        out = np.empty((n, fa.shape[1], fb.shape[1]), dt)
+        for k in range(n):
+            ra, rb = fa[k if ab else 0], fb[k if bb else 0]
+            for i in range(ra.size):
+                for j in range(rb.size):
+                    out[k, i, j] = ra[i] * rb[j]
+        return out
+    return impl
+
+
+@overload(rt.trace_lanes, prefer_literal=True)
+def _trace_lanes(x, x_batched):
+    if not (isinstance(x, types.Array) and x.ndim == 3 and _flag(x_batched)):
+        return None
+
+    def impl(x, x_batched):
+        out = np.zeros(x.shape[0], x.dtype)
+        for k in range(x.shape[0]):
+            for i in range(min(x.shape[1], x.shape[2])):
+                out[k] += x[k, i, i]
+        return out
+    return impl
+
+
+IMPLEMENTED = {rt.outer_lanes, rt.trace_lanes, rt.setitem_lanes, rt.getitem_vjp_lanes, rt.out_axis, rt.expand_to_lanes, rt.extremum_grad_lanes, rt.matmul_lanes,
                rt.matmul_vjp_x_lanes, rt.matmul_vjp_y_lanes, rt.unbroadcast_lanes, rt.lanes_like,
                rt.set_lane, rt.align_to, rt.unalign}

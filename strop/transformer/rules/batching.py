@@ -59,7 +59,7 @@ SHAPE_ONLY = {runtime.dot_axes}
 
 # --- functions with a lane-aware version, called with the arguments and then one flag per
 # argument saying whether it is batched (strop.lax's dynamic slices: rules/lax.py) ---
-LANES = {runtime.setitem: runtime.setitem_lanes}
+LANES = {runtime.setitem: runtime.setitem_lanes}   # (a result of the first argument's rank)
 
 # --- attributes of a batched array that describe one lane ---
 LANE_ATTRS = {"shape": "{x}.shape[1:]", "ndim": "{x}.ndim - 1", "size": "{x}[0].size"}
