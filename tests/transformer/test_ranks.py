@@ -12,6 +12,7 @@ from strop.testing.oracles import make_case
 from strop.transformed import normalized
 from strop.transformer.ranks import ranks, scalar_names
 from strop.transformer.unparse import unparse
+from test_jit import garch_nll   # w = p[0], a loop over range(1, n) carrying h
 
 
 def _instrumented(fn, known):
@@ -58,18 +59,6 @@ def run_checked(f, args):
     return known
 
 
-def garch(p, r):
-    w = p[0]
-    a = p[1]
-    b = p[2]
-    h = np.var(r)
-    ll = 0.0
-    for t in range(1, r.shape[0]):
-        h = w + a * r[t - 1] ** 2 + b * h
-        ll = ll + np.log(h) + r[t] ** 2 / h
-    return 0.5 * ll
-
-
 def matrices(m, v):
     row = m[1]
     col = m[:, 0]
@@ -83,9 +72,9 @@ def matrices(m, v):
 
 def test_known_ranks_hold():
     rng = np.random.default_rng(0)
-    known = run_checked(garch, (np.array([0.1, 0.2, 0.5]), rng.standard_normal(10)))
+    known = run_checked(garch_nll, (np.array([0.1, 0.2, 0.5]), rng.standard_normal(10)))
     assert {"w", "a", "b", "h", "ll", "t"} <= scalar_names(
-        normalized(garch).node.body, {"p": 1, "r": 1}, normalized(garch).callee)
+        normalized(garch_nll).node.body, {"p": 1, "r": 1}, normalized(garch_nll).callee)
     assert known["p"][0] == 1
     known = run_checked(matrices, (rng.standard_normal((3, 3)), rng.standard_normal(3)))
     assert (known["row"][0], known["col"][0], known["s"][0], known["q"][0], known["x"][0]) \
