@@ -314,7 +314,8 @@ def record(x):
 
 
 FUNCTIONS = [
-    record, np_matmul, empty_and_grown_lists, sum_axis, sum_axis_tuple, sum_keepdims, mean_axis, mean_keepdims, max_axis, min_axis,
+    record, np_matmul, empty_and_grown_lists, sum_axis, sum_axis_tuple, sum_keepdims,
+    mean_axis, mean_keepdims, max_axis, min_axis,
     prod_axis, var_axis, std_axis, method_sum, cumsum_axis, cumprod_axis, softmax,
     faq_centered, tile, repeat, pad, roll, flip, broadcast_to, transpose_reshape, concatenate,
     stack_rows, split, expand_squeeze, diag, trace, tril_triu, astype, einsum, outer, kron,

@@ -6,8 +6,8 @@ running the rewrite to a fixpoint — and each statement is rewritten by the bat
 its operation (rules/batching.py); unbatched values stay as they are.  A name rebound at the
 top level of the function is one name per binding where their batchedness (or a container's
 length) differs (versions.py): an unbatched parameter stays unbatched until it is rebound to a
-batched value; one made batched in a loop is batched from the start.  The rank of each lane is tracked
-where it is known, so that lanes line up by plain indexing (``x[:, None]``).
+batched value; one made batched in a loop is batched from the start.  The rank of each lane is
+tracked where it is known, so that lanes line up by plain indexing (``x[:, None]``).
 
 Control flow on a batched condition runs every lane under a mask:
 - ``if c:`` runs both branches, the ``else`` branch after the ``then`` branch; an assignment

@@ -74,8 +74,8 @@ class Calls:
             if isinstance(args[0], gast.Name) and args[0].id in self.varies or None in ranks \
                     or len(ranks) > 1:
                 raise NotBatchable("vmap cannot batch sum() of a list whose elements' shapes "
-                                   "it does not know (a list grown in a loop, or elements of unknown rank)",
-                                   self.loc)
+                                   "it does not know (a list grown in a loop, or elements of "
+                                   "unknown rank)", self.loc)
             rank = ranks.pop() if ranks else 0
             start = args[1] if len(args) > 1 else kws.pop("start", ir.const(0))
             start = self.bcast(start, self.is_b(start))

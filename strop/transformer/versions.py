@@ -6,8 +6,9 @@ the rebinding: ``np.mean(w)`` reduces a lane's axes only where ``w`` is batched.
 gives each rebinding at the top level of the function its own name (``w``, ``w_1``, ...): the
 top level runs unconditionally and in order, so each read there and in the blocks nested in
 it sees exactly one of them.  A container's elements are known per binding the same way
-(``acc = []`` then ``acc.append(a)``: none, then one).  Rebinding inside a loop or a branch keeps its name: the value
-is carried between trips or merged after the branch, one name for all of its bindings.
+(``acc = []`` then ``acc.append(a)``: none, then one).  Rebinding inside a loop or a branch
+keeps its name: the value is carried between trips or merged after the branch, one name for
+all of its bindings.
 ``merge`` gives back the original name to the versions that need no name of their own.
 """
 import copy

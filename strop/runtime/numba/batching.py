@@ -334,6 +334,7 @@ def _trace_lanes(x, x_batched):
     return impl
 
 
-IMPLEMENTED = {rt.outer_lanes, rt.trace_lanes, rt.setitem_lanes, rt.getitem_vjp_lanes, rt.out_axis, rt.expand_to_lanes, rt.extremum_grad_lanes, rt.matmul_lanes,
+IMPLEMENTED = {rt.outer_lanes, rt.trace_lanes, rt.setitem_lanes, rt.getitem_vjp_lanes,
+               rt.out_axis, rt.expand_to_lanes, rt.extremum_grad_lanes, rt.matmul_lanes,
                rt.matmul_vjp_x_lanes, rt.matmul_vjp_y_lanes, rt.unbroadcast_lanes, rt.lanes_like,
                rt.set_lane, rt.align_to, rt.unalign}
