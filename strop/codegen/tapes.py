@@ -13,13 +13,14 @@ import gast
 
 from .. import runtime
 from ..transformer import ir
+from ..transformer.rules.batching import is_member
 
 
 def _is_range_up(loop):
-    it = loop.iter
-    return (isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id == "range"
-            and (len(it.args) == 1 or len(it.args) == 2 and isinstance(it.args[0], gast.Constant)
-                 and it.args[0].value == 0))
+    """``for i in range(n)`` or ``range(0, n)``."""
+    args = loop.iter.args if _is_range(loop) else ()
+    return len(args) == 1 or len(args) == 2 and isinstance(args[0], gast.Constant) and \
+        args[0].value == 0
 
 
 def _range_stop(loop):
@@ -46,6 +47,23 @@ def _is_range_down_of(loop, stop, defs):
 def _is_range(loop):
     it = loop.iter
     return isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and it.func.id == "range"
+
+
+def _appends(stmts):
+    """(statement, tape, value) of each ``tape.append(value)`` among ``stmts``."""
+    return [(s, s.value.func.value.id, s.value.args[0].id) for s in stmts
+            if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call)
+            and isinstance(s.value.func, gast.Attribute) and s.value.func.attr == "append"
+            and isinstance(s.value.func.value, gast.Name) and len(s.value.args) == 1
+            and isinstance(s.value.args[0], gast.Name)]
+
+
+def _pops(stmts):
+    """(statement, tape, target) of each ``target = tape.pop()`` among ``stmts``."""
+    return [(s, s.value.func.value.id, s.targets[0].id) for s in stmts
+            if isinstance(s, gast.Assign) and isinstance(s.value, gast.Call)
+            and isinstance(s.value.func, gast.Attribute) and s.value.func.attr == "pop"
+            and isinstance(s.value.func.value, gast.Name) and not s.value.args]
 
 
 def _leaves_early(loop):
@@ -85,20 +103,6 @@ def arrays_for_tapes(node, refs, scalars):
     helper = {n: o for n, o in refs.items() if n in runtime.__all__}
     tape_array = _helper(refs, helper, runtime.tape_array)
 
-    def appends(stmts):
-        """(tape, value) of top-level ``tape.append(value)`` statements."""
-        return [(s, s.value.func.value.id, s.value.args[0].id) for s in stmts
-                if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call)
-                and isinstance(s.value.func, gast.Attribute) and s.value.func.attr == "append"
-                and isinstance(s.value.func.value, gast.Name) and len(s.value.args) == 1
-                and isinstance(s.value.args[0], gast.Name)]
-
-    def pops(stmts):
-        return [(s, s.value.func.value.id, s.targets[0].id) for s in stmts
-                if isinstance(s, gast.Assign) and isinstance(s.value, gast.Call)
-                and isinstance(s.value.func, gast.Attribute) and s.value.func.attr == "pop"
-                and isinstance(s.value.func.value, gast.Name) and not s.value.args]
-
     params = {a.id for a in node.args.args}
     top = {s.targets[0].id: s for s in body if isinstance(s, gast.Assign)
            and isinstance(s.value, gast.List) and not s.value.elts}
@@ -119,8 +123,8 @@ def arrays_for_tapes(node, refs, scalars):
     def rewrite(fwd, back, index, size):
         """The tapes of numbers ``fwd`` pushes and ``back`` pops, as arrays of ``size`` read
         and written at ``index`` (a name); returns how many."""
-        pushed = {t: (s, v) for s, t, v in appends(fwd.body)}
-        popped = {t: (s, v) for s, t, v in pops(back.body)}
+        pushed = {t: (s, v) for s, t, v in _appends(fwd.body)}
+        popped = {t: (s, v) for s, t, v in _pops(back.body)}
         n = 0
         for tape in sorted(set(pushed) & set(popped) & set(top) - done):
             (ps, value), (qs, target) = pushed[tape], popped[tape]
@@ -154,14 +158,15 @@ def arrays_for_tapes(node, refs, scalars):
                 rewrite(fwd, back, i, stop)
     for fwd in [s for s in loops if _is_range(s) and not _leaves_early(s)]:
         # any other range: by a count of the trips, up going forward, down coming back
+        k = namer.fresh("_trip")
         for back in loops[loops.index(fwd) + 1:]:
-            k = namer.fresh("_trip")
             if rewrite(fwd, back, k, ir.call("len", [copy.deepcopy(fwd.iter)])):
                 body.insert(body.index(fwd), ir.assign(k, ir.const(0)))
                 fwd.body.append(ir.assign(k, gast.BinOp(left=ir.name(k), op=gast.Add(),
                                                         right=ir.const(1))))
                 back.body.insert(0, ir.assign(k, gast.BinOp(left=ir.name(k), op=gast.Sub(),
                                                             right=ir.const(1))))
+                k = namer.fresh("_trip")   # another backward loop counts on its own
     if not done:
         for f in (runtime.tape_array, runtime.tape_put):
             if refs.get(f.__name__) is f and f.__name__ not in helper:
@@ -191,20 +196,14 @@ def shapes_for_tapes(node, refs):
     value, from the first statement that pops it to the end of the function, is a shape-only
     argument (SHAPE_ONLY), and it is pushed only before that."""
     body = node.body
-    shape_only = {n: SHAPE_ONLY[o] for n, o in refs.items() if _hashable(o) and o in SHAPE_ONLY}
+    shape_only = {n: SHAPE_ONLY[o] for n, o in refs.items() if is_member(o, SHAPE_ONLY)}
     pushes, pops = {}, {}
-    for k, top in enumerate(body):
-        for s in _statements(top):
-            call = s.value if isinstance(s, (gast.Expr, gast.Assign)) else None
-            if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
-                    and isinstance(call.func.value, gast.Name)):
-                continue
-            tape = call.func.value.id
-            if isinstance(s, gast.Expr) and call.func.attr == "append" and len(call.args) == 1 \
-                    and isinstance(call.args[0], gast.Name):
-                pushes.setdefault(tape, []).append((k, s))
-            elif isinstance(s, gast.Assign) and call.func.attr == "pop" and not call.args:
-                pops.setdefault(tape, []).append((k, s.targets[0].id))
+    for k, top in enumerate(body):   # (k: the top-level statement each is in)
+        nested = list(_statements(top))
+        for s, tape, _ in _appends(nested):
+            pushes.setdefault(tape, []).append((k, s))
+        for _, tape, target in _pops(nested):
+            pops.setdefault(tape, []).append((k, target))
     done = set()
     for tape in sorted(set(pushes) & set(pops)):
         values = {s.value.args[0].id for _, s in pushes[tape]} | {v for _, v in pops[tape]}
@@ -221,14 +220,6 @@ def shapes_for_tapes(node, refs):
             s.value.args[0] = ir.call(helper, [ir.name(value)])
         done.add(tape)
     return done
-
-
-def _hashable(obj):
-    try:
-        hash(obj)
-    except TypeError:
-        return False
-    return True
 
 
 def _statements(stmt):

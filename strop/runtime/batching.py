@@ -126,8 +126,8 @@ def outer_lanes(a, b, a_batched, b_batched):
     return np.broadcast_to(a * b, (n, a.shape[1], b.shape[2]))
 
 
-def trace_lanes(x, x_batched):
-    """np.trace of each lane: the sum of its diagonal over its first two axes."""
+def trace_lanes(x):
+    """np.trace of each lane of batched matrices ``x``."""
     return np.trace(x, axis1=1, axis2=2)
 
 

@@ -17,6 +17,7 @@ import gast
 import numpy as np
 
 from .. import runtime
+from .rules.batching import is_member
 
 UNKNOWN = None
 _UNSEEN = "unseen"   # a name no binding has typed yet (the fixpoint starts from it)
@@ -241,10 +242,10 @@ class _Typer:
         if bad:
             return bad
         one = args[0] if len(args) == 1 else None
-        if one and (_in(fn, REDUCTIONS) or fn is round and one[0] == 0 or
-                    _in(fn, MATRIX_REDUCTIONS) and one[0] == 2):
-            return 0, "i" if _in(fn, INT_RESULTS) else None
-        if one and _in(fn, SAME_RANK):
+        if one and (is_member(fn, REDUCTIONS) or fn is round and one[0] == 0 or
+                    is_member(fn, MATRIX_REDUCTIONS) and one[0] == 2):
+            return 0, "i" if is_member(fn, INT_RESULTS) else None
+        if one and is_member(fn, SAME_RANK):
             return one[0], one[1] if fn not in (np.real, np.imag) else None
         if one and fn is runtime.iterable:   # what a for loop walks: an array as it is
             return one if one[0] >= 1 else (UNKNOWN, None)
@@ -254,7 +255,7 @@ class _Typer:
             return _matmul(args[0][0], args[1][0]), None     # elementwise)
         if isinstance(fn, np.ufunc) and fn.signature is None and len(args) == fn.nin and \
                 fn.nout == 1 or \
-                _in(fn, ELEMENTWISE) and len(args) == ELEMENTWISE[fn]:
+                is_member(fn, ELEMENTWISE) and len(args) == ELEMENTWISE[fn]:
             return max(r for r, _ in args), None
         if fn is np.dot and len(args) == 2:
             (ra, _), (rb, _) = args
@@ -273,11 +274,7 @@ def _not_numeric(*types):
     return UNKNOWN, None
 
 
-def _in(fn, table):
-    try:
-        return fn in table
-    except TypeError:   # an unhashable callee
-        return False
+
 
 
 def _matmul(ra, rb):

@@ -104,19 +104,6 @@ class Calls:
             return ir.call(v.func, parts[:len(args)], zip(kws, parts[len(args):])), True, rank
         if table.is_member(fn, table.MATMUL):
             return self.matmul(args[0], args[1], v)
-        if fn is runtime.iterable and len(args) == 1 and self.is_b(args[0]) and \
-                self.elems_of(args[0]) is None:   # a batched array walks its lanes' rows
-            return args[0], True, self.rank_of(args[0])
-        if fn is np.outer and len(args) == 2 and not kws and all(
-                self.elems_of(a) is None for a in args):   # of the lanes flattened: a matrix
-            return ir.call(self.helper("outer_lanes"), args + [ir.const(self.is_b(a))
-                                                               for a in args]), True, 2
-        if fn is np.trace and len(args) == 1 and not kws and self.is_b(args[0]) and \
-                self.rank_of(args[0]) == 2:
-            return ir.call(self.helper("trace_lanes"), [args[0], ir.const(True)]), True, 0
-        if fn is np.dot and len(args) == 2 and not kws and all(
-                self.rank_of(a) in (1, 2) for a in args):   # of vectors and matrices: matmul
-            return self.matmul(args[0], args[1], ir.call(self.np_("matmul"), args))
         if table.is_member(fn, table.LIKE):
             return self.like(v, fn, args, kws)
         if table.lookup(table.REDUCTIONS, fn) is not None:

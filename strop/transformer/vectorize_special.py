@@ -14,7 +14,7 @@ SPECIAL = {runtime.extremum_grad, runtime.unbroadcast, runtime.seed_grad, runtim
            np.ravel, np.transpose, np.squeeze, np.expand_dims, np.swapaxes, np.moveaxis,
            np.concatenate, np.stack, np.einsum, runtime.align_to, runtime.unalign, np.dot,
            np.tensordot, np.inner, runtime.tensordot_vjp_a, runtime.tensordot_vjp_b,
-           runtime.concatenate_vjp}
+           runtime.concatenate_vjp, runtime.iterable, np.outer, np.trace}
 
 
 class SpecialCalls:
@@ -160,6 +160,24 @@ class SpecialCalls:
             return self.elementwise(v, [a, b], lambda p: gast.BinOp(left=p[0], op=gast.Mult(),
                                                                    right=p[1]))
         return self.matmul(a, b, gast.BinOp(left=a, op=gast.MatMult(), right=b))
+
+    def call_iterable(self, v, args, kws):
+        """What a for loop walks: a batched array as it is (each lane's rows: axis 1)."""
+        if len(args) != 1 or kws or self.elems_of(args[0]) is not None:
+            return None
+        return args[0], True, self.rank_of(args[0])
+
+    def call_outer(self, v, args, kws):
+        """np.outer of each lane's arguments, flattened as NumPy flattens them: a matrix."""
+        if len(args) != 2 or kws or any(self.elems_of(a) is not None for a in args):
+            return None
+        return ir.call(self.helper("outer_lanes"), args + [ir.const(self.is_b(a))
+                                                           for a in args]), True, 2
+
+    def call_trace(self, v, args, kws):
+        if len(args) != 1 or kws or self.rank_of(args[0]) != 2:
+            return None
+        return ir.call(self.helper("trace_lanes"), args), True, 0
 
     def call_tensordot(self, v, args, kws):
         a, b, axes = self.bind(args, kws, ("a", "b", "axes"), {"axes": ir.const(2)})

@@ -320,12 +320,12 @@ def _np_outer_lanes(a, b, a_batched, b_batched):
     return impl
 
 
-@overload(rt.trace_lanes, prefer_literal=True)
-def _trace_lanes(x, x_batched):
-    if not (isinstance(x, types.Array) and x.ndim == 3 and _flag(x_batched)):
+@overload(rt.trace_lanes)
+def _trace_lanes(x):
+    if not (isinstance(x, types.Array) and x.ndim == 3):
         return None
 
-    def impl(x, x_batched):
+    def impl(x):
         out = np.zeros(x.shape[0], x.dtype)
         for k in range(x.shape[0]):
             for i in range(min(x.shape[1], x.shape[2])):
