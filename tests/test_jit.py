@@ -326,16 +326,106 @@ def test_slices_dead_before_the_update_allow_it_in_place():
     assert jf.staged().inplace == {"u"}
     np.testing.assert_allclose(u0, np.sin(np.linspace(0.0, 3.0, 20)))   # the argument kept
     # the adjoint reads the slices' values after the update (a tape keeps them): no in-place
-    # update there, in the derivative; the function itself updates in place
+    # update of u there, in the derivative (only its cotangent bu is accumulated in place);
+    # the function itself updates in place
     g = grad(slices_multiplied)
     jg = jit(g)
     np.testing.assert_allclose(jg(u0), g(u0), rtol=1e-12)
     np.testing.assert_allclose(jg(u0), numeric_vjp(slices_multiplied, [u0], 0, 1.0),
                                rtol=1e-6, atol=1e-8)
-    assert jg.staged().inplace == set()
+    assert jg.staged().inplace == {"bu"}
     jm = jit(slices_multiplied)
     np.testing.assert_allclose(jm(u0), slices_multiplied(u0), rtol=1e-12)
     assert jm.staged().inplace == {"u"}
+
+
+def stencil_loss(u0, alpha):
+    return np.sum(stencil(u0, alpha) ** 2)
+
+
+def test_the_adjoint_of_a_stencil_updates_in_place():
+    # the forward loop updates u in place (the backward loop's u, restored from a tape of
+    # shapes, is another name), and the cotangents of u's four slices are added into bu in
+    # place, with no array of zeros per slice
+    u0 = np.sin(np.linspace(0.0, 3.0, 20))
+    g = grad(stencil_loss, argnums=(0, 1))
+    jg = jit(g)
+    got, want = jg(u0, 0.2), g(u0, 0.2)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    np.testing.assert_allclose(got[0], numeric_vjp(stencil_loss, [u0, 0.2], 0, 1.0), rtol=1e-6)
+    np.testing.assert_allclose(got[1], numeric_vjp(stencil_loss, [u0, 0.2], 1, 1.0), rtol=1e-6)
+    assert {"u", "bu"} <= jg.staged().inplace
+    text = strop.source(jg)
+    assert text.count("add_at_index_inplace(bu, ") == 4 and "getitem_vjp(" not in text
+
+
+def owned(src, names=("setitem_vjp", "getitem_vjp", "add")):
+    """make_inplace of ``src`` (generated code calling runtime helpers), as its source."""
+    import textwrap
+    import gast
+    from strop import runtime
+    from strop.codegen.inplace import make_inplace
+    from strop.transformer.unparse import unparse
+    node = gast.parse(textwrap.dedent(src)).body[0]
+    make_inplace(node, {n: getattr(runtime, n) for n in names})
+    return unparse(node)
+
+
+def test_a_cotangent_is_accumulated_in_place_only_where_no_other_name_sees_it():
+    fresh = """
+        def f(g, x, s):
+            acc = setitem_vjp(g, s)
+            _t1 = getitem_vjp(g, x, s)
+            acc = add(acc, _t1)
+            _t2 = getitem_vjp(g, x, s)
+            acc = add(_t2, acc)
+            return acc
+        """
+    assert owned(fresh).count("acc = add_at_index_inplace(acc, g, x, s)") == 2
+    for seen in ("b = acc", "b = acc[1:]", "b = np.asarray(acc)"):
+        # b sees the first value: the first addition makes a new array, the second adds
+        # into that one
+        src = fresh.replace("            _t1 = ", f"            {seen}\n            _t1 = ")
+        adds = [line.strip() for line in owned(src).split("\n") if "add_at_index" in line]
+        assert adds == ["acc = add_at_index(acc, g, x, s)",
+                        "acc = add_at_index_inplace(acc, g, x, s)"], seen
+    # an accumulator bound from elsewhere (an argument): added into, not in place
+    text = owned("""
+        def f(acc, g, x, s):
+            _t1 = getitem_vjp(g, x, s)
+            acc = add(acc, _t1)
+            return acc
+        """)
+    assert "acc = add_at_index(acc, g, x, s)" in text and "inplace" not in text
+    # g rebound between the cotangent and its addition: left as it is
+    text = owned("""
+        def f(g, x, s):
+            acc = setitem_vjp(g, s)
+            _t1 = getitem_vjp(g, x, s)
+            g = g * 2.0
+            acc = add(acc, _t1)
+            return acc, g
+        """)
+    assert "getitem_vjp(g, x, s)" in text and "add_at_index" not in text
+
+
+def test_accumulating_in_place_keeps_numpys_results():
+    # repeated indices accumulate; a float32 accumulator cannot hold float64 cotangents, a
+    # broadcast one is not x's shape: both get a new array
+    from numba import njit
+    from strop import runtime
+    from strop.runtime import numba as _implementations  # noqa: F401
+    add = njit(lambda acc, g, x, i: runtime.add_at_index_inplace(acc, g, x, i))
+    x = np.zeros(5)
+    for acc, g, i in [(np.ones(5), np.array([1.0, 2.0, 3.0]), np.array([0, 2, 0])),
+                      (np.ones(5), np.array([1.0, 2.0]), slice(1, 3)),
+                      (np.ones(5, np.float32), np.array([1.0, 2.0]), slice(1, 3)),
+                      (np.ones(1), np.array([1.0, 2.0]), slice(1, 3))]:
+        want = runtime.add(acc, runtime.getitem_vjp(g, x, i))
+        got = add(acc.copy(), g, x, i)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
 
 
 def mlp_loss(params, x, y):

@@ -5,7 +5,7 @@ import numpy as np
 
 from .base import _rebuild, add, unbroadcast, zeros_like
 
-__all__ = ["getitem_vjp", "setitem", "setitem_vjp", "setitem_inplace",
+__all__ = ["getitem_vjp", "add_at_index", "add_at_index_inplace", "setitem", "setitem_vjp", "setitem_inplace",
            "at_get", "at_set", "at_add", "at_multiply", "at_min", "at_max", "at_set_inplace",
            "at_add_inplace", "at_multiply_inplace", "at_min_inplace", "at_max_inplace",
            "at_get_vjp", "at_value_vjp", "at_multiply_value_vjp", "put_along_axis", "copyto"]
@@ -30,6 +30,18 @@ def getitem_vjp(g, x, idx):
         np.add.at(out, idx, g)
         return out
     return type(out)(g)
+
+
+def add_at_index(acc, g, x, idx):
+    """``add(acc, getitem_vjp(g, x, idx))``: a cotangent of ``x[idx]`` added into ``acc``."""
+    return add(acc, getitem_vjp(g, x, idx))
+
+
+def add_at_index_inplace(acc, g, x, idx):
+    """add_at_index written into ``acc`` itself, which compiled code does when no other name
+    sees ``acc``'s value (codegen/inplace.py): one pass over the part indexed, not three over
+    the whole array.  As Python it is add_at_index."""
+    return add_at_index(acc, g, x, idx)
 
 
 def setitem(x, idx, v):

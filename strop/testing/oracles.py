@@ -52,6 +52,9 @@ ORACLES = {o.name: o for o in (
     Oracle("vmap", "strop.vmap(f, in_axes=in_axes)(*batched)", "loop(f, lanes)", 1e-8, 1e-10),
     Oracle("jit_vmap", "strop.jit(strop.vmap(f, in_axes=in_axes))(*batched)", "loop(f, lanes)",
            1e-7, 1e-9),
+    # compiled derivatives against the uncompiled ones (themselves checked by "grad")
+    Oracle("jit_grad", "strop.jit(strop.grad(f, argnums=argnums))(*args)",
+           "strop.grad(f, argnums=argnums)(*args)", 1e-7, 1e-9, scalar=True),
     Oracle("vmap_grad", "strop.vmap(strop.grad(f, argnums=argnums), in_axes=in_axes)(*batched)",
            "loop(strop.grad(f, argnums=argnums), lanes)", 1e-7, 1e-9, scalar=True),
 )}

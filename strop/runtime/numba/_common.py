@@ -3,6 +3,7 @@ type of a cotangent, literal flags, implementations written out for a tuple's le
 into NumPy from compiled code, and the step that compiles the other helpers from their own
 source."""
 import numba
+import numba.extending
 import numpy as np
 from numba import types
 from numba.extending import register_jitable
@@ -14,6 +15,54 @@ SCALARS = (types.Float, types.Integer, types.Boolean)
 # indexes with the user's index (x[idx] = v) takes these, so that an index out of range raises
 # IndexError (the runner then names the user's line) instead of writing outside the array
 CHECKED = {"boundscheck": True}
+
+
+def add_into(out, idx, g):
+    """``out[idx] += g``; compiled through a view where ``idx`` picks a view (below)."""
+    out[idx] += g
+
+
+def put_into(out, idx, v):
+    """``out[idx] = v``; compiled through a view where ``idx`` picks a view (below)."""
+    out[idx] = v
+
+
+def _picks_view(out, idx):
+    """Whether ``out[idx]`` is a view of array ``out`` (a basic index that leaves at least one
+    axis): Numba's ``out[idx] += g`` and ``out[idx] = v`` with such an index take a general
+    slice-assignment path 10 to 100x slower than the same operation on the view."""
+    parts = list(idx) if isinstance(idx, types.BaseTuple) else [idx]
+    if not isinstance(out, types.Array) or not all(
+            isinstance(p, (types.Integer, types.SliceType, types.EllipsisType)) for p in parts):
+        return False
+    return any(isinstance(p, (types.SliceType, types.EllipsisType)) for p in parts) or \
+        sum(isinstance(p, types.Integer) for p in parts) < out.ndim
+
+
+@numba.extending.overload(add_into, jit_options=CHECKED, inline="always")
+def _add_into(out, idx, g):
+    if _picks_view(out, idx):
+        def view(out, idx, g):
+            part = out[idx]
+            part += g
+        return view
+
+    def item(out, idx, g):
+        out[idx] += g
+    return item
+
+
+@numba.extending.overload(put_into, jit_options=CHECKED, inline="always")
+def _put_into(out, idx, v):
+    if _picks_view(out, idx):
+        def view(out, idx, v):
+            part = out[idx]
+            part[...] = v
+        return view
+
+    def item(out, idx, v):
+        out[idx] = v
+    return item
 
 
 def _float_of(t):

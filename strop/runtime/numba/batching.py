@@ -7,7 +7,8 @@ from numba.extending import overload, register_jitable
 from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
-from ._common import CHECKED, SCALARS, _flag, _float_of, _none, _through_numpy, _unrolled
+from ._common import (CHECKED, SCALARS, _flag, _float_of, _none, _through_numpy, _unrolled,
+                      add_into)
 from .base import _not_a_real_number, _sum_to
 from .products import _floats, _product_dtype, _vjp_type
 from .reductions import _share
@@ -259,14 +260,14 @@ def _getitem_vjp_lanes(g, x, idx):
     if isinstance(idx, (types.Integer, types.SliceType)):
         def one(g, x, idx):
             out = np.zeros(x.shape, dt)
-            out[:, idx] += g
+            add_into(out, (slice(None), idx), g)
             return out
         return one
     if isinstance(idx, types.BaseTuple) and all(isinstance(i, (types.Integer, types.SliceType))
                                                 for i in idx):
         def basic(g, x, idx):
             out = np.zeros(x.shape, dt)
-            out[(slice(None),) + idx] += g
+            add_into(out, (slice(None),) + idx, g)
             return out
         return basic
     return None

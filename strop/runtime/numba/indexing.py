@@ -2,10 +2,11 @@
 tuples at a constant index), functional item assignment, and ``.at[idx]``."""
 import numpy as np
 from numba import types
+from numba.np.numpy_support import as_dtype
 from numba.extending import overload, register_jitable
 
 from ... import runtime as rt
-from ._common import CHECKED, SCALARS, _float_of, _none, _unrolled
+from ._common import CHECKED, SCALARS, _float_of, _none, _unrolled, add_into, put_into
 
 
 @overload(rt.getitem_vjp, jit_options=CHECKED)
@@ -23,8 +24,33 @@ def _getitem_vjp(g, x, idx):
 
     def basic(g, x, idx):
         out = np.zeros(x.shape, dt)
-        out[idx] += g
+        add_into(out, idx, g)
         return out
+    return basic
+
+
+@overload(rt.add_at_index_inplace, jit_options=CHECKED)
+def _add_at_index_inplace(acc, g, x, idx):
+    """acc[idx] += g when acc can hold the sum (an array of x's rank and the cotangent's
+    dtype; its shape is checked when run), else the new array add_at_index makes."""
+    if not (isinstance(acc, types.Array) and isinstance(x, types.Array)
+            and acc.ndim == x.ndim
+            and acc.dtype == np.result_type(as_dtype(acc.dtype), _float_of(x))):
+        return lambda acc, g, x, idx: rt.add(acc, rt.getitem_vjp(g, x, idx))
+    if isinstance(idx, types.Array) and idx.ndim == 1 and isinstance(idx.dtype, types.Integer):
+        def gather(acc, g, x, idx):     # repeated indices accumulate
+            if acc.shape != x.shape:
+                return rt.add(acc, rt.getitem_vjp(g, x, idx))
+            for k in range(idx.size):
+                acc[idx[k]] += g[k]
+            return acc
+        return gather
+
+    def basic(acc, g, x, idx):
+        if acc.shape != x.shape:
+            return rt.add(acc, rt.getitem_vjp(g, x, idx))
+        add_into(acc, idx, g)
+        return acc
     return basic
 
 
@@ -33,7 +59,7 @@ def _setitem(x, idx, v):
     if isinstance(x, types.Array):
         def impl(x, idx, v):
             out = x.copy()
-            out[idx] = v
+            put_into(out, idx, v)
             return out
         return impl
 
@@ -43,7 +69,7 @@ def _setitem_vjp(g, idx):
     if isinstance(g, types.Array):
         def impl(g, idx):
             out = g.copy()
-            out[idx] = 0
+            put_into(out, idx, 0)
             return out
         return impl
 
@@ -103,7 +129,7 @@ def _setitem_inplace(x, idx, v):
     a loop writing y[i] (its reference count updated each time)."""
     if isinstance(x, types.Array):
         def impl(x, idx, v):
-            x[idx] = v
+            put_into(x, idx, v)
             return x
         return impl
 
@@ -136,5 +162,5 @@ def _getitem_vjp_tuple(g, x, idx):
 
 # the in-place updates and setitem_inplace are compiled from their source too (__init__.py),
 # for the indices their implementations here leave out
-IMPLEMENTED = {rt.getitem_vjp, rt.setitem, rt.setitem_vjp, rt.at_set, rt.at_add, rt.at_multiply,
-               rt.at_min, rt.at_max, rt.at_get}
+IMPLEMENTED = {rt.getitem_vjp, rt.add_at_index_inplace, rt.setitem, rt.setitem_vjp, rt.at_set,
+               rt.at_add, rt.at_multiply, rt.at_min, rt.at_max, rt.at_get}
