@@ -410,6 +410,64 @@ def test_a_cotangent_is_accumulated_in_place_only_where_no_other_name_sees_it():
     assert "getitem_vjp(g, x, s)" in text and "add_at_index" not in text
 
 
+def test_a_container_cotangent_is_zeroed_in_place_only_where_no_other_name_sees_it():
+    names = ("setitem_vjp", "item_vjp", "unbroadcast")
+    loop = """
+        def f(g, x, n):
+            _t1 = g * 2.0
+            acc = unbroadcast(_t1, x)
+            for t in range(n):
+                _g1 = acc
+                acc = setitem_vjp(_g1, t)
+                _t2 = item_vjp(_g1, t, x)
+                _t3 = _t2 * 2.0
+            return acc
+        """
+    # the value made before the loop, and the one each trip leaves, are new arrays
+    text = owned(loop, names)
+    assert "acc, _t2 = setitem_split_inplace(acc, t, x)" in text and "_g1" not in text
+    # the accumulator is the argument, or another name sees its value on the next trip
+    for src in (loop.replace("_t1 = g * 2.0", "_t1 = g"),
+                loop.replace("_t3 = _t2 * 2.0", "_t3 = acc[0:2]")):
+        text = owned(src, names)
+        assert "acc, _t2 = setitem_split(acc, t, x)" in text and "inplace" not in text, src
+
+
+def test_splitting_in_place_copies_the_values_part_first():
+    from numba import njit
+    from strop import runtime
+    from strop.runtime import numba as _implementations  # noqa: F401
+    split = njit(lambda g, i, v: runtime.setitem_split_inplace(g, i, v))
+    for i, v in [(1, np.zeros(3)), (slice(0, 2), np.zeros((2, 3))), (1, np.zeros(1))]:
+        g = np.arange(12.0).reshape(4, 3)
+        want = runtime.setitem_split(g, i, v)
+        got = split(g.copy(), i, v)
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+
+
+def rows_written(w, xs):
+    h = np.zeros(w.shape[0])
+    hs = np.zeros((xs.shape[0], w.shape[0]))
+    for t in range(xs.shape[0]):
+        h = np.tanh(w @ h + xs[t])
+        hs[t] = h
+    return np.sum(hs ** 2)
+
+
+def test_the_adjoint_of_rows_written_in_a_loop_zeroes_each_row_in_place():
+    # hs[t] = h: going back, the cotangent of hs loses row t in place (a copy of hs per step
+    # made the adjoint quadratic in the steps)
+    rng = np.random.default_rng(1)
+    w, xs = rng.normal(size=(3, 3)) * 0.5, rng.normal(size=(6, 3))
+    g = grad(rows_written)
+    jg = jit(g)
+    np.testing.assert_allclose(jg(w, xs), g(w, xs), rtol=1e-12)
+    np.testing.assert_allclose(jg(w, xs), numeric_vjp(rows_written, [w, xs], 0, 1.0),
+                               rtol=1e-6, atol=1e-9)
+    assert "setitem_split_inplace(bhs, t, h)" in strop.source(jg)
+
+
 def test_accumulating_in_place_keeps_numpys_results():
     # repeated indices accumulate; a float32 accumulator cannot hold float64 cotangents, a
     # broadcast one is not x's shape: both get a new array

@@ -57,7 +57,7 @@ def make_inplace(node, refs, donated=()):
     _private_loops(node, {a.value.args[0].id for a in gast.walk(node) if isinstance(
         a, gast.Assign) and isinstance(a.value, gast.Call) and callee(a.value) in INPLACE
         and a.value.args and isinstance(a.value.args[0], gast.Name)})
-    accumulations = _accumulations(node, refs)
+    updates = _accumulations(node, refs) + _splits(node, refs)
     candidates = {p for i, p in enumerate(params) if i in donated}
     assigns = [n for n in gast.walk(node) if isinstance(n, gast.Assign)
                and isinstance(n.targets[0], gast.Name)]
@@ -68,8 +68,13 @@ def make_inplace(node, refs, donated=()):
         if not fresh(a.value, t):
             candidates.discard(t)
     candidates -= {p for i, p in enumerate(params) if i not in donated}
-    for target in (n.target for n in gast.walk(node) if isinstance(n, gast.For)):
-        candidates.discard(target.id)
+    simple = {id(a.targets[0]) for a in assigns}
+    stores = {}
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            stores[n.id] = stores.get(n.id, 0) + 1
+            if id(n) not in simple:      # a loop's target, a tuple unpacked, ...
+                candidates.discard(n.id)
 
     loads = {}
     for n in gast.walk(node):
@@ -123,17 +128,30 @@ def make_inplace(node, refs, donated=()):
             a.value.func = gast.Name(id=name, ctx=gast.Load(), annotation=None,
                                      type_comment=None)
             done.add(t)
-    owned = (lambda v: fresh(v, None) or isinstance(v, gast.Call) and callee(v) in OWNED)
-    for block, s in accumulations:
-        if _owned_at(block, s, owned, consumed):
-            s.value.func.id = _helper(refs, runtime.add_at_index_inplace)
-            done.add(s.targets[0].id)
+    single = {n.targets[0].id: n.value for n in assigns if stores.get(n.targets[0].id) == 1}
+
+    def makes_new(v, depth=0):
+        if fresh(v, None) or isinstance(v, gast.Call) and is_member(callee(v), OWNED):
+            return True
+        # unbroadcast(t, x) of a new array t read only there: t itself, or a new sum
+        return isinstance(v, gast.Call) and callee(v) is runtime.unbroadcast and v.args and \
+            isinstance(v.args[0], gast.Name) and loads.get(v.args[0].id) == 1 and \
+            v.args[0].id in single and depth < 8 and makes_new(single[v.args[0].id], depth + 1)
+
+    owned = Owned(node, makes_new, consumed)
+    for s in updates:
+        if owned.at(s):
+            s.value.func.id = _helper(refs, IN_PLACE[refs[s.value.func.id]])
+            done.add(_target(s))
     return done
 
 
-# helpers whose result is a new array (or what they were given when that is not an array)
-OWNED = {runtime.setitem_vjp, runtime.getitem_vjp, runtime.add_at_index,
-         runtime.add_at_index_inplace, runtime.zeros_like}
+# helpers whose result is a new array (or what they were given when that is not an array),
+# and the updates made in place once their first argument is owned
+OWNED = {runtime.setitem_vjp, runtime.getitem_vjp, runtime.add_at_index, runtime.zeros_like,
+         runtime.add_at_index_inplace, runtime.setitem_split, runtime.setitem_split_inplace}
+IN_PLACE = {runtime.add_at_index: runtime.add_at_index_inplace,
+            runtime.setitem_split: runtime.setitem_split_inplace}
 
 
 def _helper(refs, fn):
@@ -142,69 +160,165 @@ def _helper(refs, fn):
     return name
 
 
+def _target(s):
+    t = s.targets[0]
+    return (t.elts[0] if isinstance(t, gast.Tuple) else t).id
+
+
+def _calls(node, refs, fn):
+    """``(block, position, call)`` of each ``name = fn(names...)`` statement."""
+    helpers = {n: o for n, o in refs.items() if n in runtime.__all__}
+    for block in _blocks(node):
+        for k, s in enumerate(block):
+            v = s.value if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(
+                s.targets[0], gast.Name) else None
+            if isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and \
+                    helpers.get(v.func.id) is fn and not v.keywords and all(
+                        isinstance(a, gast.Name) for a in v.args):
+                yield block, k, v
+
+
+def _counts(node, ctx):
+    out = {}
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, ctx):
+            out[n.id] = out.get(n.id, 0) + 1
+    return out
+
+
 def _accumulations(node, refs):
     """``t = getitem_vjp(g, x, i)`` then ``acc = add(acc, t)``, ``t`` read nowhere else, become
     ``acc = add_at_index(acc, g, x, i)`` (where nothing the first reads is rebound between):
     a cotangent of ``x[i]`` goes into ``acc`` without a zero array the size of ``x``.  Returns
-    (block, statement) of each, for _owned_at to judge."""
-    helpers = {n: o for n, o in refs.items() if n in runtime.__all__}
-    loads = {}
-    for n in gast.walk(node):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
-            loads[n.id] = loads.get(n.id, 0) + 1
-
-    def call_of(s, fn):
-        v = s.value if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(
-            s.targets[0], gast.Name) else None
-        return v if isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and \
-            helpers.get(v.func.id) is fn and not v.keywords and all(
-                isinstance(a, gast.Name) for a in v.args) else None
-
+    the statements made, for Owned.at to judge."""
+    loads = _counts(node, gast.Load)
+    vjps = {(id(b), b[k].targets[0].id): (k, v)
+            for b, k, v in _calls(node, refs, runtime.getitem_vjp)}
     found = []
-    for block in _blocks(node):
-        for j, s in enumerate(block):
-            add = call_of(s, runtime.add)
-            if add is None or len(add.args) != 2:
-                continue
-            acc = s.targets[0].id
-            names = [a.id for a in add.args]
-            if acc not in names or names[0] == names[1]:
-                continue
-            t = names[1 - names.index(acc)]
-            for i in range(j - 1, -1, -1):
-                vjp = call_of(block[i], runtime.getitem_vjp)
-                if vjp is not None and block[i].targets[0].id == t:
-                    break
-                if t in names_in(block[i]):
-                    vjp = None
-                    break
-            if vjp is None or loads.get(t) != 1 or len(vjp.args) != 3:
-                continue
-            read = {a.id for a in vjp.args} | {acc}
-            if any(read & names_in(b, gast.Store) for b in block[i + 1:j]):
-                continue
-            s.value = ir.call(_helper(refs, runtime.add_at_index), [ir.name(acc), *vjp.args])
-            block[i] = gast.Pass()
-            found.append((block, s))
-    for block in _blocks(node):
-        block[:] = [s for s in block if not isinstance(s, gast.Pass)] or [gast.Pass()]
+    for block, j, add in list(_calls(node, refs, runtime.add)):
+        s, names = block[j], [a.id for a in add.args]
+        acc = s.targets[0].id
+        if len(names) != 2 or acc not in names or names[0] == names[1]:
+            continue
+        t = names[1 - names.index(acc)]
+        i, vjp = vjps.get((id(block), t), (None, None))
+        if vjp is None or i > j or loads.get(t) != 1 or len(vjp.args) != 3 or any(
+                ({a.id for a in vjp.args} | {acc}) & names_in(b, gast.Store)
+                for b in block[i + 1:j]):
+            continue
+        s.value = ir.call(_helper(refs, runtime.add_at_index), [ir.name(acc), *vjp.args])
+        block[i] = gast.Pass()
+        found.append(s)
+    _drop_passes(node)
     return found
 
 
-def _owned_at(block, s, owned, consumed):
-    """Whether ``acc`` in ``acc = add_at_index(acc, ...)`` holds an array no other name sees:
-    the last statement before it in the block that binds acc makes a new array, and acc is
-    read since only into new values (``consumed``)."""
-    acc = s.targets[0].id
-    k = next(i for i, b in enumerate(block) if b is s)
-    for b in reversed(block[:k]):
-        if acc in names_in(b, gast.Store):
-            return isinstance(b, gast.Assign) and len(b.targets) == 1 and isinstance(
-                b.targets[0], gast.Name) and owned(b.value)
-        if any(isinstance(n, gast.Name) and n.id == acc and isinstance(n.ctx, gast.Load)
-               and id(n) not in consumed for n in gast.walk(b)):
+def _splits(node, refs):
+    """``g = acc; ...; acc = setitem_vjp(g, i); ...; t = item_vjp(g, i, v)`` (g read nowhere else,
+    the two indices the same value, nothing the last reads rebound between) become
+    ``acc, t = setitem_split(acc, i, v)``: the derivative of ``x[i] = v``, whose container's
+    cotangent can then be zeroed at ``i`` in place.  Returns the statements made."""
+    loads, stores = _counts(node, gast.Load), _counts(node, gast.Store)
+    defs = {n.targets[0].id: n.value for n in gast.walk(node) if isinstance(n, gast.Assign)
+            and isinstance(n.targets[0], gast.Name) and stores.get(n.targets[0].id) == 1}
+
+    def same(a, b):     # two names of one value: one name, or one expression bound once each
+        return a == b or a in defs and b in defs and not names_in(defs[a]) - {"slice"} and \
+            gast.dump(defs[a]) == gast.dump(defs[b])
+
+    items = {(id(b), v.args[0].id): (k, v) for b, k, v in _calls(node, refs, runtime.item_vjp)
+             if len(v.args) == 3}
+    found = []
+    for block, j, zeroed in list(_calls(node, refs, runtime.setitem_vjp)):
+        if len(zeroed.args) != 2:
+            continue
+        s = block[j]
+        g, idx = (a.id for a in zeroed.args)
+        acc = s.targets[0].id
+        m = next((m for m in range(j - 1, -1, -1) if g in names_in(block[m], gast.Store)), None)
+        move = block[m] if m is not None else None
+        if not (isinstance(move, gast.Assign) and isinstance(move.value, gast.Name)
+                and move.value.id == acc and loads.get(g) == 2 and stores.get(g) == 1
+                and not any({g, acc} & names_in(b) for b in block[m + 1:j])):
+            continue
+        k, item = items.get((id(block), g), (None, None))
+        if item is None or k < j or not same(item.args[1].id, idx) or stores.get(
+                block[k].targets[0].id) != 1 or any(
+                {item.args[2].id, g} & names_in(b, gast.Store) for b in block[j + 1:k]):
+            continue
+        s.targets = [gast.Tuple(elts=[ir.name(acc, store=True),
+                                      ir.name(block[k].targets[0].id, store=True)],
+                                ctx=gast.Store())]
+        s.value = ir.call(_helper(refs, runtime.setitem_split),
+                          [ir.name(acc), ir.name(idx), item.args[2]])
+        block[m] = block[k] = gast.Pass()
+        found.append(s)
+    _drop_passes(node)
+    return found
+
+
+def _drop_passes(node):
+    for block in _blocks(node):
+        block[:] = [s for s in block if not isinstance(s, gast.Pass)] or [gast.Pass()]
+
+
+class Owned:
+    """Whether a name holds an array no other name sees, where an update of it runs: the
+    binding that reaches there makes a new array (``makes_new``), and every read of the name
+    since is into a new value (``consumed``).  Flow-sensitive within a block; through the
+    blocks that hold it (an ``if``'s, a loop's), a loop's value also coming round from the end
+    of its body."""
+
+    def __init__(self, node, makes_new, consumed):
+        self.makes_new, self.consumed = makes_new, consumed
+        self.where = {}      # id(statement) -> (block, position)
+        self.parent = {}     # id(block) -> (statement holding it, its block)
+        for block in _blocks(node):
+            for k, s in enumerate(block):
+                self.where[id(s)] = (block, k)
+                for field in ("body", "orelse"):
+                    inner = getattr(s, field, None)
+                    if isinstance(inner, list):
+                        self.parent[id(inner)] = (s, block)
+
+    def at(self, s):
+        block, k = self.where[id(s)]
+        return self.before(_target(s), block, k)
+
+    def before(self, name, block, k):
+        """Whether ``name`` is owned when ``block[k]`` starts."""
+        for b in reversed(block[:k]):
+            if name in names_in(b, gast.Store):
+                return self.binds_new(b, name)
+            if self.seen(name, b):
+                return False
+        holder, outer = self.parent.get(id(block), (None, None))
+        if holder is None:
+            return False       # the function's body: an argument's array is the caller's
+        header = [holder.test] if isinstance(holder, (gast.If, gast.While)) else [holder.iter]
+        if any(self.seen(name, h) for h in header):
             return False
-    return False
+        if isinstance(holder, (gast.For, gast.While)) and block is holder.body:
+            for b in reversed(block):     # what the previous trip leaves
+                if name in names_in(b, gast.Store):
+                    if not self.binds_new(b, name):
+                        return False
+                    break
+                if self.seen(name, b):
+                    return False
+        return self.before(name, outer, self.where[id(holder)][1])
+
+    def binds_new(self, s, name):
+        return isinstance(s, gast.Assign) and len(s.targets) == 1 and (
+            isinstance(s.targets[0], gast.Name) or isinstance(s.targets[0], gast.Tuple)
+            and isinstance(s.value, gast.Call) and s.targets[0].elts
+            and isinstance(s.targets[0].elts[0], gast.Name)) and _target(s) == name \
+            and self.makes_new(s.value)
+
+    def seen(self, name, node):
+        """Whether ``node`` reads ``name`` other than into a new value."""
+        return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
+                   and id(n) not in self.consumed for n in gast.walk(node))
 
 
 def _dead_views(node, is_update, callee, consumed, shape_reads):

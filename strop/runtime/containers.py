@@ -3,10 +3,11 @@ the tapes of the reverse sweep, and their derivatives."""
 import numpy as np
 
 from .base import _CONTAINERS, like, unbroadcast, zeros_like
-from .indexing import getitem_vjp
+from .indexing import getitem_vjp, setitem_vjp
 
 __all__ = ["append", "insert", "extend", "update", "item_of", "pop_item", "sort_like",
            "iterable", "stack", "push", "pop", "tape_array", "tape_put", "shape_like", "item_vjp",
+           "setitem_split", "setitem_split_inplace",
            "pop_item_vjp", "getattr_vjp", "sum_vjp", "minmax_vjp", "iterable_vjp", "get_vjp",
            "get_default_vjp", "items_vjp", "update_vjp"]
 
@@ -102,6 +103,19 @@ def item_vjp(g, idx, v):
     if isinstance(g, np.ndarray):
         return unbroadcast(g[idx], v)
     return g[idx]
+
+
+def setitem_split(g, idx, v):
+    """``(setitem_vjp(g, idx), item_vjp(g, idx, v))``: the cotangents of the container and of
+    the value in ``setitem(x, idx, v)``, both from one ``g``."""
+    return setitem_vjp(g, idx), item_vjp(g, idx, v)
+
+
+def setitem_split_inplace(g, idx, v):
+    """setitem_split zeroing ``g[idx]`` in ``g`` itself (after copying out the value's part),
+    which compiled code does when no other name sees ``g`` (codegen/inplace.py): a loop
+    writing ``hs[t] = h`` then costs a row per step going back, not a copy of ``hs``."""
+    return setitem_split(g, idx, v)
 
 
 def pop_item_vjp(g, obj, key=-1):

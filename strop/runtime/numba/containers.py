@@ -8,7 +8,7 @@ from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
-from ._common import CHECKED
+from ._common import CHECKED, put_into
 
 
 @overload(rt.tape_array)
@@ -44,4 +44,28 @@ def _item_vjp(g, idx, v):
         return lambda g, idx, v: rt.unbroadcast(g[idx], v)
 
 
-IMPLEMENTED = {rt.tape_array, rt.tape_put, rt.shape_like, rt.item_vjp, rt.stack, rt.push, rt.pop}
+@overload(rt.setitem_split_inplace, jit_options=CHECKED)
+def _setitem_split_inplace(g, idx, v):
+    if not isinstance(g, types.Array):
+        return lambda g, idx, v: rt.setitem_split(g, idx, v)
+
+    def impl(g, idx, v):
+        part = _own(rt.item_vjp(g, idx, v))     # (a view of g, about to be zeroed)
+        put_into(g, idx, 0)
+        return g, part
+    return impl
+
+
+def _own(x):
+    return x
+
+
+@overload(_own)
+def _own_impl(x):
+    if isinstance(x, types.Array):
+        return lambda x: x.copy()
+    return lambda x: x
+
+
+IMPLEMENTED = {rt.tape_array, rt.tape_put, rt.shape_like, rt.item_vjp, rt.setitem_split_inplace,
+               rt.stack, rt.push, rt.pop}
