@@ -740,3 +740,20 @@ def test_a_dict_numba_cannot_return_falls_back():
     assert jf.last_backend == "python" and type(got) is dict
     assert got["s"] == 3.0 and got["c"] == 1.5
     np.testing.assert_array_equal(got["x2"], x * 2.0)
+
+
+def where_of_numbers(a, b):
+    return np.where(a[1] > 0.25, b * 2.0, b)      # a 0-d array
+
+
+def test_grad_of_a_0d_array_output_compiles():
+    # found by the fuzzer's jit_grad oracle: compiled code refused the 0-d array as the
+    # scalar output grad needs, where the python backend takes it
+    a = np.array([0.1, 0.4, 0.2])
+    g = grad(where_of_numbers, argnums=(0, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JitFallbackWarning)
+        got = jit(g)(a, 0.5)
+    want = g(a, 0.5)
+    np.testing.assert_array_equal(got[0], want[0])
+    assert float(got[1]) == float(want[1]) == 2.0

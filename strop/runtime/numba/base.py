@@ -16,7 +16,8 @@ def _not_a_real_number(out):
 
 @overload(rt.seed_grad)
 def _seed_grad(out):
-    if isinstance(out, types.Float):
+    if isinstance(out, types.Float) or isinstance(out, types.Array) and out.ndim == 0 and \
+            isinstance(out.dtype, types.Float):     # (a 0-d array: np.where of numbers)
         one = _float_of(out)(1.0)
         return lambda out: one
     return _not_a_real_number
