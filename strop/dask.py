@@ -1,0 +1,246 @@
+"""strop on Dask (the optional extra ``strop[dask]``): ``vmap``/``jit(vmap)`` of dask arrays,
+and ``grad_sum``/``value_and_grad_sum``, data-parallel gradients of a loss summed (or
+averaged) over examples held in dask arrays.
+
+What happens, and why:
+
+| step | how | why |
+|---|---|---|
+| batched arguments | rechunked to the first one's chunks along the mapped axis, one chunk along the others | a lane needs its whole slice |
+| one task per chunk | runs the transformed function (``jit(vmap(f))``: compiled) on the chunk's slices | the batch is cut where Dask cut it |
+| output shapes, dtypes | strop's own vmap of the same arguments with a batch of zero lanes, on the client (strop defines an empty batch; a lane's shape never depends on how many lanes there are) | no call on a made-up dummy (Dask's default), no data computed |
+| unbatched arguments, the function | one graph key (a dask.delayed value) that every task depends on | sent once to each worker, not pickled into every task; recomputed if the worker holding it dies (scattered data would be lost with it) |
+| the function on a worker | its recipe (``strop.vmap(fun, in_axes=...)``), the user function by reference where it is importable by name, else by value with its source | each worker process makes it once (memo by digest); strop's disk cache (shared on one machine) spares the compile |
+| errors | raised on the worker by strop's runner, with the user's line in the message | the same message as locally |
+| a lost worker | Dask reruns its tasks | tasks are pure |
+"""
+import hashlib
+import importlib.util
+import linecache
+import operator
+import os
+import sys
+import types
+
+import numpy as np
+
+from .transformed import Transformed, arg_names
+from .tree_util import tree_flatten, tree_leaves
+
+try:
+    import cloudpickle
+    import dask
+    import dask.array as da
+    from dask.delayed import Delayed
+    from dask.highlevelgraph import HighLevelGraph
+except ImportError as e:   # strop runs without it; this module says what to install
+    raise ImportError(f"strop.dask needs Dask: pip install 'strop[dask]' "
+                      f"(dask[array,distributed]); {e}") from None
+
+__all__ = ["grad_sum", "value_and_grad_sum"]
+
+
+# --- sending transformed functions to workers ----------------------------------------------
+
+class _Pickler(cloudpickle.Pickler):
+    """cloudpickle, with strop's transformed functions sent as their recipe, and functions
+    that a worker cannot import by name sent by value with their source (strop parses it)."""
+
+    def __init__(self, file):
+        super().__init__(file)
+        self.sources = {}
+
+    def reducer_override(self, obj):
+        if isinstance(obj, Transformed):
+            recipe = getattr(obj, "recipe", None)
+            if recipe is None:
+                raise TypeError(f"strop.dask cannot send {obj.__name__} to Dask workers: it "
+                                f"was not made by grad, value_and_grad, vmap or jit")
+            return _remake, recipe
+        if isinstance(obj, types.FunctionType) and not _importable(obj):
+            name = obj.__code__.co_filename
+            if name not in self.sources:
+                self.sources[name] = linecache.getlines(name, obj.__globals__)
+            return self._dynamic_function_reduce(obj)
+        return super().reducer_override(obj)
+
+
+def _importable(fn):
+    """A module-level function a worker imports by name (its module found on sys.path)."""
+    module = sys.modules.get(fn.__module__ or "")
+    if module is None or fn.__module__ == "__main__" or "<locals>" in fn.__qualname__:
+        return False
+    try:
+        spec = importlib.util.find_spec(fn.__module__)
+    except (ImportError, ValueError):
+        return False
+    if spec is None or spec.origin != getattr(module, "__file__", None):
+        return False
+    obj = module
+    for part in fn.__qualname__.split("."):
+        obj = getattr(obj, part, None)
+    return obj is fn
+
+
+def _remake(transform, fun, options):
+    import strop
+    return getattr(strop, transform)(fun, **options)
+
+
+class _Sent:
+    """A function (or anything with functions in it) as sent to workers: pickled once on the
+    client, unpickled once per worker process."""
+
+    def __init__(self, obj):
+        import io
+        from .config import config
+        buf = io.BytesIO()
+        p = _Pickler(buf)
+        p.dump(obj)
+        self.blob, self.sources = buf.getvalue(), p.sources
+        self.settings = {k: config.read(k) for k in ("enable_x64", "threefry_partitionable",
+                                                     "cache_dir")}
+        self.digest = hashlib.sha256(self.blob).hexdigest()
+
+    def get(self):
+        obj = _MADE.get(self.digest)
+        if obj is None:
+            from .config import config
+            for name, lines in self.sources.items():   # what parse reads, where the file is
+                if not os.path.exists(name):           # not on this machine
+                    linecache.cache[name] = (sum(map(len, lines)), None, lines, name)
+            if self.settings["cache_dir"] is not None:
+                config.update("cache_dir", self.settings["cache_dir"])
+            obj = _MADE[self.digest] = cloudpickle.loads(self.blob)
+        return obj
+
+    def settings_now(self):
+        from .config import config
+        return config.override(enable_x64=self.settings["enable_x64"],
+                               threefry_partitionable=self.settings["threefry_partitionable"])
+
+
+_MADE = {}   # digest -> the function, made once in each worker process
+
+
+# --- vmap of dask arrays ----------------------------------------------------------------------
+
+def is_dask(x):
+    return isinstance(x, da.Array)
+
+
+def vmap_call(t, args, kwargs):
+    """``t(*args, **kwargs)`` for a vmap (or jit(vmap)) ``t`` with dask arrays among the
+    arguments: a lazy result with the structure of ``t``'s, each leaf a dask array."""
+    if any(is_dask(x) for x in tree_leaves(kwargs)):
+        raise TypeError(f"{t.__name__}: dask arrays must be passed positionally (vmap maps "
+                        f"positional arguments only)")
+    statics = t.static_argnums
+    dynamic = [a for i, a in enumerate(args) if i not in statics]
+    specs = t.arg_axes(len(dynamic))
+    t.check_args_axes(dynamic)   # sizes and ranks, with vmap's own messages
+    names = arg_names(t.fun, len(dynamic))
+    from .vmap import _leaf_axes
+    flat = []      # per dynamic argument: (treedef, [(leaf, axis)])
+    for i, (a, spec) in enumerate(zip(dynamic, specs)):
+        leaves, treedef = tree_flatten(a)
+        pairs = _leaf_axes(a, spec, names[i] if i < len(names) else str(i))
+        flat.append((treedef, [(x, None if ax is None else ax % max(np.ndim(x), 1))
+                               for x, (_, ax) in zip(leaves, pairs)]))
+    # unbatched dask leaves are broadcast: computed once, here
+    lazy = [x for _, pairs in flat for x, ax in pairs if ax is None and is_dask(x)]
+    done = iter(dask.compute(*lazy)) if lazy else iter(())
+    flat = [(td, [(next(done) if ax is None and is_dask(x) else x, ax) for x, ax in pairs])
+            for td, pairs in flat]
+    batched = [(x, ax) for _, pairs in flat for x, ax in pairs if ax is not None]
+    ref = next(((x, ax) for x, ax in batched if is_dask(x)), batched[0] if batched else None)
+    n = ref[0].shape[ref[1]]
+    chunks = ref[0].chunks[ref[1]] if is_dask(ref[0]) else (n,)
+    if any(np.isnan(c) for c in chunks):
+        raise ValueError(f"{t.__name__}: the mapped axis of a dask argument has unknown chunk "
+                         f"sizes\nFix: x.compute_chunk_sizes() first")
+
+    def lined_up(x, ax):
+        want = {d: (chunks if d == ax else -1) for d in range(np.ndim(x))}
+        return x.rechunk(want) if is_dask(x) else da.from_array(np.asarray(x), chunks=want)
+
+    # the output's structure, shapes and dtypes: strop's vmap on a batch of zero lanes
+    def empty(x, ax):
+        shape = list(np.shape(x))
+        shape[ax] = 0
+        return np.empty(tuple(shape), dtype=x.dtype if hasattr(x, "dtype") else
+                        np.result_type(x))
+    probe = _rebuild_args(args, statics, flat, lambda x, ax: empty(x, ax))
+    with np.errstate(all="ignore"):   # a warning is the chunks' to give, as they run
+        out0 = t(*probe, **kwargs)
+    out_leaves, out_tree = tree_flatten(out0)
+    out_axes = [None if ax is None else ax % max(np.ndim(x), 1)
+                for x, (_, ax) in zip(out_leaves, _leaf_axes(out0, t.out_axes, "the output"))]
+    if n == 0:
+        return out0
+    # one task per chunk, its unbatched inputs one key for all of them
+    inputs = [lined_up(x, ax) for x, ax in batched]
+    shared = _Shared(_Sent(t), args, statics, flat, kwargs)
+    bundle = dask.delayed(shared, pure=True, traverse=False)
+    token = dask.base.tokenize(shared.sent.digest, [x.name for x in inputs], bundle.key)
+    run = f"strop-{t.__name__}-{token}"
+    layer = {}
+    for c in range(len(chunks)):
+        blocks = [(x.name,) + tuple(c if d == ax else 0 for d in range(x.ndim))
+                  for x, (_, ax) in zip(inputs, batched)]
+        layer[(run, c)] = (_run_chunk, bundle.key, *blocks)
+    graph = HighLevelGraph.from_collections(run, layer, dependencies=inputs + [bundle])
+    layers, deps = dict(graph.layers), dict(graph.dependencies)
+    outs = []
+    for j, (x, ax) in enumerate(zip(out_leaves, out_axes)):
+        x = np.asarray(x)
+        name = f"{run}-{j}"
+        if ax is None:   # the same in every lane: chunk 0's
+            layers[name] = {(name,) + (0,) * x.ndim: (operator.getitem, (run, 0), j)}
+            out_chunks = tuple((s,) for s in x.shape)
+        else:
+            layers[name] = {(name,) + tuple(c if d == ax else 0 for d in range(x.ndim)):
+                            (operator.getitem, (run, c), j) for c in range(len(chunks))}
+            out_chunks = tuple(chunks if d == ax else (s,) for d, s in enumerate(x.shape))
+        deps[name] = {run}
+        outs.append((name, out_chunks, x))
+    hlg = HighLevelGraph(layers, deps)
+    arrays = [da.Array(hlg, name, out_chunks, meta=x[(slice(0, 0),) * x.ndim])
+              for name, out_chunks, x in outs]
+    return out_tree.unflatten(arrays)
+
+
+def _rebuild_args(args, statics, flat, batched_leaf, unbatched_leaf=lambda x: x):
+    """The positional arguments, each batched leaf given by ``batched_leaf(leaf, axis)``."""
+    out, it = [], iter(flat)
+    for i, a in enumerate(args):
+        if i in statics:
+            out.append(a)
+            continue
+        treedef, pairs = next(it)
+        out.append(treedef.unflatten([unbatched_leaf(x) if ax is None else batched_leaf(x, ax)
+                                      for x, ax in pairs]))
+    return out
+
+
+class _Shared:
+    """What every task of one call shares: the function and the unbatched arguments."""
+
+    def __init__(self, sent, args, statics, flat, kwargs):
+        self.sent, self.kwargs = sent, kwargs
+        self.statics = statics
+        self.args = [a if i in statics else None for i, a in enumerate(args)]
+        self.flat = [(td, [(x if ax is None else None, ax) for x, ax in pairs])
+                     for td, pairs in flat]
+
+    def __dask_tokenize__(self):
+        return self.sent.digest, dask.base.tokenize(self.args, self.flat, self.kwargs)
+
+
+def _run_chunk(shared, *blocks):
+    t = shared.sent.get()
+    it = iter(blocks)
+    args = _rebuild_args(shared.args, shared.statics, shared.flat, lambda x, ax: next(it))
+    with shared.sent.settings_now():
+        out = t(*args, **shared.kwargs)
+    return [np.asarray(x) for x in tree_leaves(out)]
