@@ -180,7 +180,10 @@ def vmap_call(t, args, kwargs):
         return out0
     # one task per chunk, its unbatched inputs one key for all of them
     inputs = [lined_up(x, ax) for x, ax in batched]
-    shared = _Shared(_Sent(t), args, statics, flat, kwargs)
+    shared = _Shared(_Sent(t), args=[a if i in statics else None for i, a in enumerate(args)],
+                     statics=statics, kwargs=kwargs,
+                     flat=[(td, [(x if ax is None else None, ax) for x, ax in pairs])
+                           for td, pairs in flat])
     bundle = dask.delayed(shared, pure=True, traverse=False)
     token = dask.base.tokenize(shared.sent.digest, [x.name for x in inputs], bundle.key)
     run = f"strop-{t.__name__}-{token}"
@@ -224,17 +227,16 @@ def _rebuild_args(args, statics, flat, batched_leaf, unbatched_leaf=lambda x: x)
 
 
 class _Shared:
-    """What every task of one call shares: the function and the unbatched arguments."""
+    """What every task of one call shares: the function sent, and the values given
+    (for vmap: the unbatched arguments; for grad_sum: the parameters)."""
 
-    def __init__(self, sent, args, statics, flat, kwargs):
-        self.sent, self.kwargs = sent, kwargs
-        self.statics = statics
-        self.args = [a if i in statics else None for i, a in enumerate(args)]
-        self.flat = [(td, [(x if ax is None else None, ax) for x, ax in pairs])
-                     for td, pairs in flat]
+    def __init__(self, sent, **values):
+        self.sent = sent
+        self.__dict__.update(values)
 
     def __dask_tokenize__(self):
-        return self.sent.digest, dask.base.tokenize(self.args, self.flat, self.kwargs)
+        return self.sent.digest, dask.base.tokenize(
+            sorted((k, v) for k, v in self.__dict__.items() if k != "sent"))
 
 
 def _run_chunk(shared, *blocks):
@@ -244,3 +246,87 @@ def _run_chunk(shared, *blocks):
     with shared.sent.settings_now():
         out = t(*args, **shared.kwargs)
     return [np.asarray(x) for x in tree_leaves(out)]
+
+
+# --- data-parallel gradients -----------------------------------------------------------------
+
+def grad_sum(loss, params, *data, mean=False, split_every=8, compute=True):
+    """The gradient w.r.t. ``params`` of ``loss(params, *data)``, a sum over the examples of
+    ``data`` (or with ``mean=True`` a mean), its arrays chunked along axis 0: each chunk's
+    gradient by ``jit(grad(loss))`` on a worker, reduced as a tree (``split_every`` at a time),
+    chunks weighted by their sizes for a mean.  Equals ``grad(loss)(params, *data)`` on the
+    whole data.  ``compute=False``: a dask Delayed of it."""
+    return _reduce(loss, params, data, mean, split_every, compute, "grad")
+
+
+def value_and_grad_sum(loss, params, *data, mean=False, split_every=8, compute=True):
+    """``(loss(params, *data), grad_sum(loss, params, *data, mean=mean))``, in one pass."""
+    return _reduce(loss, params, data, mean, split_every, compute, "value_and_grad")
+
+
+def _reduce(loss, params, data, mean, split_every, compute, what):
+    from .api import jit, value_and_grad
+    if not data:
+        raise TypeError(f"{what}_sum needs the data: {what}_sum(loss, params, *data)")
+    ref = next((x for x in data if is_dask(x)), None)
+    if ref is None:
+        raise TypeError(f"{what}_sum: none of the data is a dask array (chunked along axis 0)")
+    n, chunks = ref.shape[0], ref.chunks[0]
+    bad = [np.shape(x) for x in data if np.ndim(x) == 0 or np.shape(x)[0] != n]
+    if bad or any(np.isnan(c) for c in chunks):
+        raise ValueError(f"{what}_sum: every data array holds the examples along axis 0 "
+                         f"({n} of them, in known chunk sizes); got shapes "
+                         f"{[np.shape(x) for x in data]}")
+    inputs = [x.rechunk({d: (chunks if d == 0 else -1) for d in range(x.ndim)}) if is_dask(x)
+              else da.from_array(np.asarray(x), chunks=(chunks,) + tuple(np.shape(x)[1:]))
+              for x in data]
+    shared = _Shared(_Sent(jit(value_and_grad(loss))), params=params)
+    bundle = dask.delayed(shared, pure=True, traverse=False)
+    token = dask.base.tokenize(shared.sent.digest, [x.name for x in inputs], bundle.key,
+                               mean, what)
+    name = f"strop-{what}_sum-{token}"
+    layer = {(name, 0, c): (_grad_chunk, bundle.key, mean, *[(x.name, c) + (0,) * (x.ndim - 1)
+                                                            for x in inputs])
+             for c in range(len(chunks))}
+    level, keys = 0, [(name, 0, c) for c in range(len(chunks))]
+    while len(keys) > 1:   # a tree of sums, split_every at a time
+        level += 1
+        groups = [keys[i:i + split_every] for i in range(0, len(keys), split_every)]
+        keys = [(name, level, g) for g in range(len(groups))]
+        layer.update({k: (_add, list(group)) for k, group in zip(keys, groups)})
+    final = (name, "result")
+    layer[final] = (_finish, keys[0], bundle.key, mean, what == "grad")
+    graph = HighLevelGraph.from_collections(name, layer, dependencies=inputs + [bundle])
+    out = Delayed(final, graph, layer=name)
+    return out.compute() if compute else out
+
+
+def _grad_chunk(shared, mean, *blocks):
+    """(loss, its gradient's leaves, examples) of one chunk, as sums (a mean's scaled back)."""
+    f = shared.sent.get()
+    with shared.sent.settings_now():
+        value, g = f(shared.params, *blocks)
+    k = len(blocks[0])
+    scale = float(k) if mean else 1.0
+    return (np.float64(value) * scale,
+            [np.asarray(x, dtype=np.float64) * scale for x in tree_leaves(g)],
+            [np.result_type(x) for x in tree_leaves(g)], k)
+
+
+def _add(parts):
+    value, grads, dtypes_, n = parts[0]
+    grads = list(grads)
+    for v, g, _, k in parts[1:]:
+        value, n = value + v, n + k
+        grads = [a + b for a, b in zip(grads, g)]
+    return value, grads, dtypes_, n
+
+
+def _finish(total, shared, mean, grad_only):
+    value, grads, dtypes_, n = total
+    if mean:
+        value, grads = value / n, [g / n for g in grads]
+    treedef = tree_flatten(shared.params)[1]
+    g = treedef.unflatten([np.asarray(x, dtype=d) for x, d in zip(grads, dtypes_)])
+    value = np.asarray(value, dtype=dtypes_[0] if dtypes_ else np.float64)[()]
+    return g if grad_only else (value, g)
