@@ -8,7 +8,7 @@ What happens, and why:
 |---|---|---|
 | batched arguments | rechunked to the first one's chunks along the mapped axis, one chunk along the others | a lane needs its whole slice |
 | one task per chunk | runs the transformed function (``jit(vmap(f))``: compiled) on the chunk's slices | the batch is cut where Dask cut it |
-| output shapes, dtypes | strop's own vmap of the same arguments with a batch of zero lanes, on the client (strop defines an empty batch; a lane's shape never depends on how many lanes there are) | no call on a made-up dummy (Dask's default), no data computed |
+| output shapes, dtypes | strop's own vmap of the same arguments with a batch of zero lanes, on the client (strop defines an empty batch; a lane's shape never depends on how many lanes there are); where that cannot tell (code run lane by lane has no lane to run), the first example, computed | no call on a made-up dummy (Dask's default), no data computed in the common case |
 | unbatched arguments, the function | one graph key (a dask.delayed value) that every task depends on | sent once to each worker, not pickled into every task; recomputed if the worker holding it dies (scattered data would be lost with it) |
 | the function on a worker | its recipe (``strop.vmap(fun, in_axes=...)``), the user function by reference where it is importable by name, else by value with its source | each worker process makes it once (memo by digest); strop's disk cache (shared on one machine) spares the compile |
 | errors | raised on the worker by strop's runner, with the user's line in the message | the same message as locally |
@@ -119,8 +119,40 @@ class _Sent:
         return config.override(enable_x64=self.settings["enable_x64"],
                                threefry_partitionable=self.settings["threefry_partitionable"])
 
+    def call(self, *args, **kwargs):
+        """The function called in this process's settings.  Its first call on each machine
+        holds a lock named after it and the machine: the workers there share strop's disk
+        cache, so one compiles and the others load what it compiled (on another machine,
+        compiling goes on at the same time)."""
+        fn = self.get()
+        with self.settings_now(), _first_on_machine(self.digest):
+            return fn(*args, **kwargs)
+
 
 _MADE = {}   # digest -> the function, made once in each worker process
+_CALLED = set()   # digests called at least once in this process
+
+
+class _first_on_machine:
+    def __init__(self, digest):
+        self.digest, self.lock = digest, None
+
+    def __enter__(self):
+        if self.digest in _CALLED:
+            return
+        try:
+            import socket
+            from distributed import Lock, get_worker
+            get_worker()   # outside a worker (another scheduler): no lock
+            self.lock = Lock(f"strop-compile-{self.digest[:16]}-{socket.gethostname()}")
+            self.lock.acquire(timeout=600)
+        except (ImportError, ValueError):
+            self.lock = None
+
+    def __exit__(self, *exc):
+        _CALLED.add(self.digest)
+        if self.lock is not None:
+            self.lock.release()
 
 
 # --- vmap of dask arrays ----------------------------------------------------------------------
@@ -171,8 +203,11 @@ def vmap_call(t, args, kwargs):
         return np.empty(tuple(shape), dtype=x.dtype if hasattr(x, "dtype") else
                         np.result_type(x))
     probe = _rebuild_args(args, statics, flat, lambda x, ax: empty(x, ax))
-    with np.errstate(all="ignore"):   # a warning is the chunks' to give, as they run
-        out0 = t(*probe, **kwargs)
+    try:
+        with np.errstate(all="ignore"):   # a warning is the chunks' to give, as they run
+            out0 = t(*probe, **kwargs)
+    except Exception:   # code run lane by lane has no lane to run: the first example's
+        out0 = t(*_rebuild_args(args, statics, flat, _first_lane), **kwargs)
     out_leaves, out_tree = tree_flatten(out0)
     out_axes = [None if ax is None else ax % max(np.ndim(x), 1)
                 for x, (_, ax) in zip(out_leaves, _leaf_axes(out0, t.out_axes, "the output"))]
@@ -213,6 +248,11 @@ def vmap_call(t, args, kwargs):
     return out_tree.unflatten(arrays)
 
 
+def _first_lane(x, ax):
+    lane = x[tuple(slice(0, 1) if d == ax else slice(None) for d in range(np.ndim(x)))]
+    return lane.compute() if is_dask(lane) else lane
+
+
 def _rebuild_args(args, statics, flat, batched_leaf, unbatched_leaf=lambda x: x):
     """The positional arguments, each batched leaf given by ``batched_leaf(leaf, axis)``."""
     out, it = [], iter(flat)
@@ -240,31 +280,30 @@ class _Shared:
 
 
 def _run_chunk(shared, *blocks):
-    t = shared.sent.get()
     it = iter(blocks)
     args = _rebuild_args(shared.args, shared.statics, shared.flat, lambda x, ax: next(it))
-    with shared.sent.settings_now():
-        out = t(*args, **shared.kwargs)
+    out = shared.sent.call(*args, **shared.kwargs)
     return [np.asarray(x) for x in tree_leaves(out)]
 
 
 # --- data-parallel gradients -----------------------------------------------------------------
 
-def grad_sum(loss, params, *data, mean=False, split_every=8, compute=True):
+def grad_sum(loss, params, *data, mean=False, split_every=8, compute=True, backend=None):
     """The gradient w.r.t. ``params`` of ``loss(params, *data)``, a sum over the examples of
     ``data`` (or with ``mean=True`` a mean), its arrays chunked along axis 0: each chunk's
     gradient by ``jit(grad(loss))`` on a worker, reduced as a tree (``split_every`` at a time),
     chunks weighted by their sizes for a mean.  Equals ``grad(loss)(params, *data)`` on the
-    whole data.  ``compute=False``: a dask Delayed of it."""
-    return _reduce(loss, params, data, mean, split_every, compute, "grad")
+    whole data.  ``compute=False``: a dask Delayed of it; ``backend``: jit's."""
+    return _reduce(loss, params, data, mean, split_every, compute, backend, "grad")
 
 
-def value_and_grad_sum(loss, params, *data, mean=False, split_every=8, compute=True):
+def value_and_grad_sum(loss, params, *data, mean=False, split_every=8, compute=True,
+                       backend=None):
     """``(loss(params, *data), grad_sum(loss, params, *data, mean=mean))``, in one pass."""
-    return _reduce(loss, params, data, mean, split_every, compute, "value_and_grad")
+    return _reduce(loss, params, data, mean, split_every, compute, backend, "value_and_grad")
 
 
-def _reduce(loss, params, data, mean, split_every, compute, what):
+def _reduce(loss, params, data, mean, split_every, compute, backend, what):
     from .api import jit, value_and_grad
     if not data:
         raise TypeError(f"{what}_sum needs the data: {what}_sum(loss, params, *data)")
@@ -280,7 +319,7 @@ def _reduce(loss, params, data, mean, split_every, compute, what):
     inputs = [x.rechunk({d: (chunks if d == 0 else -1) for d in range(x.ndim)}) if is_dask(x)
               else da.from_array(np.asarray(x), chunks=(chunks,) + tuple(np.shape(x)[1:]))
               for x in data]
-    shared = _Shared(_Sent(jit(value_and_grad(loss))), params=params)
+    shared = _Shared(_Sent(jit(value_and_grad(loss), backend=backend)), params=params)
     bundle = dask.delayed(shared, pure=True, traverse=False)
     token = dask.base.tokenize(shared.sent.digest, [x.name for x in inputs], bundle.key,
                                mean, what)
@@ -303,9 +342,7 @@ def _reduce(loss, params, data, mean, split_every, compute, what):
 
 def _grad_chunk(shared, mean, *blocks):
     """(loss, its gradient's leaves, examples) of one chunk, as sums (a mean's scaled back)."""
-    f = shared.sent.get()
-    with shared.sent.settings_now():
-        value, g = f(shared.params, *blocks)
+    value, g = shared.sent.call(shared.params, *blocks)
     k = len(blocks[0])
     scale = float(k) if mean else 1.0
     return (np.float64(value) * scale,
