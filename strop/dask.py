@@ -4,15 +4,32 @@ averaged) over examples held in dask arrays.
 
 What happens, and why:
 
-| step | how | why |
-|---|---|---|
-| batched arguments | rechunked to the first one's chunks along the mapped axis, one chunk along the others | a lane needs its whole slice |
-| one task per chunk | runs the transformed function (``jit(vmap(f))``: compiled) on the chunk's slices | the batch is cut where Dask cut it |
-| output shapes, dtypes | strop's own vmap of the same arguments with a batch of zero lanes, on the client (strop defines an empty batch; a lane's shape never depends on how many lanes there are); where that cannot tell (code run lane by lane has no lane to run), the first example, computed | no call on a made-up dummy (Dask's default), no data computed in the common case |
-| unbatched arguments, the function | one graph key (a dask.delayed value) that every task depends on | sent once to each worker, not pickled into every task; recomputed if the worker holding it dies (scattered data would be lost with it) |
-| the function on a worker | its recipe (``strop.vmap(fun, in_axes=...)``), the user function by reference where it is importable by name, else by value with its source | each worker process makes it once (memo by digest); strop's disk cache (shared on one machine) spares the compile |
-| errors | raised on the worker by strop's runner, with the user's line in the message | the same message as locally |
-| a lost worker | Dask reruns its tasks | tasks are pure |
+| step                    | how                                   | why                           |
+|-------------------------|---------------------------------------|-------------------------------|
+| batched arguments       | rechunked to the first one's chunks   | a task needs whole lanes      |
+|                         | on the mapped axis, one chunk across  |                               |
+| one task per chunk      | runs the transformed function (jit:   | the batch is cut where Dask   |
+|                         | compiled) on the chunk's slices       | cut it                        |
+| output shapes, dtypes   | strop's vmap of the same arguments    | not a call on a made-up dummy |
+|                         | with a batch of zero lanes (1)        | (Dask's default); no data read|
+| unbatched arguments and | one graph key (a dask.delayed value)  | sent once to each worker, not |
+| the function            | that every task depends on (2)        | pickled into every task       |
+| the function on workers | its recipe (vmap(fun, in_axes=...));  | made once per process (memo   |
+|                         | ``fun`` by reference where importable | by digest); one compile per   |
+|                         | by name, else by value + its source   | machine, the others load it   |
+|                         |                                       | from strop's disk cache (3)   |
+| errors                  | raised on the worker by strop's runner| the message names the user's  |
+|                         |                                       | line, as locally              |
+| a lost worker           | Dask reruns its tasks                 | tasks are pure                |
+| grad_sum                | jit(value_and_grad(loss)) per chunk,  | the gradient of a sum is the  |
+|                         | summed in float64 in a tree, a mean's | sum of the chunks'; a tree    |
+|                         | chunks weighted by their sizes        | keeps every sum small         |
+
+(1) strop defines an empty batch, and a lane's shape does not depend on how many lanes there
+are.  Where that cannot tell (code run lane by lane has no lane to run), the first example is
+computed and run.  (2) Not ``Client.scatter``: scattered data is lost with the workers that
+hold it, a graph key is recomputed.  (3) The first call on a machine holds a Dask lock named
+after the function and the host, so the workers of one machine compile once between them.
 """
 import hashlib
 import importlib.util
