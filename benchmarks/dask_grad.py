@@ -4,14 +4,17 @@ local worker processes, against ``jit(vmap(grad))`` on one NumPy array.
     python benchmarks/dask_grad.py [--n 1000000] [--chunk 62500] [--repeats 5]
 
 The MLP: 4 -> 8 (tanh) -> 1, float32, params a tuple (w1, b1, w2); the per-example loss is
-the squared error of one example, and each row computes every example's gradient (48 floats
-an example: 192 MB for 10^6) and, from them, each example's gradient norm (what per-example
-clipping needs), so that a dask row brings back 4 MB, not the gradients.
+the squared error of one example, and every row computes each example's gradient (48 floats
+an example: 192 MB for 10^6).
 
 Rows:
-  NumPy array, jit(vmap(grad))   the whole batch in one call, in this process
-  dask, 1 worker                 LocalCluster(1 process, 1 thread): chunk by chunk
-  dask, 2 workers                LocalCluster(2 processes, 1 thread each)
+  NumPy array, jit(vmap(grad))         the whole batch in one call, in this process
+  dask, k workers, kept                LocalCluster(k processes, 1 thread each), chunk by
+                                       chunk; the gradients stay on the workers (persist),
+                                       as for a next distributed step
+  NumPy / dask, + norms                the same, then each example's gradient norm (what
+                                       per-example clipping needs): dask brings back 4 MB, not
+                                       the gradients, but its graph has ~20 tasks a chunk
 
 Every run uses NUMBA_NUM_THREADS=1 (set here, inherited by the workers): strop's jit(vmap)
 otherwise cuts a batch over all cores itself (codegen/parallel.py), which would blur the
@@ -64,7 +67,7 @@ def median_time(fn, repeats):
         t = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t)
-    return statistics.median(times), times
+    return statistics.median(times)
 
 
 def main():
@@ -92,24 +95,34 @@ def main():
             y = rng.normal(size=args.n, chunks=args.chunk).astype(np.float32)
             x, y = client.persist([x, y])
             wait([x, y])
-            if want is None:   # the NumPy row, on the same data
+            if want is None:   # the NumPy rows, on the same data
                 xn, yn = dask.compute(x, y)
-                t_np, _ = median_time(lambda: norms(PER_EXAMPLE(p, xn, yn)), args.repeats)
+                rows.append(("NumPy array, jit(vmap(grad))", median_time(
+                    lambda: PER_EXAMPLE(p, xn, yn), args.repeats)))
+                rows.append(("NumPy array, + norms", median_time(
+                    lambda: norms(PER_EXAMPLE(p, xn, yn)), args.repeats)))
                 want = norms(PER_EXAMPLE(p, xn, yn))
-                rows.append(("NumPy array, jit(vmap(grad))", t_np))
                 del xn, yn
+
+            def kept():
+                g = client.persist(list(PER_EXAMPLE(p, x, y)))
+                wait(g)
+                del g
+
             got = []
-            t, _ = median_time(lambda: got.append(norms(PER_EXAMPLE(p, x, y)).compute()),
-                               args.repeats)
+            name = f"dask, {workers} worker{'s' if workers > 1 else ''}"
+            rows.append((f"{name}, kept", median_time(kept, args.repeats)))
+            rows.append((f"{name}, + norms", median_time(
+                lambda: got.append(norms(PER_EXAMPLE(p, x, y)).compute()), args.repeats)))
             assert np.allclose(got[-1], want, rtol=1e-5, atol=1e-6), "dask != NumPy"
-            rows.append((f"dask, {workers} worker{'s' if workers > 1 else ''}", t))
-    base = rows[0][1]
-    one = rows[1][1]
+    base = {"kept": rows[0][1], "norms": rows[1][1]}
+    one = {"kept": rows[2][1], "norms": rows[3][1]}
     print()
     print("| row | median s | ÷ NumPy | ÷ dask 1 worker |")
     print("|---|---|---|---|")
-    for name, t in rows:
-        print(f"| {name} | {t:.3f} | {t / base:.2f} | {t / one:.2f} |")
+    for i, (name, t) in enumerate(rows):
+        kind = "norms" if "norms" in name else "kept"
+        print(f"| {name} | {t:.3f} | {t / base[kind]:.2f} | {t / one[kind]:.2f} |")
     print(_timing.load_average())
 
 

@@ -135,6 +135,19 @@ def _some_done(dask_scheduler):
                for k, ts in dask_scheduler.tasks.items() if isinstance(k, tuple))
 
 
+def test_sent_by_reference_or_by_source():
+    def local(x):   # not importable by name: by value, with its source for strop to parse
+        return x * 2.0
+
+    by_ref = sdask._Sent(strop.jit(strop.vmap(slow)))
+    by_source = sdask._Sent(strop.vmap(local))
+    assert by_ref.sources == {} and slow.__name__.encode() in by_ref.blob
+    lines = by_source.sources[local.__code__.co_filename]
+    assert "        return x * 2.0\n" in lines
+    made = sdask.cloudpickle.loads(by_ref.blob)   # what a worker makes: the same transform
+    assert made.recipe[0] == "jit" and made.recipe[1].recipe[:2] == ("vmap", slow)
+
+
 def test_strop_without_dask(tmp_path):
     script = tmp_path / "nodask.py"
     script.write_text("import sys\nsys.modules['dask'] = None   # as if not installed\n"
