@@ -21,7 +21,8 @@ otherwise cuts a batch over all cores itself (codegen/parallel.py), which would 
 1-vs-2-worker scaling.  The data is made on the workers (dask.array.random) and persisted
 before timing, as data loaded from storage would be; each dask row's results are checked
 against the NumPy row's.  Rows are medians of ``--repeats`` runs after a warm-up run (which
-compiles, or loads strop's disk cache, in each worker).
+compiles, or loads strop's disk cache, in each worker); CPU seconds beside them are summed
+over this process (client and scheduler) and the workers.
 """
 import argparse
 import os
@@ -60,14 +61,23 @@ def norms(g):
 PER_EXAMPLE = strop.jit(strop.vmap(strop.grad(example_loss), in_axes=(None, 0, 0)))
 
 
-def median_time(fn, repeats):
-    fn()   # warm-up: compiles (or loads the disk cache), fills the workers
-    times = []
+def median_time(fn, repeats, client=None):
+    """(median wall seconds, median CPU seconds) of ``fn()``, after one warm-up call (which
+    compiles, or loads the disk cache, and fills the workers).  CPU seconds: this process's
+    (client and LocalCluster's scheduler) and every worker's, which a loaded machine does not
+    inflate the way it does wall time."""
+    def cpu():
+        workers = client.run(time.process_time).values() if client is not None else ()
+        return time.process_time() + sum(workers)
+
+    fn()
+    walls, cpus = [], []
     for _ in range(repeats):
-        t = time.perf_counter()
+        c, t = cpu(), time.perf_counter()
         fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+        walls.append(time.perf_counter() - t)
+        cpus.append(cpu() - c)
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def main():
@@ -116,19 +126,19 @@ def main():
                 client.cancel(g)
 
             name = f"dask, {workers} worker{'s' if workers > 1 else ''}"
-            rows.append((f"{name}, kept", median_time(kept, args.repeats)))
+            rows.append((f"{name}, kept", median_time(kept, args.repeats, client)))
             rows.append((f"{name}, + norms", median_time(
-                lambda: norms(PER_EXAMPLE(fresh(), x, y)).compute(), args.repeats)))
+                lambda: norms(PER_EXAMPLE(fresh(), x, y)).compute(), args.repeats, client)))
             got = norms(PER_EXAMPLE(p, x, y)).compute()
             assert np.allclose(got, want, rtol=1e-5, atol=1e-6), "dask != NumPy"
-    base = {"kept": rows[0][1], "norms": rows[1][1]}
-    one = {"kept": rows[2][1], "norms": rows[3][1]}
+    base = {"kept": rows[0][1][0], "norms": rows[1][1][0]}
+    one = {"kept": rows[2][1][0], "norms": rows[3][1][0]}
     print()
-    print("| row | median s | ÷ NumPy | ÷ dask 1 worker |")
-    print("|---|---|---|---|")
-    for i, (name, t) in enumerate(rows):
+    print("| row | wall s | ÷ NumPy | ÷ dask 1 worker | CPU s |")
+    print("|---|---|---|---|---|")
+    for i, (name, (t, c)) in enumerate(rows):
         kind = "norms" if "norms" in name else "kept"
-        print(f"| {name} | {t:.3f} | {t / base[kind]:.2f} | {t / one[kind]:.2f} |")
+        print(f"| {name} | {t:.3f} | {t / base[kind]:.2f} | {t / one[kind]:.2f} | {c:.2f} |")
     print(_timing.load_average())
 
 
