@@ -140,9 +140,11 @@ class _Sent:
         """The function called in this process's settings.  Its first call on each machine
         holds a lock named after it and the machine: the workers there share strop's disk
         cache, so one compiles and the others load what it compiled (on another machine,
-        compiling goes on at the same time)."""
+        compiling goes on at the same time).  A worker lost while it holds the lock delays the
+        others by Dask's lease timeout (distributed.scheduler.locks.lease-timeout, 30 s)."""
         fn = self.get()
-        with self.settings_now(), _first_on_machine(self.digest):
+        compiled = getattr(fn, "backend", None) == "cpu"
+        with self.settings_now(), _first_on_machine(self.digest if compiled else None):
             return fn(*args, **kwargs)
 
 
@@ -155,7 +157,7 @@ class _first_on_machine:
         self.digest, self.lock = digest, None
 
     def __enter__(self):
-        if self.digest in _CALLED:
+        if self.digest is None or self.digest in _CALLED:   # (None: nothing to compile)
             return
         try:
             import socket

@@ -315,7 +315,8 @@ class Vectorized(api.Transformed):
 def _has_dask(args):
     """Whether a leaf of the arguments is a dask collection (dask itself already imported:
     strop never imports it for a call without one)."""
-    return any(hasattr(leaf, "__dask_graph__") for leaf in tree_leaves(args))
+    return any(getattr(type(leaf), "__dask_graph__", None) is not None
+               for leaf in tree_leaves(args))
 
 
 def _rank(kind):
