@@ -84,6 +84,14 @@ def test_jit_vmap_per_example_gradients(client):
     got = client.compute(got).result()
     assert close(got, want) and close(got[7], strop.grad(example_loss)(w, x[7], y[7]))
 
+    def made(digest):   # on a worker: the code made for the function, one for all chunks
+        import strop.dask
+        fn = strop.dask._MADE.get(digest)
+        return 0 if fn is None else len(fn._cache)
+
+    counts = client.run(made, sdask._Sent(t).digest)
+    assert set(counts.values()) <= {0, 1} and sum(counts.values()) >= 1, counts
+
 
 @pytest.mark.parametrize("mean", [False, True])
 def test_grad_sum(client, mean):
