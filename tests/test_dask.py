@@ -63,6 +63,8 @@ def test_vmap_lazy_pytrees_axes(client):
     out = t(p, da.from_array(x, chunks=(5, 3)), da.from_array(z, chunks=(1, 7)))
     assert isinstance(out[1], da.Array) and out[1].shape == (3, 2, 23)
     assert out[1].chunks[2] == (5, 5, 5, 5, 3)   # the first batched argument's
+    graph = dict(out[1].__dask_graph__())   # the function and p: one key, for all 5 tasks
+    assert sum(isinstance(getattr(v, "value", v), sdask._Shared) for v in graph.values()) == 1
     assert close(out, t(p, x, z)) and close(out[0]["h"], np.array([mlp(p, r) for r in x]))
 
 
