@@ -14,8 +14,8 @@ __all__ = ["grad", "value_and_grad", "vjp", "jit", "vmap", "source", "show", "co
            "custom_vjp", "lax"]
 
 
-def __getattr__(name):   # strop.random and strop.ops load on first use
-    if name in ("random", "ops"):
+def __getattr__(name):   # strop.random, strop.ops and strop.dask load on first use
+    if name in ("random", "ops", "dask"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'strop' has no attribute {name!r}")

@@ -21,6 +21,13 @@ from .transformed import ARRAY, SCALAR, _origin, _settings  # noqa: F401
 from .tree_util import tree_leaves
 
 
+def made(t, transform, fun, **options):
+    """``t`` with how it was made (``strop.<transform>(fun, **options)``), so that it can be
+    made again in another process (strop/dask.py sends transformed functions so)."""
+    t.recipe = (transform, fun, options)
+    return t
+
+
 # --- argument checks ---------------------------------------------------------------------------
 
 def _is_index(i):
@@ -177,7 +184,8 @@ def _reverse_transform(fun, argnums, has_aux, mode, name, nums=None, multi=None)
 
 def grad(fun, argnums=0, has_aux=False):
     """The gradient of a function with a real scalar output, as a function of the same args."""
-    return _reverse_transform(fun, argnums, has_aux, "grad", "grad")
+    return made(_reverse_transform(fun, argnums, has_aux, "grad", "grad"), "grad", fun,
+                argnums=argnums, has_aux=has_aux)
 
 
 grad.__strop_transform__ = True
@@ -185,7 +193,8 @@ grad.__strop_transform__ = True
 
 def value_and_grad(fun, argnums=0, has_aux=False):
     """Like ``grad`` but returns ``(value, gradient)``."""
-    return _reverse_transform(fun, argnums, has_aux, "value_and_grad", "value_and_grad")
+    return made(_reverse_transform(fun, argnums, has_aux, "value_and_grad", "value_and_grad"),
+                "value_and_grad", fun, argnums=argnums, has_aux=has_aux)
 
 
 value_and_grad.__strop_transform__ = True
@@ -227,7 +236,7 @@ def jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=(), back
                          f"first (>= 0){defined_at(fun)}")
     statics = tuple(sorted(i % len(params) if not star else i for i in statics))
     if backend == "cpu" and hasattr(fun, "compiled"):    # jit(vmap(f)): fused lane loops
-        return fun.compiled(statics)
+        return made(fun.compiled(statics), "jit", fun, static_argnums=statics)
     t = Transformed(fun, lambda ir_fn, kinds: ir_fn,
                     f"jit({getattr(_user_function(fun), '__name__', 'f')})")
     t.backend = backend
@@ -240,7 +249,8 @@ def jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=(), back
         donate_argnums)
     if backend == "cpu":    # an outer transform sees the code as it was before lowering
         t.plain = jit(fun, statics, (), donate_argnums, backend="python")
-    return t
+    return made(t, "jit", fun, static_argnums=statics, donate_argnums=t.donate_argnums,
+                backend=backend)
 
 
 jit.__strop_transform__ = True

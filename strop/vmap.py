@@ -13,6 +13,7 @@ vmap's own code calls their primal functions, inlined.
 """
 import copy
 import inspect
+import sys
 
 import gast
 import numpy as np
@@ -50,7 +51,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
     if axis_size is not None and (not isinstance(axis_size, (int, np.integer)) or axis_size < 0):
         raise TypeError(f"vmap axis_size must be a non-negative int, got {axis_size!r}")
     name = getattr(api._user_function(fun), "__name__", "f")
-    return Vectorized.make(fun, f"vmap({name})", in_axes, out_axes, axis_size)
+    return api.made(Vectorized.make(fun, f"vmap({name})", in_axes, out_axes, axis_size), "vmap",
+                    fun, in_axes=in_axes, out_axes=out_axes, axis_size=axis_size)
 
 
 vmap.__strop_transform__ = True
@@ -119,6 +121,9 @@ class Vectorized(api.Transformed):
 
     # --- the arguments' axes ---------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        if "dask" in sys.modules and _has_dask(args):   # dask arrays: a lazy dask result
+            from . import dask as strop_dask
+            return strop_dask.vmap_call(self, args, kwargs)
         kwonly = [k for k in kwargs if k in self.signature.parameters and
                   self.signature.parameters[k].kind is inspect.Parameter.KEYWORD_ONLY]
         if kwonly:
@@ -305,6 +310,13 @@ class Vectorized(api.Transformed):
         new = copy.copy(node)
         new.name, new.body = node.name + "_vmap", prologue + body + [ret]
         return ir.Function(new, refs, fn.free, fn.nparams, fn.guards, fn.groups, companions)
+
+
+def _has_dask(args):
+    """Whether a leaf of the arguments is a dask collection (dask itself already imported:
+    strop never imports it for a call without one)."""
+    return any(getattr(type(leaf), "__dask_graph__", None) is not None
+               for leaf in tree_leaves(args))
 
 
 def _rank(kind):

@@ -121,9 +121,13 @@ def setitem_lanes(x, idx, v, x_batched, idx_batched, v_batched):
 def outer_lanes(a, b, a_batched, b_batched):
     """np.outer in each lane (of the lanes flattened, as NumPy flattens its arguments)."""
     n = len(a) if a_batched else len(b)
-    a = np.reshape(a, (n if a_batched else 1, -1, 1))
-    b = np.reshape(b, (n if b_batched else 1, 1, -1))
+    a = np.reshape(a, (n if a_batched else 1, _lane_size(a, a_batched), 1))   # no -1: an
+    b = np.reshape(b, (n if b_batched else 1, 1, _lane_size(b, b_batched)))   # empty batch
     return np.broadcast_to(a * b, (n, a.shape[1], b.shape[2]))
+
+
+def _lane_size(x, batched):
+    return int(np.prod(np.shape(x)[1:] if batched else np.shape(x)))
 
 
 def trace_lanes(x):
