@@ -1,7 +1,7 @@
 """strop: grad, vmap, jit and a splittable PRNG for plain NumPy functions, by source transformation."""
 __version__ = "0.1.0"   # before the imports: codegen/load.py reads it as it is imported
 
-from . import errors, lax, tree_util
+from . import errors, lax, nn, tree_util
 from .api import grad, jit, source, show, value_and_grad, vjp
 from .config import config
 from .custom import custom_jvp, custom_vjp
@@ -11,7 +11,7 @@ from .vmap import vmap
 
 __all__ = ["grad", "value_and_grad", "vjp", "jit", "vmap", "source", "show", "config", "errors",
            "tree_util", "at", "ops", "random", "jvp", "jacfwd", "jacrev", "hessian", "custom_jvp",
-           "custom_vjp", "lax"]
+           "custom_vjp", "lax", "nn"]
 
 
 def __getattr__(name):   # strop.random and strop.ops load on first use

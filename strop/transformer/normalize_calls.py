@@ -27,12 +27,16 @@ AT_OPS = {"set": "at_set", "add": "at_add", "multiply": "at_multiply", "mul": "a
 ITERATORS = (zip, enumerate, reversed)
 
 
+# strop's modules written as plain NumPy for the user's functions to call: inlined like them
+INLINED_MODULES = ("strop.demo", "strop.nn")
+
+
 def _is_user_function(obj):
     if not inspect.isfunction(obj):
         return False
     module = getattr(obj, "__module__", "") or ""
     return not (module.startswith("numpy") or module == "strop" or module.startswith("strop.")
-                and not module.startswith("strop.demo"))
+                and not module.startswith(INLINED_MODULES))
 
 
 class Calls:
