@@ -7,11 +7,13 @@ from .config import config
 from .custom import custom_jvp, custom_vjp
 from .jacobians import hessian, jacfwd, jacrev, jvp
 from .ops import at
+from .placement import block_until_ready, default_backend, device_put, devices
 from .vmap import vmap
 
 __all__ = ["grad", "value_and_grad", "vjp", "jit", "vmap", "source", "show", "config", "errors",
            "tree_util", "at", "ops", "random", "jvp", "jacfwd", "jacrev", "hessian", "custom_jvp",
-           "custom_vjp", "lax", "nn"]
+           "custom_vjp", "lax", "nn", "devices", "default_backend", "device_put",
+           "block_until_ready"]
 
 
 def __getattr__(name):   # strop.random and strop.ops load on first use

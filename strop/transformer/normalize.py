@@ -57,6 +57,7 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands):
         self.displays = {}       # name -> length or keys of the display it holds (spread.py)
         self.lifted = {}         # id(cell) -> a local a lifted local function reads (inline.py)
         self.static = {}         # generated name -> the constant an inlined parameter holds
+        self.classes = {}        # parameter -> the registered pytree class its argument is
 
     # --- entry -----------------------------------------------------------------------------
     def function(self):
@@ -416,7 +417,7 @@ def _as_store(node):
     return node
 
 
-def normalize(parsed, check=None, inline_helpers=True, keep_custom=True):
+def normalize(parsed, check=None, inline_helpers=True, keep_custom=True, classes=None):
     """``inline_helpers``: inline runtime helpers that have no derivative rule (for a
     transform that differentiates the code; compiled code calls them instead).
     ``keep_custom``: keep calls of custom_jvp/custom_vjp functions (whose rules a derivative
@@ -424,4 +425,5 @@ def normalize(parsed, check=None, inline_helpers=True, keep_custom=True):
     n = Normalizer(parsed, check)
     n.inline_helpers = inline_helpers
     n.keep_custom = keep_custom
+    n.classes = classes or {}
     return n.function()

@@ -74,6 +74,14 @@ class Calls:
             args = [base, index] + [self.expr(a, scope) for a in e.args]
             kws = [(k.arg, self.expr(k.value, scope)) for k in e.keywords]
             return self.to_name(ir.call(self.helper(AT_OPS[func.attr]), args, kws), into)
+        # a method of an argument of a registered pytree class (known from its structure):
+        # the class's function, self passed explicitly (inlined, so differentiated)
+        method = self.class_method(func, scope)
+        if method is not None:
+            atom = ir.name(self.bind_ref(func.attr, method))
+            atom.normalized = True
+            return self.call(gast.Call(func=atom, args=[func.value] + list(e.args),
+                                       keywords=e.keywords), scope, into)
         # a method of a local value
         if isinstance(func, gast.Attribute) and not self._names_ref(func.value, scope):
             obj = self.expr(func.value, scope)
@@ -149,6 +157,22 @@ class Calls:
             made = self.to_name(ir.call(callee, args, kws))
             return self.to_name(ir.call("list", [made]), into)
         return self.to_name(ir.call(callee, args, kws), into)
+
+    def class_method(self, func, scope):
+        """The function ``x.m`` calls where ``x`` is a parameter that holds an instance of a
+        registered pytree class (``self.classes``) and ``m`` a function of that class."""
+        if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)
+                and scope.parent is None and scope.parsed is self.root):
+            return None
+        cls = self.classes.get(func.value.id)
+        if cls is None or any(isinstance(n, gast.Name) and n.id == func.value.id and not
+                              isinstance(n.ctx, (gast.Load, gast.Param))
+                              for n in gast.walk(self.root.node)):
+            return None   # (rebound: no longer the argument)
+        method = inspect.getattr_static(cls, func.attr, None)
+        if isinstance(method, staticmethod) or not callable(method) or isinstance(method, type):
+            return None
+        return method
 
     def static_value(self, node, scope):
         """The value of an argument known when transforming: a constant, a bound object, or a
