@@ -174,7 +174,11 @@ class Staged:
 
 
 def _compiled_variant(obj):
-    """strop.random's functions as compiled for the current dtype policy and stream."""
+    """strop.random's functions as compiled for the current dtype policy and stream; a
+    debug.print/callback site as its object-mode island."""
+    if getattr(obj, "__strop_effect__", False):
+        from .runtime.numba.effects import compiled
+        return compiled(obj)
     if not (getattr(obj, "__module__", "") or "").startswith("strop.rng") or not callable(obj):
         return None
     from .rng.compiled import variant
