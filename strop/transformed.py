@@ -367,6 +367,39 @@ def _fold_attributes(node, name, value, refs):
     return guards
 
 
+def transformable(fun):
+    """``fun``, or for a NumPy function given to a transform itself (``jit(np.split)``) a
+    function of the same parameters calling it: strop transforms the user's source, and the
+    call is what its rules and Numba know (NumPy's own source is not the user's)."""
+    module = getattr(fun, "__module__", None) or ""
+    if not (isinstance(fun, np.ufunc) or module == "numpy" or module.startswith("numpy.")):
+        return fun
+    if isinstance(fun, np.ufunc):
+        params = [f"x{i + 1}" for i in range(fun.nin)]
+        args, defaults = list(params), {}
+    else:
+        try:
+            sig = inspect.signature(fun)
+        except (TypeError, ValueError):
+            return fun
+        # (out= and NumPy's "no value" defaults left out: the call is NumPy's own default)
+        kept = [p for p in sig.parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name != "out"
+                and (p.default is p.empty or isinstance(p.default, (bool, int, float, str,
+                                                                    type(None))))]
+        defaults = {f"_default_{p.name}": p.default for p in kept if p.default is not p.empty}
+        params = [p.name if p.default is p.empty else f"{p.name}=_default_{p.name}"
+                  for p in kept]
+        args = [p.name if p.default is p.empty else f"{p.name}={p.name}" for p in kept]
+    name = getattr(fun, "__name__", "f")
+    target = f"_numpy_{name}"
+    source = f"def {name}({', '.join(params)}):\n    return {target}({', '.join(args)})\n"
+    from .codegen import load as loader
+    made = loader.load(name, source, {}, {target: fun, **defaults}).function
+    made.__strop_numpy__ = fun
+    return made
+
+
 def _user_function(fun):
     while isinstance(fun, Transformed):
         fun = fun.fun

@@ -13,17 +13,30 @@ hash of its contents and of its own name (the generated module's hash, the funct
 argument types): a file made elsewhere is never loaded, a truncated or corrupted one, or one
 holding another function's code (files exchanged), is removed and compiled again.
 """
+import contextlib
 import hashlib
 import io
 import os
 import pickle
 import sys
+import warnings
 
 import numpy as np
 
 from .load import sources_stamp, write_atomically
 
 INT64 = range(-2 ** 63, 2 ** 63)
+
+
+@contextlib.contextmanager
+def quiet():
+    """Numba's deprecation notices about the code strop generated (a reflected list argument)
+    are strop's business, not the user's: not shown."""
+    from numba.core.errors import NumbaDeprecationWarning, NumbaPendingDeprecationWarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumbaPendingDeprecationWarning)
+        warnings.simplefilter("ignore", NumbaDeprecationWarning)
+        yield
 
 
 class Native:
@@ -50,9 +63,11 @@ class Native:
         try:
             key = tuple(map(self._fingerprint, args))
         except (NotImplementedError, TypeError, ValueError):   # a type with no fingerprint
-            return self.dispatcher(*args)
+            with quiet():
+                return self.dispatcher(*args)
         if b"i" in key and any(type(a) is int and a not in INT64 for a in args):
-            return self.dispatcher(*args)        # Numba types a big int as uint64
+            with quiet():
+                return self.dispatcher(*args)    # Numba types a big int as uint64
         entry = self.entries.get(key)
         if entry is None:
             entry = self.entries[key] = self._load(key) or self._compile(key, args)
@@ -87,8 +102,9 @@ class Native:
         """Numba's entry point for ``args`` (compiling them, or loading Numba's own cache), and
         its machine code saved for the next process."""
         d = self.dispatcher
-        sig = tuple(d.typeof_pyval(a) for a in args)
-        d.compile(sig)         # not a call: the function runs once, on its caller's arguments
+        with quiet():
+            sig = tuple(d.typeof_pyval(a) for a in args)
+            d.compile(sig)     # not a call: the function runs once, on its caller's arguments
         cres = d.overloads[sig]
         self.compiled += 1
         self.signatures.append(sig)
