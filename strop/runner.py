@@ -57,9 +57,11 @@ class Staged:
             warnings.warn(DonationWarning(
                 f"donate_argnums of {origin}: {', '.join(map(repr, overwritten))} is updated "
                 f"in place by the compiled code, so the array passed for it is overwritten by "
-                f"each call, unless the 64-bit policy converted it to a copy first (JAX deletes a donated buffer and raises if it is used again; a "
-                f"NumPy array cannot be deleted)", fix="do not read the donated array after the call (rebind the name "
-                               "to the result: x = f(x)), or do not donate it"),
+                f"each call, unless the 64-bit policy converted it to a copy first (JAX "
+                f"deletes a donated buffer and raises if it is used again; a NumPy array "
+                f"cannot be deleted)",
+                fix="do not read the donated array after the call (rebind the name to the "
+                    "result: x = f(x)), or do not donate it"),
                 stacklevel=user_stacklevel())
         if backend == "cpu" and array_tapes:
             node = fuse(weaken(node, refs))
