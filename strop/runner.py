@@ -76,11 +76,14 @@ class Staged:
         self.uncached = False  # compiled without Numba's cache, after a fault in it
         if config.read("log_compiles"):
             log.warning("strop: transformed %s into %s (%s)", origin, fn.name, reason)
+        # code with debug.print/callback calls those objects of this process: never from
+        # a cache (a cached copy would call a pickled copy of the user's callback)
+        self.effects = any(getattr(o, "__strop_effect__", False) for o in fn.refs.values())
         if backend == "cpu":
-            self.runner = Native(self.compile, self.generated.path)
+            self.runner = Native(self.compile, self.generated.path, save=not self.effects)
 
     def compile(self, cache=True):
-        return compile_function(self.generated.function, cache,
+        return compile_function(self.generated.function, cache and not self.effects,
                                 tuple((c.name, not getattr(c, "unchecked", False))
                                       for c in self.fn.companions))
 
@@ -135,7 +138,8 @@ class Staged:
         for path in stale:
             shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) else _remove(path)
         self.uncached = True
-        self.runner = Native(lambda: self.compile(cache=False), self.generated.path)
+        self.runner = Native(lambda: self.compile(cache=False), self.generated.path,
+                             save=not self.effects)
 
     def rerun_as_python(self, args, free, error):
         try:

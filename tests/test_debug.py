@@ -37,6 +37,8 @@ def test_every_call_in_every_backend(capsys):
     for _ in range(2):
         assert np.isclose(g(X), want)
     assert g.last_backend == "cpu"
+    # never from a cache: a cached copy would call a pickled copy of the callback
+    assert g.staged().runner.save is False
     assert np.isclose(jit(f, backend="python")(X), want)
     assert SEEN == [([1.0, 2.0], "t")] * 4
     lines = capsys.readouterr().out.splitlines()

@@ -43,9 +43,10 @@ class Native:
     """A function compiled by Numba, called through saved machine code where there is some.
     ``compile`` makes its Numba dispatcher, the first time one is needed."""
 
-    def __init__(self, compile, path):
+    def __init__(self, compile, path, save=True):
         from numba._dispatcher import compute_fingerprint
         self._compile_dispatcher, self._dispatcher = compile, None
+        self.save = save    # False: code that calls back into this process's Python objects
         self.stem = os.path.splitext(path)[0]    # the generated module's file, less ".py"
         self.entries = {}                        # fingerprints -> entry point
         self.signatures = []                     # the entries' argument types
@@ -70,7 +71,8 @@ class Native:
                 return self.dispatcher(*args)    # Numba types a big int as uint64
         entry = self.entries.get(key)
         if entry is None:
-            entry = self.entries[key] = self._load(key) or self._compile(key, args)
+            entry = self.entries[key] = self.save and self._load(key) or \
+                self._compile(key, args)
         return entry(*args)
 
     def _file(self, key):
@@ -108,7 +110,7 @@ class Native:
         cres = d.overloads[sig]
         self.compiled += 1
         self.signatures.append(sig)
-        if _savable(cres):
+        if self.save and _savable(cres):
             try:
                 from numba.core.serialize import dumps
                 payload = dumps(cres._reduce())
