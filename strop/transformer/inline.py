@@ -122,7 +122,7 @@ class Inliner:
             else:
                 self.emit(ir.assign(callee.names[p], value))
                 if isinstance(value, gast.Constant) and p not in stored:
-                    self.static[callee.names[p]] = value.value   # for static_test
+                    self.constants[callee.names[p]] = value.value   # for static_test
         saved = getattr(self, "inline_result", None), self.loc
         self.inlining.append(key)
         self.inline_result = ir.const(None)

@@ -56,7 +56,7 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands):
         self.loc = None          # the user location of the statement being normalized
         self.displays = {}       # name -> length or keys of the display it holds (spread.py)
         self.lifted = {}         # id(cell) -> a local a lifted local function reads (inline.py)
-        self.static = {}         # generated name -> the constant an inlined parameter holds
+        self.constants = {}      # generated name -> the constant an inlined parameter holds
         self.classes = {}        # parameter -> the registered pytree class its argument is
 
     # --- entry -----------------------------------------------------------------------------
@@ -115,7 +115,7 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands):
             s = scope
             while s is not None and e.id not in s.names:
                 s = s.parent
-            return self.static.get(s.names[e.id], _UNKNOWN) if s is not None else _UNKNOWN
+            return self.constants.get(s.names[e.id], _UNKNOWN) if s is not None else _UNKNOWN
         if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.Not):
             v = self._static(e.operand, scope)
             return _UNKNOWN if v is _UNKNOWN else not v
@@ -158,8 +158,8 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands):
         s = scope
         while s is not None:
             if user_name in s.names:
-                if s.names[user_name] in self.static:   # an inlined parameter's constant
-                    return ir.const(self.static[s.names[user_name]])
+                if s.names[user_name] in self.constants:   # an inlined parameter's constant
+                    return ir.const(self.constants[s.names[user_name]])
                 return ir.name(s.names[user_name])
             s = s.parent
         kind, value = scope.parsed.resolve(user_name)
