@@ -11,7 +11,7 @@ every call, with the values (NumPy arrays, not tracers):
 | called directly, ``backend="python"`` | the print or the callback, as Python |
 | ``jit`` (Numba) | the same, from an object-mode island; the rest stays compiled |
 | ``grad``, ``jvp``, ``hessian`` | on the primal values, once per evaluation of the function; no derivative flows through them |
-| ``vmap`` | once per lane, with that lane's values, in lane order (as JAX's debug callbacks); under an ``if`` on a batched value, for every lane (JAX runs both branches of a batched ``cond``) |
+| ``vmap`` | once per lane, with that lane's values, in lane order (as JAX's debug callbacks); with no batched value, once; under an ``if`` on a batched value, for the lanes taking that branch, as a Python loop over the batch would (JAX runs both branches of a batched ``cond``, for every lane) |
 
 ``fmt`` follows ``str.format`` with the values as arguments (JAX's rules: ``{}``, ``{0}``,
 ``{x}``, format specs like ``{:.3f}`` for scalars); it must be a string constant inside a

@@ -28,7 +28,7 @@ from .lax import stop_gradient
 
 __all__ = ["relu", "relu6", "sigmoid", "log_sigmoid", "softplus", "soft_sign", "silu",
            "swish", "gelu", "elu", "celu", "selu", "leaky_relu", "hard_tanh", "softmax",
-           "log_softmax", "logsumexp", "one_hot", "standardize", "erf"]
+           "log_softmax", "logsumexp", "one_hot", "standardize"]
 
 
 @custom_jvp

@@ -63,6 +63,19 @@ def test_once_per_lane_under_vmap(capsys):
         "x = [0.5 1. ], s = 1.321", "x = [2. 3.], s = 1.050"] * 2
 
 
+def branchy(x):
+    if x > 0:
+        debug.print("pos {}", x)
+        return x * 2
+    return -x
+
+
+def test_under_a_batched_if_the_lanes_taking_the_branch(capsys):
+    xs = np.array([1.0, -2.0, 3.0])
+    np.testing.assert_allclose(jit(vmap(branchy))(xs), [2.0, 2.0, 6.0])
+    assert capsys.readouterr().out.splitlines() == ["pos 1.0", "pos 3.0"]
+
+
 def test_outside_transforms_and_errors(capsys):
     assert debug.print("{a}-{0}", 1, a=2) is None
     assert capsys.readouterr().out == "2-1\n"

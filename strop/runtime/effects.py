@@ -2,7 +2,8 @@
 line of transformed code.  Each call site becomes an ``effect`` function that generated code
 calls with the values (positional, then keyword ones): it has no derivative (reverse and
 forward mode skip it), is never removed as dead code, runs once per lane under ``vmap``
-(``effect.lanes``, as JAX's debug callbacks), and in compiled code runs in an object-mode
+(``effect.lanes``, as JAX's debug callbacks; under an ``if`` on a batched value, for the lanes
+taking that branch, as the Python loop over the batch would), and in compiled code runs in an object-mode
 island (runtime/numba/effects.py)."""
 import builtins
 
@@ -20,20 +21,24 @@ def site(kind, target, fmt, nargs, keys):
             target(*args, **kwargs)
     effect.__name__ = effect.__qualname__ = f"debug_{kind}"
     effect.__strop_effect__ = True
-    effect.lanes = lambda batched: _lanes(effect, batched)
+    effect.lanes = lambda batched, masked=False: _lanes(effect, batched, masked)
     return effect
 
 
-def _lanes(effect, batched):
+def _lanes(effect, batched, masked):
     """``effect`` called once per lane: values batched (``batched[i]``) on their first axis
-    give one lane each, the others are passed to every call."""
+    give one lane each, the others are passed to every call; ``masked``: the first value says
+    which lanes run (those whose branch of an ``if`` on a batched value is taken)."""
     def per_lane(*values):
-        n = next(len(v) for v, b in zip(values, batched) if b)
+        mask = values[0] if masked else None
+        values = values[1:] if masked else values
+        n = len(mask) if masked else next(len(v) for v, b in zip(values, batched) if b)
         for i in range(n):
-            effect(*[v[i] if b else v for v, b in zip(values, batched)])
+            if mask is None or mask[i]:
+                effect(*[v[i] if b else v for v, b in zip(values, batched)])
     per_lane.__name__ = per_lane.__qualname__ = f"{effect.__name__}_lanes"
     per_lane.__strop_effect__ = True
-    per_lane.lanes = lambda inner: _lanes(per_lane, inner)
+    per_lane.lanes = lambda inner, masked=False: _lanes(per_lane, inner, masked)
     return per_lane
 
 
