@@ -16,16 +16,28 @@ def show(target, transform):
     path, _, func = target.rpartition(":")
     if not path or not func:
         raise SystemExit("usage: python -m strop show path/to/file.py:function [--grad]")
+    if not os.path.isfile(path):
+        raise SystemExit(f"python -m strop show: no file {path!r}")
     spec = importlib.util.spec_from_file_location(
         os.path.splitext(os.path.basename(path))[0], path)
+    if spec is None:
+        raise SystemExit(f"python -m strop show: {path!r} is not a Python file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    spec.loader.exec_module(module)   # (an error in the user's file: its own traceback)
     fn = module
     for part in func.split("."):
+        if not hasattr(fn, part):
+            names = sorted(n for n, v in vars(module).items()
+                           if callable(v) and getattr(v, "__module__", None) == module.__name__)
+            raise SystemExit(f"python -m strop show: {path} has no function {func!r}"
+                             + (f"; its functions: {', '.join(names)}" if names else ""))
         fn = getattr(fn, part)
     fn = {"grad": strop.grad, "value_and_grad": strop.value_and_grad}[transform](fn)
-    strop.show(fn)
+    try:
+        strop.show(fn)
+    except strop.errors.StropError as e:   # not strop's fault: the message says what to do
+        raise SystemExit(f"{type(e).__name__}: {e}") from None
 
 
 def main(argv=None):

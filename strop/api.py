@@ -15,7 +15,7 @@ from .config import config
 from .transformer import ir
 from .transformer.reverse import reverse
 from .transformed import (Transformed, _arity, _user_function, arg_names, defined_at,
-                          with_defaults)
+                          transformable, with_defaults)
 # what jacobians.py, custom.py and vmap.py import from here
 from .transformed import ARRAY, SCALAR, _origin, _settings  # noqa: F401
 from .tree_util import tree_leaves
@@ -170,6 +170,7 @@ class ReverseTransformed(Differentiating):
 def _reverse_transform(fun, argnums, has_aux, mode, name, nums=None, multi=None):
     if not callable(fun):
         raise TypeError(f"{name} expects a function, got {type(fun).__name__}: {fun!r}")
+    fun = transformable(fun)
     if nums is None:
         nums, multi = _argnums(argnums, fun)
     t = ReverseTransformed(
@@ -209,6 +210,7 @@ def jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=(), back
                                  backend=backend)
     if not callable(fun):
         raise TypeError(f"jit expects a function, got {type(fun).__name__}: {fun!r}")
+    fun = transformable(fun)
     backend = backend or config.read("default_backend")
     if backend not in ("cpu", "python"):
         raise ValueError(f"jit backend must be 'cpu' or 'python' (the CUDA backend is not "

@@ -88,6 +88,11 @@ class JitFallbackWarning(StropWarning):
     """Numba could not compile a function; it runs on the python backend instead."""
 
 
+class DonationWarning(StropWarning):
+    """A donated argument (``jit(donate_argnums=...)``) is overwritten in place: the caller's
+    array changes (JAX deletes a donated buffer and raises on its reuse; NumPy cannot)."""
+
+
 _STROP = os.path.dirname(os.path.abspath(__file__))
 
 

@@ -11,7 +11,8 @@ import numpy as np
 
 from . import dtypes
 from .api import (Differentiating, Transformed, _argnums, _check_real, _settings,
-                  _arity, _user_function, arg_names, pair_checked, with_defaults)
+                  _arity, _user_function, arg_names, pair_checked, transformable,
+                  with_defaults)
 from .runtime import check_tangent
 from .errors import Location
 from .transformer import forward
@@ -85,6 +86,7 @@ class JacobianTransformed(Differentiating):
 def _jacobian(fun, argnums, has_aux, name, build):
     if not callable(fun):
         raise TypeError(f"{name} expects a function, got {type(fun).__name__}: {fun!r}")
+    fun = transformable(fun)
     nums, multi = _argnums(argnums, fun)
 
     def make(ir_fn, kinds):
@@ -146,6 +148,7 @@ def jvp(fun, primals, tangents, has_aux=False):
     ``primals`` and ``tangents`` are tuples (or lists) of the same structure."""
     if not callable(fun):
         raise TypeError(f"jvp expects a function, got {type(fun).__name__}: {fun!r}")
+    fun = transformable(fun)
     for what, v in (("primals", primals), ("tangents", tangents)):
         if not isinstance(v, (tuple, list)):
             raise TypeError(f"jvp: {what} must be a tuple or list of the function's arguments, "

@@ -26,7 +26,7 @@ from .codegen.tapes import arrays_for_tapes, shapes_for_tapes
 from .transformer.ranks import scalar_names
 from .codegen.load import LINEMAPS, load
 from .config import config
-from .errors import JitFallbackWarning, StropError, user_stacklevel
+from .errors import DonationWarning, JitFallbackWarning, StropError, user_stacklevel
 from .tree_util import tree_leaves
 
 log = logging.getLogger("strop")
@@ -51,6 +51,18 @@ class Staged:
             self.array_tapes = arrays_for_tapes(node, refs, numbers)
             shapes_for_tapes(node, refs)    # (before in-place: a shape read is no escape)
         self.inplace = make_inplace(node, refs, donated) if backend == "cpu" else set()
+        params = [a.id for a in node.args.args]
+        overwritten = sorted(self.inplace & {params[i] for i in donated if i < len(params)})
+        if overwritten:
+            warnings.warn(DonationWarning(
+                f"donate_argnums of {origin}: {', '.join(map(repr, overwritten))} is updated "
+                f"in place by the compiled code, so the array passed for it is overwritten by "
+                f"each call, unless the 64-bit policy converted it to a copy first (JAX "
+                f"deletes a donated buffer and raises if it is used again; a NumPy array "
+                f"cannot be deleted)",
+                fix="do not read the donated array after the call (rebind the name to the "
+                    "result: x = f(x)), or do not donate it"),
+                stacklevel=user_stacklevel())
         if backend == "cpu" and array_tapes:
             node = fuse(weaken(node, refs))
             companions = tuple(fuse(weaken(c, refs)) for c in companions)
@@ -64,11 +76,14 @@ class Staged:
         self.uncached = False  # compiled without Numba's cache, after a fault in it
         if config.read("log_compiles"):
             log.warning("strop: transformed %s into %s (%s)", origin, fn.name, reason)
+        # code with debug.print/callback calls those objects of this process: never from
+        # a cache (a cached copy would call a pickled copy of the user's callback)
+        self.effects = any(getattr(o, "__strop_effect__", False) for o in fn.refs.values())
         if backend == "cpu":
-            self.runner = Native(self.compile, self.generated.path)
+            self.runner = Native(self.compile, self.generated.path, save=not self.effects)
 
     def compile(self, cache=True):
-        return compile_function(self.generated.function, cache,
+        return compile_function(self.generated.function, cache and not self.effects,
                                 tuple((c.name, not getattr(c, "unchecked", False))
                                       for c in self.fn.companions))
 
@@ -123,7 +138,8 @@ class Staged:
         for path in stale:
             shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) else _remove(path)
         self.uncached = True
-        self.runner = Native(lambda: self.compile(cache=False), self.generated.path)
+        self.runner = Native(lambda: self.compile(cache=False), self.generated.path,
+                             save=not self.effects)
 
     def rerun_as_python(self, args, free, error):
         try:
@@ -161,20 +177,19 @@ class Staged:
         that fails as Python too (a string argument, a wrong type at the user's line) gets
         that error alone, not a warning blaming Numba first."""
         loc = numba_location(error, self.generated)
-        lines = str(error).strip().splitlines()
-        detail = next((ln.strip() for ln in lines if ln.strip() and not ln.startswith(
-            "Failed in")), "unsupported code")
         self.pending = JitFallbackWarning(
-            f"jit could not compile this function with Numba ({detail}); it runs on the "
-            f"python backend, with the same results", loc,
-            fix="see strop.source(...) for the code Numba was given; rewrite the line in "
-                "plain NumPy Numba supports, or use backend='python'")
+            f"jit could not compile this function with Numba ({numba_reason(error)}); it "
+            f"runs on the python backend, with the same results", loc, fix=_fallback_fix(loc))
         self.backend = "python"
         self.runner = self.python() if self.python else self.generated.function
 
 
 def _compiled_variant(obj):
-    """strop.random's functions as compiled for the current dtype policy and stream."""
+    """strop.random's functions as compiled for the current dtype policy and stream; a
+    debug.print/callback site as its object-mode island."""
+    if getattr(obj, "__strop_effect__", False):
+        from .runtime.numba.effects import compiled
+        return compiled(obj)
     if not (getattr(obj, "__module__", "") or "").startswith("strop.rng") or not callable(obj):
         return None
     from .rng.compiled import variant
@@ -209,6 +224,35 @@ def _is_numba_error(e):
                for frame, _ in traceback.walk_tb(e.__traceback__)
                for part in ("numba/core/typing", "numba/core/typeinfer", "numba/core/compiler",
                             "numba/core/lowering", "numba/core/base.py"))
+
+
+def numba_reason(error):
+    """Numba's reason, whole: its first sentence, with what a sentence ending in ':' announces
+    (the signature no implementation matched), object addresses left out."""
+    lines = [ln.strip() for ln in str(error).strip().splitlines()]
+    lines = [ln for ln in lines if ln and not ln.startswith(("Failed in", "During:"))]
+    if not lines:
+        return "unsupported code"
+    reason = lines[0]
+    if reason.endswith(":") and len(lines) > 1:
+        reason += " " + lines[1].lstrip(">").strip()
+    reason = re.sub(r"Function\(<function (\w+) at 0x[0-9a-f]+>\)", r"\1", reason)
+    return re.sub(r" at 0x[0-9a-f]+", "", reason)
+
+
+def _fallback_fix(loc):
+    """What to do: rewrite the user's line, unless it is strop's own code or written as strop
+    recommends (then strop should have compiled it: report it)."""
+    text = loc.line() if loc is not None else ""
+    own = loc is not None and os.path.abspath(loc.filename).startswith(
+        os.path.dirname(os.path.abspath(__file__)) + os.sep)
+    if own or any(m in text for m in (".at[", "lax.", "nn.", "random.", "debug.")):
+        return ("this line is " + ("strop's own code" if own else "written as strop "
+                                   "recommends") + ", so strop should compile it: please "
+                "report it with strop.source(...) of the function; backend='python' runs it "
+                "meanwhile")
+    return ("see strop.source(...) for the code Numba was given; rewrite the line in plain "
+            "NumPy Numba supports, or use backend='python'")
 
 
 def numba_location(error, gen):

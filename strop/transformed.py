@@ -3,7 +3,9 @@ cached, and called with the arguments bound as the user's function takes them.""
 import dataclasses
 import functools
 import inspect
+import types
 
+import gast
 import numpy as np
 
 from . import dtypes
@@ -197,6 +199,11 @@ class Transformed:
     def __repr__(self):
         return f"<strop {self.__name__} of {getattr(self.fun, '__qualname__', self.fun)}>"
 
+    def __get__(self, obj, objtype=None):
+        """A transform in a class body is a method, as JAX's (``@jit`` or
+        ``@partial(jit, static_argnums=0)`` on a method: the FAQ's strategies 2 and 3)."""
+        return self if obj is None else types.MethodType(self, obj)
+
 
 SCALAR, ARRAY, TREE = "scalar", "array", "tree"
 
@@ -280,7 +287,7 @@ def bind_statics(fn, values):
     node = ir.clone(fn.node)
     refs = dict(fn.refs)
     params = node.args.args
-    body = []
+    body, guards = [], []
     for i in sorted(values, reverse=True):
         p = params.pop(i)
         value = values[i]
@@ -290,9 +297,107 @@ def bind_statics(fn, values):
             ref = f"{p.id}_static"
             refs[ref] = value
             atom = ir.name(ref)
+        if not isinstance(value, (bool, int, float, str, type(None))):
+            guards += _fold_attributes(node, p.id, value, refs)
+            if not any(isinstance(n, gast.Name) and n.id == p.id for n in gast.walk(node)):
+                continue   # only its attributes were read: compiled code never sees it
         body.insert(0, ir.assign(p.id, atom, getattr(node, "loc", None)))
     node.body = body + node.body
-    return dataclasses.replace(fn, node=node, refs=refs, nparams=fn.nparams - len(values))
+    return dataclasses.replace(fn, node=node, refs=refs, nparams=fn.nparams - len(values),
+                               guards=tuple(fn.guards) + tuple(guards))
+
+
+@dataclasses.dataclass(frozen=True)
+class AttributeGuard:
+    """An attribute of a static object read as a constant: the code is made again when the
+    attribute changes (an object hashed by identity, mutated: no stale result)."""
+    var: object    # what staged() names: .user_name
+    obj: object
+    attr: str
+    value: object
+
+    def holds(self):
+        now = getattr(self.obj, self.attr, _MISSING)
+        return now is self.value or type(now) is type(self.value) and isinstance(
+            now, (bool, int, float, str)) and now == self.value
+
+
+@dataclasses.dataclass(frozen=True)
+class _Named:
+    user_name: str
+
+
+_MISSING = object()
+
+
+def _fold_attributes(node, name, value, refs):
+    """Reads of ``name.attr`` of a static object (the FAQ's ``self`` with static_argnums=0) as
+    the attribute's value: a constant, or bound like the object (compiled code cannot read a
+    Python object's attributes; the object's hash and == key the code, so a changed ``self``
+    gets code of its own, and a guard notices a change the hash does not).  Returns the
+    guards."""
+    guards = []
+    if any(isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Load)
+           for n in gast.walk(node)):
+        return guards
+
+    class Fold(gast.NodeTransformer):
+        def visit_Attribute(self, a):
+            self.generic_visit(a)
+            if not (isinstance(a.value, gast.Name) and a.value.id == name
+                    and isinstance(a.ctx, gast.Load)):
+                return a
+            try:
+                attr = getattr(value, a.attr)
+            except AttributeError:
+                return a
+            if isinstance(attr, (bool, int, float, str, type(None))):
+                folded = ir.const(attr)
+            elif isinstance(attr, (np.ndarray, np.generic)):
+                ref = f"{name}_{a.attr}"
+                while ref in refs and refs[ref] is not attr:
+                    ref += "_"
+                refs[ref] = attr
+                folded = ir.name(ref)
+            else:
+                return a
+            guards.append(AttributeGuard(_Named(f"{name}.{a.attr}"), value, a.attr, attr))
+            return folded
+    Fold().visit(node)
+    return guards
+
+
+def transformable(fun):
+    """``fun``, or for a NumPy function given to a transform itself (``jit(np.split)``) a
+    function of the same parameters calling it: strop transforms the user's source, and the
+    call is what its rules and Numba know (NumPy's own source is not the user's)."""
+    module = getattr(fun, "__module__", None) or ""
+    if not (isinstance(fun, np.ufunc) or module == "numpy" or module.startswith("numpy.")):
+        return fun
+    if isinstance(fun, np.ufunc):
+        params = [f"x{i + 1}" for i in range(fun.nin)]
+        args, defaults = list(params), {}
+    else:
+        try:
+            sig = inspect.signature(fun)
+        except (TypeError, ValueError):
+            return fun
+        # (out= and NumPy's "no value" defaults left out: the call is NumPy's own default)
+        kept = [p for p in sig.parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name != "out"
+                and (p.default is p.empty or isinstance(p.default, (bool, int, float, str,
+                                                                    type(None))))]
+        defaults = {f"_default_{p.name}": p.default for p in kept if p.default is not p.empty}
+        params = [p.name if p.default is p.empty else f"{p.name}=_default_{p.name}"
+                  for p in kept]
+        args = [p.name if p.default is p.empty else f"{p.name}={p.name}" for p in kept]
+    name = getattr(fun, "__name__", "f")
+    target = f"_numpy_{name}"
+    source = f"def {name}({', '.join(params)}):\n    return {target}({', '.join(args)})\n"
+    from .codegen import load as loader
+    made = loader.load(name, source, {}, {target: fun, **defaults}).function
+    made.__strop_numpy__ = fun
+    return made
 
 
 def _user_function(fun):
@@ -351,7 +456,7 @@ def normalized(fun, kinds=None, differentiate=True):
     parsed = parse(fun)
     check(parsed)
     out = normalize(parsed, check=check, inline_helpers=differentiate,
-                    keep_custom=differentiate)
+                    keep_custom=differentiate, classes=_classes(fun, kinds, bound))
     check_key_reuse(out)
     out = bind_statics(out, bound) if bound else out
     trees = {i: k[1] for i, k in enumerate(kinds or ()) if type(k) is tuple}
@@ -362,6 +467,17 @@ def normalized(fun, kinds=None, differentiate=True):
         at = star[0] - sum(1 for i in bound if i < star[0])
         spread = (at, max(len(kinds) - out.nparams + 1, 0) if kinds is not None else 1)
     return flatten_params(out, trees, spread) if trees or spread else out
+
+
+def _classes(fun, kinds, bound):
+    """{parameter: class} of the arguments that are instances of registered pytree classes
+    (their methods are inlined: normalize_calls.class_method)."""
+    if not kinds or bound:
+        return {}
+    params = [p for p in inspect.signature(fun).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return {p.name: k[1].node_type for p, k in zip(params, kinds)
+            if type(k) is tuple and k[1].node_type not in (dict, list, tuple, type(None))}
 
 
 def _bind(fun, args, kwargs, sig=None, bound_names=()):

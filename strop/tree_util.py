@@ -59,8 +59,8 @@ def _node_kind(cls):
 
 def register_pytree_node(nodetype, flatten_func, unflatten_func):
     """Make ``nodetype`` a pytree node: ``flatten_func(x) -> (children, aux_data)`` and
-    ``unflatten_func(aux_data, children) -> x``.  ``aux_data`` must be hashable and comparable,
-    since it is part of the structure."""
+    ``unflatten_func(aux_data, children) -> x``.  ``aux_data`` is part of the structure:
+    compared with ``==``; it may be unhashable (a dict), as JAX allows."""
     if nodetype in _registry:
         raise ValueError(f"{nodetype.__qualname__} is already registered as a pytree node; "
                          "register each type once")
@@ -129,7 +129,7 @@ class PyTreeDef:
         return isinstance(other, PyTreeDef) and self._key() == other._key()
 
     def __hash__(self):
-        return hash(self._key())
+        return hash((self.node_type, _data_hash(self.node_data), self._children))
 
     def __repr__(self):
         return f"PyTreeDef({self._str()})"
@@ -150,6 +150,20 @@ class PyTreeDef:
         name = f"namedtuple[{t.__name__}]" if _is_namedtuple(t) and t not in _registry \
             else f"{t.__name__}[{self.node_data!r}]"
         return f"CustomNode({name}, [{', '.join(kids)}])"
+
+
+def _data_hash(data):
+    """A hash of aux data consistent with ``==``: its own, or for unhashable data (a dict, as
+    JAX's FAQ passes) one of what it is made of, as far as that is hashable."""
+    try:
+        return hash(data)
+    except TypeError:
+        pass
+    if isinstance(data, dict):
+        return hash(("dict", frozenset(_data_hash(k) for k in data)))
+    if isinstance(data, (list, tuple)):
+        return hash((type(data).__name__, tuple(_data_hash(x) for x in data)))
+    return hash(type(data))   # coarse, but equal data hash equal: == decides
 
 
 _LEAF = PyTreeDef(None)

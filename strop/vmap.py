@@ -44,6 +44,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
     stacking ``fun`` applied to each slice, computed on the whole batch at once."""
     if not callable(fun):
         raise TypeError(f"vmap expects a function, got {type(fun).__name__}: {fun!r}")
+    fun = api.transformable(fun)
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
     _check_axes_spec(in_axes, "in_axes")

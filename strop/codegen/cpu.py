@@ -206,6 +206,10 @@ def weaken(node, refs):
     where Numba would make float64 of it.  Run after the passes that read constants (tapes)."""
     def bind():
         return _bind(refs, runtime.weak, "weak")
+    numbers = _number_names(node)
+
+    def is_number(c):   # 0.5, or a name bound once to it (a parameter of inlined code)
+        return _is_number(c) or isinstance(c, gast.Name) and c.id in numbers
 
     class Weaken(gast.NodeTransformer):
         def visit_BinOp(self, node):
@@ -215,8 +219,8 @@ def weaken(node, refs):
                 if isinstance(node.op, gast.Pow) and side == "right" and _is_number(c) and \
                         type(c.value) is int:
                     continue   # x ** 2 stays an integer power (a multiply, not pow())
-                if _is_number(c) and not isinstance(other, (gast.Constant, gast.List,
-                                                             gast.Tuple)) and not isinstance(
+                if is_number(c) and not is_number(other) and not isinstance(
+                        other, (gast.Constant, gast.List, gast.Tuple)) and not isinstance(
                         node.op, (gast.LShift, gast.RShift, gast.BitAnd, gast.BitOr,
                                   gast.BitXor)):
                     setattr(node, side, gast.Call(func=gast.Name(
@@ -224,6 +228,18 @@ def weaken(node, refs):
                         args=[c, other], keywords=[]))
             return node
     return Weaken().visit(node)
+
+
+def _number_names(node):
+    """Names stored once, by ``name = <Python number>``: as weak as the number itself."""
+    stores, numbers = {}, set()
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+            stores[n.id] = stores.get(n.id, 0) + 1
+        if isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(
+                n.targets[0], gast.Name) and _is_number(n.value):
+            numbers.add(n.targets[0].id)
+    return {name for name in numbers if stores[name] == 1}
 
 
 def _bind(refs, obj, base):

@@ -13,11 +13,13 @@ hash of its contents and of its own name (the generated module's hash, the funct
 argument types): a file made elsewhere is never loaded, a truncated or corrupted one, or one
 holding another function's code (files exchanged), is removed and compiled again.
 """
+import contextlib
 import hashlib
 import io
 import os
 import pickle
 import sys
+import warnings
 
 import numpy as np
 
@@ -26,13 +28,25 @@ from .load import sources_stamp, write_atomically
 INT64 = range(-2 ** 63, 2 ** 63)
 
 
+@contextlib.contextmanager
+def quiet():
+    """Numba's deprecation notices about the code strop generated (a reflected list argument)
+    are strop's business, not the user's: not shown."""
+    from numba.core.errors import NumbaDeprecationWarning, NumbaPendingDeprecationWarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumbaPendingDeprecationWarning)
+        warnings.simplefilter("ignore", NumbaDeprecationWarning)
+        yield
+
+
 class Native:
     """A function compiled by Numba, called through saved machine code where there is some.
     ``compile`` makes its Numba dispatcher, the first time one is needed."""
 
-    def __init__(self, compile, path):
+    def __init__(self, compile, path, save=True):
         from numba._dispatcher import compute_fingerprint
         self._compile_dispatcher, self._dispatcher = compile, None
+        self.save = save    # False: code that calls back into this process's Python objects
         self.stem = os.path.splitext(path)[0]    # the generated module's file, less ".py"
         self.entries = {}                        # fingerprints -> entry point
         self.signatures = []                     # the entries' argument types
@@ -50,12 +64,15 @@ class Native:
         try:
             key = tuple(map(self._fingerprint, args))
         except (NotImplementedError, TypeError, ValueError):   # a type with no fingerprint
-            return self.dispatcher(*args)
+            with quiet():
+                return self.dispatcher(*args)
         if b"i" in key and any(type(a) is int and a not in INT64 for a in args):
-            return self.dispatcher(*args)        # Numba types a big int as uint64
+            with quiet():
+                return self.dispatcher(*args)    # Numba types a big int as uint64
         entry = self.entries.get(key)
         if entry is None:
-            entry = self.entries[key] = self._load(key) or self._compile(key, args)
+            entry = self.entries[key] = self.save and self._load(key) or \
+                self._compile(key, args)
         return entry(*args)
 
     def _file(self, key):
@@ -87,12 +104,13 @@ class Native:
         """Numba's entry point for ``args`` (compiling them, or loading Numba's own cache), and
         its machine code saved for the next process."""
         d = self.dispatcher
-        sig = tuple(d.typeof_pyval(a) for a in args)
-        d.compile(sig)         # not a call: the function runs once, on its caller's arguments
+        with quiet():
+            sig = tuple(d.typeof_pyval(a) for a in args)
+            d.compile(sig)     # not a call: the function runs once, on its caller's arguments
         cres = d.overloads[sig]
         self.compiled += 1
         self.signatures.append(sig)
-        if _savable(cres):
+        if self.save and _savable(cres):
             try:
                 from numba.core.serialize import dumps
                 payload = dumps(cres._reduce())

@@ -24,7 +24,8 @@ __all__ = ["diff_vjp", "diff_jvp", "linspace_vjp", "linspace_jvp", "select_vjp",
 def not_differentiable(what):
     """Raised where a rule meets an argument it has no derivative for: never a silent zero."""
     raise NotImplementedError(f"strop has no derivative of {what}; wrap that argument in "
-                              f"lax.stop_gradient if none should flow, or use strop.custom_vjp")
+                              f"strop.lax.stop_gradient if none should flow, or use "
+                              f"strop.custom_vjp")
 
 
 def _zeros_or(t, like):

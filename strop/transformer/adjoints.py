@@ -4,6 +4,7 @@ its test took, a loop runs backwards over the same iterations."""
 import gast
 
 from .. import runtime
+from ..runtime.effects import is_effect
 from ..errors import TransformError
 from . import analysis, ir
 from .chunks import Chunk, Context
@@ -44,7 +45,7 @@ class Adjoints:
         """A call made for its effect gets no adjoint: right for print, wrong for a call that
         writes into an array being differentiated, so that is an error, never a zero."""
         fn = self.fn.callee(s.value.func)
-        if fn in EFFECT_ONLY:
+        if fn in EFFECT_ONLY or is_effect(fn):
             return
         names = {n.id for a in s.value.args + [k.value for k in s.value.keywords]
                  for n in gast.walk(a) if isinstance(n, gast.Name)}

@@ -209,7 +209,8 @@ def _at_fix(target, method, value):
         base, index = base.value, [base.slice] + index
     if not isinstance(base, gast.Name):
         base, index = target.value, [target.slice]
-    x, i = src(base), ", ".join(src(n) for n in index)
+    x = src(base)
+    i = ", ".join(src(e) for n in index for e in (n.elts if isinstance(n, gast.Tuple) else [n]))
     name = x if isinstance(base, gast.Name) else "new_" + x.split(".")[-1].split("[")[0]
     fix = f"`{name} = {x}.at[{i}].{method}({value})`"
     if name != x:

@@ -15,23 +15,65 @@ from . import ir
 STATIC_NODES = (dict, list, tuple)
 
 
+class Attr(str):
+    """A step of a key path reading an attribute (of a registered pytree class's instance)."""
+
+
+class _Leaf:
+    """Where a leaf goes, in a sample tree built to find each leaf's path."""
+
+    def __init__(self, i):
+        self.i = i
+
+
+_CONSTANT = (bool, int, float, str, type(None))
+
+
 @functools.lru_cache(maxsize=None)
-def leaf_paths(treedef):
-    """The key path of each leaf, in flattening order; None unless every node is a plain dict,
-    list or tuple."""
-    sample = treedef.unflatten(range(treedef.num_leaves))
-    paths = [None] * treedef.num_leaves
+def _analyse(treedef):
+    """(the key path of each leaf, {path: constant} of the aux data a registered class keeps
+    as attributes), or None unless every node is a dict, list, tuple or an object whose
+    attributes hold its children (a class registered with ``tree_flatten``, JAX's FAQ's)."""
+    from ..tree_util import _registry
+    try:
+        sample = treedef.unflatten([_Leaf(i) for i in range(treedef.num_leaves)])
+    except Exception:   # a class whose constructor computes with its children
+        return None
+    paths, constants = [None] * treedef.num_leaves, {}
 
     def walk(node, path):
         if type(node) is dict:
             return all(walk(v, path + (k,)) for k, v in node.items())
         if type(node) in (list, tuple):
             return all(walk(v, path + (i,)) for i, v in enumerate(node))
-        if isinstance(node, int) and not isinstance(node, bool):
-            paths[node] = path
+        if isinstance(node, _Leaf):
+            paths[node.i] = path
+            return True
+        if type(node) in _registry and hasattr(node, "__dict__"):
+            for k, v in vars(node).items():
+                if isinstance(v, _CONSTANT):
+                    constants[path + (Attr(k),)] = v
+                elif not walk(v, path + (Attr(k),)):
+                    return False
             return True
         return False
-    return paths if walk(sample, ()) and all(p is not None for p in paths) else None
+    if not walk(sample, ()) or any(p is None for p in paths):
+        return None
+    return paths, constants
+
+
+def leaf_paths(treedef):
+    """The key path of each leaf, in flattening order (an attribute's step an ``Attr``); None
+    unless every node is a dict, list, tuple or a registered class keeping its children as
+    attributes."""
+    found = _analyse(treedef)
+    return None if found is None else found[0]
+
+
+def tree_constants(treedef):
+    """{path: value} of the constants (aux data) registered classes in ``treedef`` hold."""
+    found = _analyse(treedef)
+    return {} if found is None else found[1]
 
 
 def _leaf_name(param, path, taken):
@@ -44,14 +86,29 @@ def _leaf_name(param, path, taken):
     return name
 
 
-def _rebuild(sample, names):
-    """A literal that rebuilds the tree (dicts, lists, tuples) from leaf parameters."""
+class _Sample:
+    """A tree with a registered class in it, rebuilt by its ``tree_unflatten`` (in Python)."""
+
+    def __init__(self, treedef, indices):
+        self.treedef, self.indices = treedef, list(indices)
+
+
+def _rebuild(sample, names, refs):
+    """A literal that rebuilds the tree (dicts, lists, tuples) from leaf parameters; one with a
+    registered class in it, a call of its structure's ``unflatten``."""
+    if isinstance(sample, _Sample):
+        name = "unflatten"
+        while name in refs and refs[name] is not sample.treedef.unflatten:
+            name += "_"
+        refs[name] = sample.treedef.unflatten
+        return ir.call(name, [gast.List(elts=[ir.name(names[i]) for i in sample.indices],
+                                        ctx=gast.Load())])
     if type(sample) is dict:
         return gast.Dict(keys=[ir.const(k) for k in sample],
-                         values=[_rebuild(v, names) for v in sample.values()])
+                         values=[_rebuild(v, names, refs) for v in sample.values()])
     if type(sample) in (list, tuple):
         cls = gast.List if type(sample) is list else gast.Tuple
-        return cls(elts=[_rebuild(v, names) for v in sample], ctx=gast.Load())
+        return cls(elts=[_rebuild(v, names, refs) for v in sample], ctx=gast.Load())
     return ir.name(names[sample])
 
 
@@ -66,6 +123,7 @@ def flatten_params(fn, trees, spread=None):
     directly (or ``xs = (xs_0, ...)`` first, where the tuple is used whole)."""
     node = ir.clone(fn.node)
     taken = ir.names_in(node) | set(fn.refs)
+    refs = dict(fn.refs)
     args, groups, prologue = [], [], []
     at = 0    # the index of the argument as passed
     for i, a in enumerate(node.args.args):
@@ -77,36 +135,43 @@ def flatten_params(fn, trees, spread=None):
             args.append(a)
             groups.append((False, (a.id,)))
             continue
-        by_path, samples, names = {}, [], []
+        by_path, samples, names, constants, custom = {}, [], [], {}, []
         for k, treedef in enumerate(items):
             prefix = (k,) if spreads else ()
             paths = leaf_paths(treedef) if treedef is not None else None
+            if treedef is not None:
+                constants.update({prefix + p: v for p, v in tree_constants(treedef).items()})
+                custom.append(any(isinstance(step, Attr) for p in paths or () for step in p))
             mine = [_leaf_name(a.id, prefix + p, taken) for p in paths or [()]]
             for pre in [prefix, (k - len(items),)] if spreads else [prefix]:   # xs[-1] too
                 by_path.update(zip([pre + p for p in paths or [()]], mine))
-            samples.append(treedef.unflatten(range(len(names), len(names) + len(mine)))
+            samples.append(_Sample(treedef, range(len(names), len(names) + len(mine)))
+                           if paths and custom[-1] else
+                           treedef.unflatten(range(len(names), len(names) + len(mine)))
                            if paths else len(names))
             groups.append((paths is not None, tuple(mine)))
             names += mine
         args.extend(gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None)
                     for n in names)
-        if not _rewrite(node.body, a.id, by_path, dry=True):
+        if not _rewrite(node.body, a.id, by_path, constants, dry=True):
             sample = tuple(samples) if spreads else samples[0]
-            prologue.append(ir.assign(a.id, _rebuild(sample, names), getattr(node, "loc", None)))
+            prologue.append(ir.assign(a.id, _rebuild(sample, names, refs),
+                                      getattr(node, "loc", None)))
         else:
-            _rewrite(node.body, a.id, by_path, dry=False)
+            _rewrite(node.body, a.id, by_path, constants, dry=False)
     node.args.args = args
     node.body = prologue + node.body
     added = len(args) - len(fn.node.args.args)
     nargs = fn.nparams + (spread[1] - 1 if spread else 0)
     return dataclasses.replace(fn, node=node, groups=tuple(groups[:nargs]),
-                               nparams=fn.nparams + added)
+                               nparams=fn.nparams + added, refs=refs)
 
 
-def _rewrite(stmts, param, by_path, dry):
-    """Read leaves directly: ``t = param[k]`` (a leaf) becomes ``t = param_k``; ``t =
-    param[k]`` (a subtree) makes ``t`` a name for it.  With ``dry``, only say whether every use
-    of the tree is such a read (else it is rebuilt, and nothing is rewritten)."""
+def _rewrite(stmts, param, by_path, constants, dry):
+    """Read leaves directly: ``t = param[k]`` or ``t = param.x`` (a leaf) becomes ``t =
+    param_k``; ``t = param[k]`` (a subtree) makes ``t`` a name for it; ``t = param.mul`` (aux
+    data a registered class keeps) becomes its constant.  With ``dry``, only say whether every
+    use of the tree is such a read (else it is rebuilt, and nothing is rewritten)."""
     alias = {param: ()}
     prefixes = {p[:i] for p in by_path for i in range(len(p))}
     stores = {}
@@ -118,10 +183,23 @@ def _rewrite(stmts, param, by_path, dry):
     reads = set()
     for s in _statements(stmts):
         v = s.value if isinstance(s, gast.Assign) else None
-        if (isinstance(v, gast.Subscript) and isinstance(v.value, gast.Name)
-                and v.value.id in alias and isinstance(v.slice, gast.Constant)):
-            path = alias[v.value.id] + (v.slice.value,)
+        if isinstance(v, gast.Name) and v.id in alias and len(s.targets) == 1 and isinstance(
+                s.targets[0], gast.Name) and stores.get(s.targets[0].id) == 1:
+            alias[s.targets[0].id] = alias[v.id]   # self = c (an inlined method's self)
+            reads.add(id(v))
+            if not dry:
+                s.value = ir.const(None)
+            continue
+        step = v.slice.value if isinstance(v, gast.Subscript) and isinstance(
+            v.slice, gast.Constant) else Attr(v.attr) if isinstance(v, gast.Attribute) else None
+        if step is not None and isinstance(v.value, gast.Name) and v.value.id in alias:
+            path = alias[v.value.id] + (step,)
             target = s.targets[0].id
+            if path in constants:
+                reads.add(id(v.value))
+                if not dry:
+                    s.value = ir.const(constants[path])
+                continue
             if path in by_path:
                 reads.add(id(v.value))
                 if not dry:

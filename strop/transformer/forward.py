@@ -17,6 +17,7 @@ import gast
 import numpy as np
 
 from .. import runtime
+from ..runtime.effects import is_effect
 from ..errors import TransformError
 from . import analysis, ir, ranks
 from .operations import (SEQUENCE_RESULTS, _as_node, _rename, _targets, no_rule, operation,
@@ -131,7 +132,7 @@ class Forward:
 
     def check_effect(self, s, init):
         fn = self.fn.callee(s.value.func)
-        if fn is print or fn is runtime.push or fn is runtime.aux_pair:
+        if fn is print or fn is runtime.push or fn is runtime.aux_pair or is_effect(fn):
             return
         names = {n.id for a in s.value.args + [k.value for k in s.value.keywords]
                  for n in gast.walk(a) if isinstance(n, gast.Name)} & init

@@ -105,6 +105,8 @@ class Inliner:
         missing = [p for p in params + kwonly if p not in bound]
         if missing:
             raise self.error(f"missing argument(s) {', '.join(missing)}", e, scope)
+        stored = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+                  and isinstance(n.ctx, (gast.Store, gast.Del))}
         for p in params + kwonly + [a.id for a in (args.vararg, args.kwarg) if a is not None]:
             value = bound[p]
             if isinstance(value, gast.Attribute) and self.is_ref(value):   # np.tanh
@@ -119,6 +121,8 @@ class Inliner:
                 callee.names[p] = value.id   # strop.lax's operand itself (lax_lower.py)
             else:
                 self.emit(ir.assign(callee.names[p], value))
+                if isinstance(value, gast.Constant) and p not in stored:
+                    self.constants[callee.names[p]] = value.value   # for static_test
         saved = getattr(self, "inline_result", None), self.loc
         self.inlining.append(key)
         self.inline_result = ir.const(None)

@@ -31,6 +31,7 @@ from . import analysis, ir
 from .vectorize_base import NotBatchable, companion, ordered
 from .wide import wide_loop
 from .. import runtime
+from ..runtime.effects import is_effect
 from ..runtime.via_numpy import NUMPY_UFUNCS
 
 
@@ -155,7 +156,8 @@ def _per_lane(v, s):
             return False
         if isinstance(n, gast.Call):
             fn = v.fn.callee(n.func)
-            if fn in (runtime.push, runtime.pop, print) or isinstance(n.func, gast.Attribute) \
+            if fn in (runtime.push, runtime.pop, print) or is_effect(fn) or isinstance(
+                    n.func, gast.Attribute) \
                     and n.func.attr in ("append", "pop"):
                 return False
     return not any(isinstance(n, gast.Expr) for n in gast.walk(s))

@@ -31,6 +31,11 @@ INPLACE_NUMPY = {np.add.at: "at_add", np.multiply.at: "at_multiply", np.maximum.
                  np.copyto: "copyto"}
 
 
+_UNKNOWN = object()
+_COMPARE = {gast.Is: lambda a, b: a is b, gast.IsNot: lambda a, b: a is not b,
+            gast.Eq: lambda a, b: a == b, gast.NotEq: lambda a, b: a != b}
+
+
 class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands):
     """One function normalized: the entry, names and statements are here; expressions
     (normalize_exprs), calls (normalize_calls), inlining (inline), spread arguments (spread)
@@ -51,6 +56,8 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands):
         self.loc = None          # the user location of the statement being normalized
         self.displays = {}       # name -> length or keys of the display it holds (spread.py)
         self.lifted = {}         # id(cell) -> a local a lifted local function reads (inline.py)
+        self.constants = {}      # generated name -> the constant an inlined parameter holds
+        self.classes = {}        # parameter -> the registered pytree class its argument is
 
     # --- entry -----------------------------------------------------------------------------
     def function(self):
@@ -95,6 +102,35 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands):
         finally:
             self.out, self.displays = saved, known
 
+    def static_test(self, e, scope):
+        """The truth of ``e`` if it reads only constants and inlined parameters bound to
+        constants (and is not, on ``is``, ``==``, ``not``, ``and``, ``or``), else None."""
+        value = self._static(e, scope)
+        return None if value is _UNKNOWN else bool(value)
+
+    def _static(self, e, scope):
+        if isinstance(e, gast.Constant):
+            return e.value
+        if isinstance(e, gast.Name) and isinstance(e.ctx, gast.Load):
+            s = scope
+            while s is not None and e.id not in s.names:
+                s = s.parent
+            return self.constants.get(s.names[e.id], _UNKNOWN) if s is not None else _UNKNOWN
+        if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.Not):
+            v = self._static(e.operand, scope)
+            return _UNKNOWN if v is _UNKNOWN else not v
+        if isinstance(e, gast.BoolOp):
+            values = [self._static(v, scope) for v in e.values]
+            if any(v is _UNKNOWN for v in values):
+                return _UNKNOWN
+            return all(values) if isinstance(e.op, gast.And) else any(values)
+        if isinstance(e, gast.Compare) and len(e.ops) == 1 and type(e.ops[0]) in _COMPARE:
+            a, b = self._static(e.left, scope), self._static(e.comparators[0], scope)
+            if a is _UNKNOWN or b is _UNKNOWN:
+                return _UNKNOWN
+            return _COMPARE[type(e.ops[0])](a, b)
+        return _UNKNOWN
+
     def emit(self, node):
         node.loc = self.loc
         self.out.append(node)
@@ -122,6 +158,8 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands):
         s = scope
         while s is not None:
             if user_name in s.names:
+                if s.names[user_name] in self.constants:   # an inlined parameter's constant
+                    return ir.const(self.constants[s.names[user_name]])
                 return ir.name(s.names[user_name])
             s = s.parent
         kind, value = scope.parsed.resolve(user_name)
@@ -193,6 +231,12 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands):
                                                      type_comment=None), s), scope)
         elif kind is gast.Expr:
             self.expr_stmt(s.value, scope)
+        elif kind is gast.If and self.static_test(s.test, scope) is not None:
+            # a test of constants passed to an inlined function (``if where is None``): the
+            # branch taken, alone (the other may not type-check for these arguments)
+            for t in s.body if self.static_test(s.test, scope) else s.orelse:
+                self.loc = scope.parsed.location(t)
+                self.stmt(t, scope)
         elif kind is gast.If:
             test = self.expr(s.test, scope)
             body, orelse = self.block(s.body, scope), self.block(s.orelse, scope)
@@ -373,7 +417,7 @@ def _as_store(node):
     return node
 
 
-def normalize(parsed, check=None, inline_helpers=True, keep_custom=True):
+def normalize(parsed, check=None, inline_helpers=True, keep_custom=True, classes=None):
     """``inline_helpers``: inline runtime helpers that have no derivative rule (for a
     transform that differentiates the code; compiled code calls them instead).
     ``keep_custom``: keep calls of custom_jvp/custom_vjp functions (whose rules a derivative
@@ -381,4 +425,5 @@ def normalize(parsed, check=None, inline_helpers=True, keep_custom=True):
     n = Normalizer(parsed, check)
     n.inline_helpers = inline_helpers
     n.keep_custom = keep_custom
+    n.classes = classes or {}
     return n.function()

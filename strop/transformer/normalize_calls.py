@@ -5,6 +5,7 @@ import inspect
 import gast
 import numpy as np
 
+from ..errors import TransformError
 from . import ir
 from .parse import BUILTIN, CLOSURE, GLOBAL
 from .normalize_exprs import is_at
@@ -27,12 +28,16 @@ AT_OPS = {"set": "at_set", "add": "at_add", "multiply": "at_multiply", "mul": "a
 ITERATORS = (zip, enumerate, reversed)
 
 
+# strop's modules written as plain NumPy for the user's functions to call: inlined like them
+INLINED_MODULES = ("strop.demo", "strop.nn")
+
+
 def _is_user_function(obj):
     if not inspect.isfunction(obj):
         return False
     module = getattr(obj, "__module__", "") or ""
     return not (module.startswith("numpy") or module == "strop" or module.startswith("strop.")
-                and not module.startswith("strop.demo"))
+                and not module.startswith(INLINED_MODULES))
 
 
 class Calls:
@@ -70,6 +75,14 @@ class Calls:
             args = [base, index] + [self.expr(a, scope) for a in e.args]
             kws = [(k.arg, self.expr(k.value, scope)) for k in e.keywords]
             return self.to_name(ir.call(self.helper(AT_OPS[func.attr]), args, kws), into)
+        # a method of an argument of a registered pytree class (known from its structure):
+        # the class's function, self passed explicitly (inlined, so differentiated)
+        method = self.class_method(func, scope)
+        if method is not None:
+            atom = ir.name(self.bind_ref(func.attr, method))
+            atom.normalized = True
+            return self.call(gast.Call(func=atom, args=[func.value] + list(e.args),
+                                       keywords=e.keywords), scope, into)
         # a method of a local value
         if isinstance(func, gast.Attribute) and not self._names_ref(func.value, scope):
             obj = self.expr(func.value, scope)
@@ -99,6 +112,8 @@ class Calls:
         callee = self.expr(func, scope)
         obj = self.ref_object(callee) if self.is_ref(callee) or isinstance(callee, gast.Name) \
             else None
+        if getattr(obj, "__strop_debug__", None):   # strop.debug: a call for its effect
+            return self.debug_call(obj.__strop_debug__, e, scope, into)
         if getattr(obj, "__strop_lax__", None):   # strop.lax: the Python it means
             return self.lax_call(obj, e, scope, into)
         if obj is dict and not e.args:
@@ -145,6 +160,50 @@ class Calls:
             made = self.to_name(ir.call(callee, args, kws))
             return self.to_name(ir.call("list", [made]), into)
         return self.to_name(ir.call(callee, args, kws), into)
+
+    def debug_call(self, kind, e, scope, into):
+        """``debug.print(fmt, *args)`` / ``debug.callback(fn, *args)``: a call of an effect
+        made for this site (runtime/effects.py), with the values; its result is None."""
+        from ..runtime.effects import site
+        if not e.args or any(isinstance(a, gast.Starred) for a in e.args):
+            raise self.error(f"debug.{kind} needs its first argument, and no *args here", e,
+                             scope)
+        try:
+            first = self.static_value(e.args[0], scope)
+        except TransformError:
+            first = None
+        if kind == "print" and not isinstance(first, str):
+            raise self.error("debug.print's format must be a string constant", e.args[0],
+                             scope, fix='debug.print("x = {}", x)')
+        if kind == "callback" and not callable(first):
+            raise self.error("debug.callback's first argument must be a function defined "
+                             "outside the transformed function", e.args[0], scope)
+        kws = [k for k in e.keywords if k.arg != "ordered"]
+        values = [self.expr(a, scope) for a in e.args[1:]] + [self.expr(k.value, scope)
+                                                                for k in kws]
+        effect = site(kind, first if kind == "callback" else None,
+                      first if kind == "print" else None, len(e.args) - 1,
+                      tuple(k.arg for k in kws))
+        self.emit(gast.Expr(value=ir.call(ir.name(self.bind_ref(effect.__name__, effect)),
+                                          values)))
+        none = ir.const(None)
+        return self.to_name(none, into) if into else none
+
+    def class_method(self, func, scope):
+        """The function ``x.m`` calls where ``x`` is a parameter that holds an instance of a
+        registered pytree class (``self.classes``) and ``m`` a function of that class."""
+        if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)
+                and scope.parent is None and scope.parsed is self.root):
+            return None
+        cls = self.classes.get(func.value.id)
+        if cls is None or any(isinstance(n, gast.Name) and n.id == func.value.id and not
+                              isinstance(n.ctx, (gast.Load, gast.Param))
+                              for n in gast.walk(self.root.node)):
+            return None   # (rebound: no longer the argument)
+        method = inspect.getattr_static(cls, func.attr, None)
+        if isinstance(method, staticmethod) or not callable(method) or isinstance(method, type):
+            return None
+        return method
 
     def static_value(self, node, scope):
         """The value of an argument known when transforming: a constant, a bound object, or a

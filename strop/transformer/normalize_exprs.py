@@ -47,6 +47,10 @@ class Expressions:
                              e, scope)
         if kind is gast.Constant:
             return self.to_name(e, into) if into else e
+        if kind is gast.Compare or kind is gast.UnaryOp and isinstance(e.op, gast.Not):
+            known = self.static_test(e, scope)   # of constants (inlined parameters'): its value
+            if known is not None:
+                return self.to_name(ir.const(known), into) if into else ir.const(known)
         if kind is gast.Name:
             atom = e if getattr(e, "normalized", False) else self.load(e.id, scope, e)
             return self.to_name(atom, into) if into else atom

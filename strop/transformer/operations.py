@@ -99,8 +99,8 @@ def no_rule(key, value, loc, custom):
         f"no derivative rule for {_describe(key, value)}, and its result depends on the "
         f"differentiated input", loc,
         fix=f"use a NumPy function strop differentiates (see docs/rules.md), wrap the value in "
-            f"lax.stop_gradient if no derivative should flow, or define the derivative with "
-            f"strop.{custom}")
+            f"strop.lax.stop_gradient (`y = lax.stop_gradient(f(x))`) if no derivative should "
+            f"flow, or define the derivative with strop.{custom}")
 
 
 def _describe(key, value):

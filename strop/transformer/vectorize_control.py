@@ -4,6 +4,7 @@ assignments keep other lanes' values."""
 import gast
 
 from .. import runtime
+from ..runtime.effects import is_effect
 from . import analysis, ir
 from .lanes import lane_block
 from .vectorize_base import NotBatchable
@@ -113,6 +114,14 @@ class Statements:
                 else None
             self.containers.add(tape.id)
             return [ir.stmt(gast.Expr(value=ir.call(v.func, [tape, val])), s.loc)]
+        if is_effect(fn):   # debug.print/callback: once per lane (the lanes running here)
+            batched = tuple(bool(self.is_b(a)) for a in v.args)
+            if not any(batched) and mask is None:
+                return [s]
+            lanes = fn.lanes(batched, mask is not None)
+            args = ([ir.name(mask)] if mask is not None else []) + list(v.args)
+            call = ir.call(ir.name(self.ref(lanes, lanes.__name__)), args)
+            return [ir.stmt(gast.Expr(value=call), s.loc)]
         if fn is print or fn is None or fn is runtime.aux_pair:   # a pair of lanes: a pair
             return [s]
         pre = []

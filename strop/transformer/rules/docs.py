@@ -49,6 +49,8 @@ def markdown():
         if any(getattr(m, getattr(key, "__name__", ""), None) is key
                for m in (runtime, runtime_lax)):
             continue   # helpers of generated code, not user-facing
+        if getattr(key, "__strop_custom__", False):
+            continue   # custom_jvp/custom_vjp functions (strop.nn's, the user's): their own
         name = rule_name(key)
         if not (name.startswith("np.") or isinstance(key, np.ufunc)):
             other.append(f"`{name}`")
