@@ -17,11 +17,27 @@ import numpy as np
 
 from ..runtime import conv_layout as lc
 from ..runtime import conv as rc
-from . import ir
+from . import analysis, ir
+
+_DN = "conv-dn"   # displays[(_DN, name)]: the ConvDimensionNumbers a local name holds
 
 
 class LaxConv:
     """Mixed into the Normalizer through LaxLowering; ``a`` holds a call's bound arguments."""
+
+    def note(self, node):
+        """A name set to conv_dimension_numbers(...) holds a value known now."""
+        super().note(node)
+        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
+            key, value = (_DN, node.targets[0].id), node.value
+            if self.is_ref(value) and isinstance(self.ref_object(value),
+                                                 lc.ConvDimensionNumbers):
+                self.displays[key] = self.ref_object(value)
+            else:
+                self.displays.pop(key, None)
+        elif isinstance(node, (gast.If, gast.While, gast.For)):
+            for n in analysis.writes(node):
+                self.displays.pop((_DN, n), None)
 
     def lower_conv_general_dilated(self, a, e, scope):
         s = self.conv_static(a, "window_strides", "padding", "lhs_dilation", "rhs_dilation",
@@ -57,7 +73,7 @@ class LaxConv:
     def lower_conv_dimension_numbers(self, a, e, scope):
         """A ConvDimensionNumbers known now (it depends on the ranks only), so that a
         convolution given it reads it as static."""
-        dn = self.static_value(a["dimension_numbers"], "conv_dimension_numbers's "
+        dn = self.conv_value(a["dimension_numbers"], "conv_dimension_numbers's "
                                                        "dimension_numbers")
         if not isinstance(dn, (tuple, list)) or not dn or not isinstance(dn[0], str):
             raise self.lax_error(TypeError, "conv_dimension_numbers in transformed code needs "
@@ -68,17 +84,24 @@ class LaxConv:
 
     # --- the pieces ------------------------------------------------------------------------
     def conv_static(self, a, *names):
-        return {n: self.static_value(a[n], f"the convolution's {n}") for n in names if n in a}
+        return {n: self.conv_value(a[n], f"the convolution's {n}") for n in names if n in a}
 
-    def static_value(self, node, what):
+    def conv_value(self, node, what):
         """The value of an argument that must be known when transforming: constants, tuples
-        and lists of them written in the call, module-level values."""
+        and lists of them written in the call, a local set to conv_dimension_numbers(...),
+        global and closure values (read now: a later change is not seen, as in JAX)."""
         if isinstance(node, (gast.Tuple, gast.List)):
-            return tuple(self.static_value(x, what) for x in node.elts)
+            return tuple(self.conv_value(x, what) for x in node.elts)
         if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
-            return -self.static_value(node.operand, what)
+            return -self.conv_value(node.operand, what)
         if isinstance(node, gast.Constant):
             return node.value
+        atom = self.expr(node, self.lax_site[1])
+        if isinstance(atom, gast.Name) and (_DN, atom.id) in self.displays:
+            return self.displays[(_DN, atom.id)]
+        var = self.free.get(atom.id) if isinstance(atom, gast.Name) else None
+        if var is not None and isinstance(var.read(), (tuple, list, str, int)):
+            return var.read()   # a global or closure value, read once (JAX: at tracing)
         return self.static(node, f"{what} (JAX needs it static too)", None)
 
     def conv_call(self, p, a, scope):
@@ -92,7 +115,7 @@ class LaxConv:
         helper = ir.name(self.bind_ref("conv_forward", rc.conv_forward))
         out = self.to_name(ir.call(helper, [x, w] + [_static_atom(v) for v in p.params]))
         out = self.conv_transpose_axes(out, p.out_perm)
-        dtype = self.static_value(a["preferred_element_type"], "preferred_element_type") \
+        dtype = self.conv_value(a["preferred_element_type"], "preferred_element_type") \
             if "preferred_element_type" in a else None
         if dtype is not None:
             out = self.np_call("asarray", [out, ir.name(self.bind_ref(
