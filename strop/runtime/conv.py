@@ -22,7 +22,8 @@ import itertools
 import numpy as np
 
 __all__ = ["conv_forward", "conv_transpose_lhs", "conv_transpose_rhs", "conv_padding",
-           "conv_forward_lanes", "conv_transpose_lhs_lanes", "conv_transpose_rhs_lanes"]
+           "conv_permute", "conv_forward_lanes", "conv_transpose_lhs_lanes",
+           "conv_transpose_rhs_lanes", "conv_permute_lanes"]
 
 PARAMS = "strides, padding, lhs_dilation, rhs_dilation, feature_groups, batch_groups"
 MODES = ("SAME", "SAME_LOWER", "VALID", "TSAME", "TVALID")
@@ -177,6 +178,12 @@ def _padded(x, geo):
     return out
 
 
+def conv_permute(x, perm, inverse):
+    """``np.transpose(x, perm)``, ``inverse`` the inverse permutation: a layout brought to the
+    canonical one and back, with a rule that needs no arithmetic on ``perm``."""
+    return np.transpose(x, perm)
+
+
 def conv_forward(lhs, rhs, strides, padding, lhs_dilation, rhs_dilation, feature_groups,
                  batch_groups):
     """The convolution (channels last; module docstring)."""
@@ -299,6 +306,12 @@ def conv_transpose_rhs_lanes(lhs, ct, rhs_shape, strides, padding, lhs_dilation,
     v = len(lhs) if lhs_b else len(ct)
     return np.stack([conv_transpose_rhs(lhs[k] if lhs_b else lhs, ct[k] if ct_b else ct,
                                         rhs_shape, *params) for k in range(v)])
+
+
+def conv_permute_lanes(x, perm, inverse, x_b, perm_b=False, inverse_b=False):
+    """conv_permute of each lane (the lanes' axis stays first)."""
+    _static(perm_b, inverse_b)
+    return np.transpose(x, (0,) + tuple(p + 1 for p in perm))
 
 
 def _static(*flags):

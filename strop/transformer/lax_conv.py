@@ -4,13 +4,14 @@ the static arguments are read now and checked by the same ``plan`` strop.lax use
 transposes that bring its operands to channels-last and its result back:
 
     conv_general_dilated(x, w, (1, 1), 'SAME', dimension_numbers=('NCHW', 'OIHW', 'NCHW'))
-        _t1 = np.transpose(x, (0, 2, 3, 1))
-        _t2 = np.transpose(w, (2, 3, 1, 0))
+        _t1 = conv_permute(x, (0, 2, 3, 1), (0, 3, 1, 2))
+        _t2 = conv_permute(w, (2, 3, 1, 0), (3, 2, 0, 1))
         _t3 = conv_forward(_t1, _t2, (1, 1), 'SAME', (1, 1), (1, 1), 1, 1)
-        ... = np.transpose(_t3, (0, 3, 1, 2))
+        ... = conv_permute(_t3, (0, 3, 1, 2), (0, 2, 3, 1))
 
-(no transpose where a layout is already the canonical one: NHWC / HWIO / NHWC).  conv_forward
-and its transposes have their own rules (rules/conv.py).
+(conv_permute: np.transpose with the inverse permutation beside it, for its rule; none where
+a layout is already the canonical one: NHWC / HWIO / NHWC).  conv_forward and its transposes
+have their own rules (rules/conv.py).
 """
 import gast
 import numpy as np
@@ -125,7 +126,10 @@ class LaxConv:
     def conv_transpose_axes(self, x, perm):
         if tuple(perm) == tuple(range(len(perm))):
             return x
-        return self.np_call("transpose", [x, _static_atom(tuple(perm))])
+        inverse = tuple(int(i) for i in np.argsort(perm))
+        helper = ir.name(self.bind_ref("conv_permute", rc.conv_permute))
+        return self.to_name(ir.call(helper, [x, _static_atom(tuple(perm)),
+                                             _static_atom(inverse)]))
 
 
 def _rank(dimension_numbers, strides):

@@ -6,6 +6,8 @@ Hessian-vector product) needs nothing more.
     x = conv_transpose_lhs(c, w)   c̄ = conv_forward(x̄, w)         w̄ = conv_transpose_rhs(x̄, c)
     w = conv_transpose_rhs(x, c)   x̄ = conv_transpose_lhs(c, w̄)   c̄ = conv_forward(x, w̄)
 
+``conv_permute`` (a layout to channels-last and back) is a transpose whose rule is the
+inverse permutation, given beside it.
 vmap: their ``*_lanes`` versions (a batch of images is one convolution of a larger batch).
 """
 from ...runtime import conv as rc
@@ -32,8 +34,12 @@ defvjp(rc.conv_transpose_rhs, f"lhs, ct, rhs_shape, {P}",
 defjvp(rc.conv_transpose_rhs, f"conv_transpose_rhs(dlhs, ct, rhs_shape, {P})",
        f"conv_transpose_rhs(lhs, dct, rhs_shape, {P})")
 
+defvjp(rc.conv_permute, "x, perm, inverse", "conv_permute(g, inverse, perm)")
+defjvp(rc.conv_permute, "conv_permute(dx, perm, inverse)")
+
 defnondiff({rc.conv_padding: None})
 
 batching.LANES.update({rc.conv_forward: rc.conv_forward_lanes,
                        rc.conv_transpose_lhs: rc.conv_transpose_lhs_lanes,
-                       rc.conv_transpose_rhs: rc.conv_transpose_rhs_lanes})
+                       rc.conv_transpose_rhs: rc.conv_transpose_rhs_lanes,
+                       rc.conv_permute: rc.conv_permute_lanes})
