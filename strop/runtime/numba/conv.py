@@ -1,9 +1,12 @@
 """Numba implementations of the convolution helpers (runtime/conv.py), for 0 to 3 spatial
 dimensions of float arrays (more: the NumPy version, in an object-mode island).
 
-Each works on 3 spatial dimensions (fewer are given leading windows of size 1) through the
-kernels below, compiled apart without the bounds checks of generated code and parallel over
-the batch: the patches of lhs (im2col: one row per output position, window * channels
+Compiled code calls them through an object-mode block (``_through_numpy``): the geometry is
+worked out in Python (runtime/conv.py's Geometry, JAX's checks and words), then the kernels
+below run, compiled once (cached on disk), without the bounds checks of generated code and
+parallel over the batch.  Linked into each generated function instead, they made its LLVM
+module so large that compiling a gradient took a minute; the block costs microseconds a call.
+The kernels work on 3 spatial dimensions (fewer are given leading windows of size 1): the patches of lhs (im2col: one row per output position, window * channels
 columns) times the kernel as one BLAS product per group; the lhs transpose is that product
 with the kernel transposed, added back into the patches' places (col2im); the rhs transpose,
 the patches transposed times the cotangent.  (Direct loops over the window, measured beside
@@ -17,6 +20,7 @@ from numba.extending import overload, register_jitable
 from numba.np.numpy_support import as_dtype
 
 from ...runtime import conv as rc
+from ._common import _through_numpy
 
 
 # --- the kernels: lhs (N, D, H, W, C), rhs (KD, KH, KW, I, O); geometry as 3-element arrays ---
@@ -96,58 +100,6 @@ def _groups(n, c, o, fg, bg):
     return g, n // bg, c // fg, o // g
 
 
-@register_jitable
-def _dilated(n, d):
-    return 0 if n == 0 else (n - 1) * d + 1
-
-
-@register_jitable
-def _mode_pad(mode, n, k, s, ld, rd):
-    """runtime/conv.py's conv_padding along one axis, the mode as a code (_MODES)."""
-    k = _dilated(k, rd)
-    if mode == 1 or mode == 2:         # SAME, SAME_LOWER
-        total = max((-(-n // s) - 1) * s + k - n, 0)
-        lo = total // 2 if mode == 1 else (total + 1) // 2
-        return lo, total - lo
-    if mode == 4:                      # TSAME
-        total = k + ld - 2
-        lo = k - 1 if ld > k - 1 else -(-total // 2)
-        return lo, total - lo
-    if mode == 5:                      # TVALID
-        return k - 1, k + ld - 2 + max(k - ld, 0) - (k - 1)
-    return 0, 0                        # VALID
-
-
-@numba.njit(boundscheck=False, cache=True)
-def _geometry(n, c, i, o, in_sp, win, s, ld, rd, lo, hi, mode, fg, bg):
-    """The checks the shapes need, the padding a mode means (into ``lo``, ``hi``; leading
-    axes of size 1 get none), and the output's spatial sizes (3 slots)."""
-    if fg < 1 or bg < 1:
-        raise ValueError("conv_general_dilated feature_group_count and batch_group_count must "
-                         "be positive integers")
-    if c % fg != 0 or c // fg != i:
-        raise ValueError("conv_general_dilated lhs feature dimension size divided by "
-                         "feature_group_count must equal the rhs input feature dimension size")
-    if o % fg != 0 or o % bg != 0:
-        raise ValueError("conv_general_dilated rhs output feature dimension size must be a "
-                         "multiple of feature_group_count and batch_group_count")
-    if bg > 1 and n % bg != 0:
-        raise ValueError("conv_general_dilated batch_group_count must divide lhs batch "
-                         "dimension size")
-    if bg > 1 and fg > 1:
-        raise ValueError("At most one of batch_group_count and feature_group_count may be > 1")
-    out = np.zeros(3, np.int64)
-    for a in range(3):
-        if mode > 0:
-            lo[a], hi[a] = _mode_pad(mode, in_sp[a], win[a], s[a], ld[a], rd[a])
-        padded = _dilated(in_sp[a], ld[a]) + lo[a] + hi[a]
-        if padded < 0:
-            raise ValueError("Negative padding is larger than the size of the corresponding "
-                             "dimension")
-        out[a] = max((padded - _dilated(win[a], rd[a])) // s[a] + 1, 0)
-    return out
-
-
 @numba.njit(boundscheck=False, cache=True)
 def _forward5(x, w, out_sp, s, rd, lo, ld, fg, bg):
     """(N' * P, O): the convolution of 5-D x and w, one product per group."""
@@ -201,102 +153,61 @@ def _transpose_rhs5(x, g2, gw, out_sp, s, rd, lo, ld, fg, bg):
                 g2[:, k * og:(k + 1) * og]))
 
 
-# --- the geometry: the spatial parameters as 3-element arrays (leading ones for fewer axes) ---
+# --- called from compiled code through NumPy: the geometry in Python, the kernels above ----
 
-def _three(t, fill):
-    """The implementation that puts a tuple of ``n`` ints into the last n of 3 slots."""
-    n = len(t) if isinstance(t, types.BaseTuple) else 0
-    if n == 0:
-        return lambda t: np.full(3, fill, np.int64)
-
-    def impl(t):
-        out = np.full(3, fill, np.int64)
-        for i in range(n):
-            out[3 - n + i] = t[i]
-        return out
-    return impl
+def _three(values, fill):
+    return np.array((fill,) * (3 - len(values)) + tuple(values), np.int64)
 
 
-def _ones3(t):
-    pass
+def _five(x, dt):
+    """x (N, *spatial, C) as (N, D, H, W, C), C-contiguous in ``dt``."""
+    x = np.ascontiguousarray(x, dtype=dt)
+    return x.reshape(x.shape[:1] + (1,) * (5 - x.ndim) + x.shape[1:])
 
 
-overload(_ones3)(lambda t: _three(t, 1))
-
-_MODES = {"SAME": 1, "SAME_LOWER": 2, "VALID": 3, "TSAME": 4, "TVALID": 5}
-
-
-def _pads(padding):
-    pass
+def _kernel5(w, dt):
+    w = np.ascontiguousarray(w, dtype=dt)
+    return w.reshape((1,) * (5 - w.ndim) + w.shape)
 
 
-@overload(_pads, prefer_literal=True)
-def _pads_impl(padding):
-    """(mode code, low pads, high pads): explicit pairs have mode 0; a mode's pads are
-    _geometry's to find.  A mode written in the code is known when compiling."""
-    if isinstance(padding, types.StringLiteral):
-        code = _MODES.get(padding.literal_value, -1)
-        return lambda padding: (code, np.zeros(3, np.int64), np.zeros(3, np.int64))
-    if isinstance(padding, types.UnicodeType):
-        def named(padding):
-            code = -1
-            for k, name in enumerate(("SAME", "SAME_LOWER", "VALID", "TSAME", "TVALID")):
-                if padding == name:
-                    code = k + 1
-            return code, np.zeros(3, np.int64), np.zeros(3, np.int64)
-        return named
-    n = len(padding) if isinstance(padding, types.BaseTuple) else 0
-
-    def pairs(padding):
-        lo, hi = np.zeros(3, np.int64), np.zeros(3, np.int64)
-        for i in range(n):
-            lo[3 - n + i], hi[3 - n + i] = padding[i][0], padding[i][1]
-        return 0, lo, hi
-    return pairs if n else (lambda padding: (0, np.zeros(3, np.int64), np.zeros(3, np.int64)))
+def _plan(lhs_shape, rhs_shape, strides, padding, lhs_dilation, rhs_dilation, fg, bg):
+    """The Geometry (runtime/conv.py: JAX's checks and words) and the kernels' arguments."""
+    geo = rc.Geometry(lhs_shape, rhs_shape, strides, padding, lhs_dilation, rhs_dilation,
+                      fg, bg)
+    lo = _three([p[0] for p in geo.pads], 0)
+    return geo, (_three(geo.out[1:-1], 1), _three(geo.strides, 1), _three(geo.rd, 1), lo,
+                 _three(geo.ld, 1), fg, bg)
 
 
-@register_jitable
-def _setup(x5, w5, strides, padding, lhs_dilation, rhs_dilation, fg, bg):
-    """(out_sp, s, rd, lo, ld) of 5-D operands (``x5`` lhs-shaped, ``w5`` rhs-shaped)."""
-    s, ld, rd = _ones3(strides), _ones3(lhs_dilation), _ones3(rhs_dilation)
-    mode, lo, hi = _pads(padding)
-    if mode < 0:
-        raise ValueError("Unrecognized padding type: expected 'VALID', 'SAME', or 'SAME_LOWER'")
-    out_sp = _geometry(x5.shape[0], x5.shape[4], w5.shape[3], w5.shape[4],
-                       np.array(x5.shape[1:4]), np.array(w5.shape[:3]), s, ld, rd, lo, hi,
-                       mode, fg, bg)
-    return out_sp, s, rd, lo, ld
+def forward(lhs, rhs, *params):
+    dt = np.result_type(lhs, rhs)
+    x, w = _five(lhs, dt), _kernel5(rhs, dt)
+    geo, args = _plan(lhs.shape, rhs.shape, *params)
+    return _forward5(x, w, *args).reshape(geo.out)
 
 
-# --- 5-D views of the operands ----------------------------------------------------------
-
-def _five(x):
-    pass
-
-
-@overload(_five)
-def _five_impl(x):
-    """x (N, *spatial, C) as (N, D, H, W, C), C-contiguous."""
-    nsp = x.ndim - 2
-    if nsp == 0:
-        return lambda x: np.ascontiguousarray(x).reshape((x.shape[0], 1, 1, 1, x.shape[1]))
-    if nsp == 1:
-        return lambda x: np.ascontiguousarray(x).reshape((x.shape[0], 1, 1) + x.shape[1:])
-    if nsp == 2:
-        return lambda x: np.ascontiguousarray(x).reshape((x.shape[0], 1) + x.shape[1:])
-    return lambda x: np.ascontiguousarray(x)
+def transpose_lhs(ct, rhs, lhs_shape, *params):
+    dt = np.result_type(ct, rhs)
+    geo, args = _plan(tuple(lhs_shape), rhs.shape, *params)
+    if ct.shape != geo.out:
+        raise ValueError(f"convolution: the cotangent's shape {ct.shape} is not the "
+                         f"output's {geo.out}")
+    gx = np.zeros(lhs_shape, dt)
+    _transpose_lhs5(_five(ct, dt).reshape(-1, ct.shape[-1]), _kernel5(rhs, dt), _five(gx, dt),
+                    *args)
+    return gx
 
 
-def _kernel5(w):
-    pass
-
-
-@overload(_kernel5)
-def _kernel5_impl(w):
-    """w (*window, I, O) as (KD, KH, KW, I, O), C-contiguous."""
-    nsp = w.ndim - 2
-    ones = (1,) * (3 - nsp)
-    return lambda w: np.ascontiguousarray(w).reshape(ones + w.shape)
+def transpose_rhs(lhs, ct, rhs_shape, *params):
+    dt = np.result_type(lhs, ct)
+    geo, args = _plan(lhs.shape, tuple(rhs_shape), *params)
+    if ct.shape != geo.out:
+        raise ValueError(f"convolution: the cotangent's shape {ct.shape} is not the "
+                         f"output's {geo.out}")
+    gw = np.zeros(rhs_shape, dt)
+    _transpose_rhs5(_five(lhs, dt), _five(ct, dt).reshape(-1, ct.shape[-1]), _kernel5(gw, dt),
+                    *args)
+    return gw
 
 
 def _supported(*ts):
@@ -304,18 +215,9 @@ def _supported(*ts):
                2 <= t.ndim <= 5 for t in ts) and len({t.ndim for t in ts}) == 1
 
 
-def _dtype_of(*ts):
-    return as_dtype(numba.from_dtype(np.result_type(*[as_dtype(t.dtype) for t in ts]))).type
-
-
-_TAILS = (register_jitable(lambda a: ()), register_jitable(lambda a: (a[2],)),
-          register_jitable(lambda a: (a[1], a[2])), register_jitable(lambda a: (a[0], a[1], a[2])))
-
-
-@register_jitable
-def _check_out(g, out_sp):
-    if g.shape[1] != out_sp[0] or g.shape[2] != out_sp[1] or g.shape[3] != out_sp[2]:
-        raise ValueError("convolution: the cotangent's shape is not the output's")
+def _out_type(rank, *ts):
+    dt = numba.from_dtype(np.result_type(*[as_dtype(t.dtype) for t in ts]))
+    return types.Array(dt, rank, "C")
 
 
 @overload(rc.conv_forward)
@@ -323,16 +225,10 @@ def _conv_forward(lhs, rhs, strides, padding, lhs_dilation, rhs_dilation, featur
                   batch_groups):
     if not _supported(lhs, rhs):
         return None
-    dt, tail = _dtype_of(lhs, rhs), _TAILS[lhs.ndim - 2]
-
-    def impl(lhs, rhs, strides, padding, lhs_dilation, rhs_dilation, feature_groups,
-             batch_groups):
-        x, w = _five(lhs.astype(dt)), _kernel5(rhs.astype(dt))
-        out_sp, s, rd, lo, ld = _setup(x, w, strides, padding, lhs_dilation, rhs_dilation,
-                                       feature_groups, batch_groups)
-        y = _forward5(x, w, out_sp, s, rd, lo, ld, feature_groups, batch_groups)
-        return y.reshape((x.shape[0] // batch_groups,) + tail(out_sp) + (w.shape[4],))
-    return impl
+    run = _through_numpy(forward, _out_type(lhs.ndim, lhs, rhs))
+    return lambda lhs, rhs, strides, padding, lhs_dilation, rhs_dilation, feature_groups, \
+        batch_groups: run((lhs, rhs, strides, padding, lhs_dilation, rhs_dilation,
+                           feature_groups, batch_groups))
 
 
 @overload(rc.conv_transpose_lhs)
@@ -340,20 +236,10 @@ def _conv_transpose_lhs(ct, rhs, lhs_shape, strides, padding, lhs_dilation, rhs_
                         feature_groups, batch_groups):
     if not _supported(ct, rhs):
         return None
-    dt = _dtype_of(ct, rhs)
-
-    def impl(ct, rhs, lhs_shape, strides, padding, lhs_dilation, rhs_dilation, feature_groups,
-             batch_groups):
-        gx = np.zeros(lhs_shape, dt)
-        x5, w = _five(gx), _kernel5(rhs.astype(dt))
-        out_sp, s, rd, lo, ld = _setup(x5, w, strides, padding, lhs_dilation, rhs_dilation,
-                                       feature_groups, batch_groups)
-        g = _five(ct.astype(dt))
-        _check_out(g, out_sp)
-        _transpose_lhs5(g.reshape((-1, g.shape[4])), w, x5, out_sp, s, rd, lo, ld,
-                        feature_groups, batch_groups)
-        return gx
-    return impl
+    run = _through_numpy(transpose_lhs, _out_type(ct.ndim, ct, rhs))
+    return lambda ct, rhs, lhs_shape, strides, padding, lhs_dilation, rhs_dilation, \
+        feature_groups, batch_groups: run((ct, rhs, lhs_shape, strides, padding, lhs_dilation,
+                                           rhs_dilation, feature_groups, batch_groups))
 
 
 @overload(rc.conv_transpose_rhs)
@@ -361,20 +247,10 @@ def _conv_transpose_rhs(lhs, ct, rhs_shape, strides, padding, lhs_dilation, rhs_
                         feature_groups, batch_groups):
     if not _supported(lhs, ct):
         return None
-    dt = _dtype_of(lhs, ct)
-
-    def impl(lhs, ct, rhs_shape, strides, padding, lhs_dilation, rhs_dilation, feature_groups,
-             batch_groups):
-        gw = np.zeros(rhs_shape, dt)
-        x, w5 = _five(lhs.astype(dt)), _kernel5(gw)
-        out_sp, s, rd, lo, ld = _setup(x, w5, strides, padding, lhs_dilation, rhs_dilation,
-                                       feature_groups, batch_groups)
-        g = _five(ct.astype(dt))
-        _check_out(g, out_sp)
-        _transpose_rhs5(x, g.reshape((-1, g.shape[4])), w5, out_sp, s, rd, lo, ld,
-                        feature_groups, batch_groups)
-        return gw
-    return impl
+    run = _through_numpy(transpose_rhs, _out_type(lhs.ndim, lhs, ct))
+    return lambda lhs, ct, rhs_shape, strides, padding, lhs_dilation, rhs_dilation, \
+        feature_groups, batch_groups: run((lhs, ct, rhs_shape, strides, padding, lhs_dilation,
+                                           rhs_dilation, feature_groups, batch_groups))
 
 
 # --- vmap: the lanes versions (runtime/conv.py), their flags literal booleans -------------
