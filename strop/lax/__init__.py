@@ -3,7 +3,8 @@ with JAX's signatures and semantics.  Called on values they run as the Python th
 inside a transformed function they are rewritten into that Python (an ``if``, a ``while``, a
 ``for`` that stacks its outputs) before grad, jvp, vmap or jit see the code
 (transformer/lax_lower.py), so every transform handles them as it handles the user's own
-control flow."""
+control flow.  The convolutions (conv.py) become one channels-last convolution helper with
+rules of its own (runtime/conv.py)."""
 from .arrays import broadcast, clamp, expand_dims, select, sort, stop_gradient
 from .conv import (ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated,
                    conv_transpose, conv_with_general_padding)
