@@ -35,9 +35,9 @@ def layer_loss(x, w, ct):
 
 def cnn_loss(w1, b1, w2, b2, w3, x, y):
     h = lax.conv_general_dilated(x, w1, (1, 1), "SAME", dimension_numbers=DN)
-    h = np.maximum(h + b1, 0.0)
+    h = np.maximum(h + b1, np.float32(0))   # (a float 0.0 makes float64 under Numba)
     h = lax.conv_general_dilated(h, w2, (1, 1), "SAME", dimension_numbers=DN)
-    h = np.maximum(h + b2, 0.0)
+    h = np.maximum(h + b2, np.float32(0))
     out = np.mean(h, axis=(1, 2)) @ w3
     return np.mean((out - y) ** 2)
 

@@ -3,19 +3,22 @@ dimensions of float arrays (more: the NumPy version, in an object-mode island).
 
 Compiled code calls them through an object-mode block (``_through_numpy``): the geometry is
 worked out in Python (runtime/conv.py's Geometry, JAX's checks and words), then the kernels
-below run, compiled once (cached on disk), without the bounds checks of generated code and
-parallel over the batch.  Linked into each generated function instead, they made its LLVM
-module so large that compiling a gradient took a minute; the block costs microseconds a call.
-The kernels work on 3 spatial dimensions (fewer are given leading windows of size 1): the patches of lhs (im2col: one row per output position, window * channels
-columns) times the kernel as one BLAS product per group; the lhs transpose is that product
-with the kernel transposed, added back into the patches' places (col2im); the rhs transpose,
-the patches transposed times the cotangent.  (Direct loops over the window, measured beside
-it on the benchmark's layer, were slower: the product is where the time goes, and BLAS does
-it best.)
+below run, compiled once (cached on disk), without the bounds checks of generated code.
+Linked into each generated function instead, they made its LLVM module so large that
+compiling a gradient took a minute; the block costs microseconds a call.
+
+The kernels work on 3 spatial dimensions (fewer are given leading windows of size 1): the
+patches of lhs (im2col: one row per output position, window * channels columns) times the
+kernel as one BLAS product per group; the lhs transpose is that product with the kernel
+transposed, added back into the patches' places (col2im); the rhs transpose, the patches
+transposed times the cotangent.  On the benchmark's layer the product is most of the time
+(the patches, a copy through index tables, 1-2 ms of 20-30); they are made in one thread,
+which leaves both cores to BLAS: a parallel loop (prange), measured, slowed the product that
+followed, its OpenMP threads spinning beside BLAS's.  Direct loops were not tried.
 """
 import numba
 import numpy as np
-from numba import prange, types
+from numba import types
 from numba.extending import overload, register_jitable
 from numba.np.numpy_support import as_dtype
 
@@ -25,67 +28,54 @@ from ._common import _through_numpy
 
 # --- the kernels: lhs (N, D, H, W, C), rhs (KD, KH, KW, I, O); geometry as 3-element arrays ---
 
-@register_jitable
-def _source(p, k, s, rd, lo, ld, size):
-    """The lhs index that output position ``p`` reads at window offset ``k`` along one axis,
-    -1 where it reads padding or a hole of the lhs dilation."""
-    q = p * s + k * rd - lo
-    if q < 0 or q % ld != 0:
-        return -1
-    i = q // ld
-    return i if i < size else -1
-
-
-@numba.njit(boundscheck=False, cache=True, parallel=True)
-def _patches(x, n0, nb, c0, cg, win, out_sp, s, rd, lo, ld):
+@numba.njit(boundscheck=False, cache=True)
+def _patches(x, n0, nb, c0, cg, t0, t1, t2):
     """(nb * P, K * cg): row n * P + p holds the window of output position p of lhs[n0 + n]
-    (channels c0 .. c0 + cg), offset by offset."""
-    pd, ph, pw = out_sp[0], out_sp[1], out_sp[2]
-    kd, kh, kw = win[0], win[1], win[2]
-    npos, nwin = pd * ph * pw, kd * kh * kw
-    out = np.empty((nb * npos, nwin * cg), x.dtype)
-    for n in prange(nb):
-        for a in range(pd):
-            for b in range(ph):
-                for c in range(pw):
-                    row = out[(n * pd + a) * ph * pw + b * pw + c]
-                    for i in range(kd):
-                        d0 = _source(a, i, s[0], rd[0], lo[0], ld[0], x.shape[1])
-                        for j in range(kh):
-                            d1 = _source(b, j, s[1], rd[1], lo[1], ld[1], x.shape[2])
-                            for k in range(kw):
-                                d2 = _source(c, k, s[2], rd[2], lo[2], ld[2], x.shape[3])
-                                col = ((i * kh + j) * kw + k) * cg
-                                if d0 < 0 or d1 < 0 or d2 < 0:
-                                    for m in range(cg):
-                                        row[col + m] = 0
-                                else:
-                                    src = x[n0 + n, d0, d1, d2]
-                                    for m in range(cg):
-                                        row[col + m] = src[c0 + m]
+    (channels c0 .. c0 + cg), offset by offset.  ``t0[p, k]`` (t1, t2: the other axes): the
+    lhs index output position p reads at window offset k along that axis, -1 for padding or a
+    hole of the lhs dilation (tables made once: no division in the loop)."""
+    pd, ph, pw = t0.shape[0], t1.shape[0], t2.shape[0]
+    kd, kh, kw = t0.shape[1], t1.shape[1], t2.shape[1]
+    out = np.empty((nb * pd * ph * pw, kd * kh * kw * cg), x.dtype)
+    for na in range(nb * pd):
+        n, a = na // pd, na % pd
+        for b in range(ph):
+            for c in range(pw):
+                row = out[(na * ph + b) * pw + c]
+                for i in range(kd):
+                    d0 = t0[a, i]
+                    for j in range(kh):
+                        d1 = t1[b, j]
+                        for k in range(kw):
+                            d2 = t2[c, k]
+                            col = ((i * kh + j) * kw + k) * cg
+                            if d0 < 0 or d1 < 0 or d2 < 0:
+                                row[col:col + cg] = 0
+                            else:
+                                row[col:col + cg] = x[n0 + n, d0, d1, d2, c0:c0 + cg]
     return out
 
 
-@numba.njit(boundscheck=False, cache=True, parallel=True)
-def _add_patches(gx, cols, n0, nb, c0, cg, win, out_sp, s, rd, lo, ld):
+@numba.njit(boundscheck=False, cache=True)
+def _add_patches(gx, cols, n0, nb, c0, cg, t0, t1, t2):
     """The transpose of _patches: each row's values added back where they were read."""
-    pd, ph, pw = out_sp[0], out_sp[1], out_sp[2]
-    kd, kh, kw = win[0], win[1], win[2]
-    for n in prange(nb):    # a sample's rows write into that sample only
+    pd, ph, pw = t0.shape[0], t1.shape[0], t2.shape[0]
+    kd, kh, kw = t0.shape[1], t1.shape[1], t2.shape[1]
+    for n in range(nb):
         for a in range(pd):
             for b in range(ph):
                 for c in range(pw):
-                    row = cols[(n * pd + a) * ph * pw + b * pw + c]
+                    row = cols[((n * pd + a) * ph + b) * pw + c]
                     for i in range(kd):
-                        d0 = _source(a, i, s[0], rd[0], lo[0], ld[0], gx.shape[1])
+                        d0 = t0[a, i]
                         if d0 < 0:
                             continue
                         for j in range(kh):
-                            d1 = _source(b, j, s[1], rd[1], lo[1], ld[1], gx.shape[2])
+                            d1 = t1[b, j]
                             if d1 < 0:
                                 continue
                             for k in range(kw):
-                                d2 = _source(c, k, s[2], rd[2], lo[2], ld[2], gx.shape[3])
+                                d2 = t2[c, k]
                                 if d2 < 0:
                                     continue
                                 col = ((i * kh + j) * kw + k) * cg
@@ -101,30 +91,28 @@ def _groups(n, c, o, fg, bg):
 
 
 @numba.njit(boundscheck=False, cache=True)
-def _forward5(x, w, out_sp, s, rd, lo, ld, fg, bg):
+def _forward5(x, w, t0, t1, t2, fg, bg):
     """(N' * P, O): the convolution of 5-D x and w, one product per group."""
     n, c, o = x.shape[0], x.shape[4], w.shape[4]
     g, nb, cg, og = _groups(n, c, o, fg, bg)
-    win = np.array(w.shape[:3])
-    npos = out_sp[0] * out_sp[1] * out_sp[2]
+    npos = t0.shape[0] * t1.shape[0] * t2.shape[0]
     wk = w.reshape((-1, o))
     if g == 1:
-        return np.dot(_patches(x, 0, nb, 0, cg, win, out_sp, s, rd, lo, ld), wk)
+        return np.dot(_patches(x, 0, nb, 0, cg, t0, t1, t2), wk)
     out = np.empty((nb * npos, o), x.dtype)
     for k in range(g):
         n0, c0 = (k * nb if bg > 1 else 0), (k * cg if fg > 1 else 0)
-        cols = _patches(x, n0, nb, c0, cg, win, out_sp, s, rd, lo, ld)
+        cols = _patches(x, n0, nb, c0, cg, t0, t1, t2)
         out[:, k * og:(k + 1) * og] = np.dot(cols, np.ascontiguousarray(
             wk[:, k * og:(k + 1) * og]))
     return out
 
 
 @numba.njit(boundscheck=False, cache=True)
-def _transpose_lhs5(g2, w, gx, out_sp, s, rd, lo, ld, fg, bg):
+def _transpose_lhs5(g2, w, gx, t0, t1, t2, fg, bg):
     """g2: the cotangent as (N' * P, O); gx (zeros, 5-D) receives the result."""
     n, c, o = gx.shape[0], gx.shape[4], w.shape[4]
     g, nb, cg, og = _groups(n, c, o, fg, bg)
-    win = np.array(w.shape[:3])
     wk = w.reshape((-1, o))
     for k in range(g):
         n0, c0 = (k * nb if bg > 1 else 0), (k * cg if fg > 1 else 0)
@@ -133,19 +121,18 @@ def _transpose_lhs5(g2, w, gx, out_sp, s, rd, lo, ld, fg, bg):
         else:
             cols = np.dot(np.ascontiguousarray(g2[:, k * og:(k + 1) * og]),
                           np.ascontiguousarray(wk[:, k * og:(k + 1) * og]).T)
-        _add_patches(gx, cols, n0, nb, c0, cg, win, out_sp, s, rd, lo, ld)
+        _add_patches(gx, cols, n0, nb, c0, cg, t0, t1, t2)
 
 
 @numba.njit(boundscheck=False, cache=True)
-def _transpose_rhs5(x, g2, gw, out_sp, s, rd, lo, ld, fg, bg):
+def _transpose_rhs5(x, g2, gw, t0, t1, t2, fg, bg):
     """gw (zeros, 5-D) receives the result."""
     n, c, o = x.shape[0], x.shape[4], gw.shape[4]
     g, nb, cg, og = _groups(n, c, o, fg, bg)
-    win = np.array(gw.shape[:3])
     wk = gw.reshape((-1, o))
     for k in range(g):
         n0, c0 = (k * nb if bg > 1 else 0), (k * cg if fg > 1 else 0)
-        cols = _patches(x, n0, nb, c0, cg, win, out_sp, s, rd, lo, ld)
+        cols = _patches(x, n0, nb, c0, cg, t0, t1, t2)
         if g == 1:
             wk[:, :] = np.dot(cols.T, g2)
         else:
@@ -154,10 +141,6 @@ def _transpose_rhs5(x, g2, gw, out_sp, s, rd, lo, ld, fg, bg):
 
 
 # --- called from compiled code through NumPy: the geometry in Python, the kernels above ----
-
-def _three(values, fill):
-    return np.array((fill,) * (3 - len(values)) + tuple(values), np.int64)
-
 
 def _five(x, dt):
     """x (N, *spatial, C) as (N, D, H, W, C), C-contiguous in ``dt``."""
@@ -170,13 +153,23 @@ def _kernel5(w, dt):
     return w.reshape((1,) * (5 - w.ndim) + w.shape)
 
 
+def _table(n, p, k, s, rd, lo, ld):
+    """[p, k]: the lhs index output position p reads at window offset k along an axis of
+    ``n``, -1 for padding or a hole of the lhs dilation."""
+    q = np.arange(p)[:, None] * s + np.arange(k)[None, :] * rd - lo
+    i = q // ld
+    return np.where((q >= 0) & (q % ld == 0) & (i < n), i, -1).astype(np.int64)
+
+
 def _plan(lhs_shape, rhs_shape, strides, padding, lhs_dilation, rhs_dilation, fg, bg):
-    """The Geometry (runtime/conv.py: JAX's checks and words) and the kernels' arguments."""
+    """The Geometry (runtime/conv.py: JAX's checks and words) and the kernels' arguments:
+    one index table per axis (three: leading axes of size 1 for fewer)."""
     geo = rc.Geometry(lhs_shape, rhs_shape, strides, padding, lhs_dilation, rhs_dilation,
                       fg, bg)
-    lo = _three([p[0] for p in geo.pads], 0)
-    return geo, (_three(geo.out[1:-1], 1), _three(geo.strides, 1), _three(geo.rd, 1), lo,
-                 _three(geo.ld, 1), fg, bg)
+    axes = list(zip(geo.lhs[1:-1], geo.out[1:-1], geo.rhs[:-2], geo.strides, geo.rd,
+                    [p[0] for p in geo.pads], geo.ld))
+    axes = [(1, 1, 1, 1, 1, 0, 1)] * (3 - len(axes)) + axes
+    return geo, tuple(_table(*a) for a in axes) + (fg, bg)
 
 
 def forward(lhs, rhs, *params):
