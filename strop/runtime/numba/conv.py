@@ -11,7 +11,10 @@ The kernels work on 3 spatial dimensions (fewer are given leading windows of siz
 patches of lhs (im2col: one row per output position, window * channels columns) times the
 kernel as one BLAS product per group; the lhs transpose is that product with the kernel
 transposed, added back into the patches' places (col2im); the rhs transpose, the patches
-transposed times the cotangent.  On the benchmark's layer the product is most of the time
+transposed times the cotangent.  The products are NumPy's (its BLAS, as strop's other
+products from compiled code): Numba's np.dot calls SciPy's BLAS, a second OpenBLAS whose
+threads, spinning beside NumPy's on two cores, made a 9 x 25088 by 25088 x 32 product take
+a second in the benchmark's CNN.  On the benchmark's layer the product is most of the time
 (the patches, a copy through index tables, 1-2 ms of 20-30); they are made in one thread,
 which leaves both cores to BLAS: a parallel loop (prange), measured, slowed the product that
 followed, its OpenMP threads spinning beside BLAS's.  Direct loops were not tried.
@@ -84,62 +87,6 @@ def _add_patches(gx, cols, n0, nb, c0, cg, t0, t1, t2):
                                     dst[c0 + m] += row[col + m]
 
 
-@register_jitable
-def _groups(n, c, o, fg, bg):
-    g = max(fg, bg)
-    return g, n // bg, c // fg, o // g
-
-
-@numba.njit(boundscheck=False, cache=True)
-def _forward5(x, w, t0, t1, t2, fg, bg):
-    """(N' * P, O): the convolution of 5-D x and w, one product per group."""
-    n, c, o = x.shape[0], x.shape[4], w.shape[4]
-    g, nb, cg, og = _groups(n, c, o, fg, bg)
-    npos = t0.shape[0] * t1.shape[0] * t2.shape[0]
-    wk = w.reshape((-1, o))
-    if g == 1:
-        return np.dot(_patches(x, 0, nb, 0, cg, t0, t1, t2), wk)
-    out = np.empty((nb * npos, o), x.dtype)
-    for k in range(g):
-        n0, c0 = (k * nb if bg > 1 else 0), (k * cg if fg > 1 else 0)
-        cols = _patches(x, n0, nb, c0, cg, t0, t1, t2)
-        out[:, k * og:(k + 1) * og] = np.dot(cols, np.ascontiguousarray(
-            wk[:, k * og:(k + 1) * og]))
-    return out
-
-
-@numba.njit(boundscheck=False, cache=True)
-def _transpose_lhs5(g2, w, gx, t0, t1, t2, fg, bg):
-    """g2: the cotangent as (N' * P, O); gx (zeros, 5-D) receives the result."""
-    n, c, o = gx.shape[0], gx.shape[4], w.shape[4]
-    g, nb, cg, og = _groups(n, c, o, fg, bg)
-    wk = w.reshape((-1, o))
-    for k in range(g):
-        n0, c0 = (k * nb if bg > 1 else 0), (k * cg if fg > 1 else 0)
-        if g == 1:
-            cols = np.dot(g2, wk.T)
-        else:
-            cols = np.dot(np.ascontiguousarray(g2[:, k * og:(k + 1) * og]),
-                          np.ascontiguousarray(wk[:, k * og:(k + 1) * og]).T)
-        _add_patches(gx, cols, n0, nb, c0, cg, t0, t1, t2)
-
-
-@numba.njit(boundscheck=False, cache=True)
-def _transpose_rhs5(x, g2, gw, t0, t1, t2, fg, bg):
-    """gw (zeros, 5-D) receives the result."""
-    n, c, o = x.shape[0], x.shape[4], gw.shape[4]
-    g, nb, cg, og = _groups(n, c, o, fg, bg)
-    wk = gw.reshape((-1, o))
-    for k in range(g):
-        n0, c0 = (k * nb if bg > 1 else 0), (k * cg if fg > 1 else 0)
-        cols = _patches(x, n0, nb, c0, cg, t0, t1, t2)
-        if g == 1:
-            wk[:, :] = np.dot(cols.T, g2)
-        else:
-            wk[:, k * og:(k + 1) * og] = np.dot(cols.T, np.ascontiguousarray(
-                g2[:, k * og:(k + 1) * og]))
-
-
 # --- called from compiled code through NumPy: the geometry in Python, the kernels above ----
 
 def _five(x, dt):
@@ -172,34 +119,57 @@ def _plan(lhs_shape, rhs_shape, strides, padding, lhs_dilation, rhs_dilation, fg
     return geo, tuple(_table(*a) for a in axes) + (fg, bg)
 
 
+def _group_slices(n, c, o, fg, bg):
+    """(lhs batch start, channel start, output channel slice) of each group, and the sizes
+    (batch per group, channels per group)."""
+    g = max(fg, bg)
+    nb, cg, og = n // bg, c // fg, o // g
+    return [(k * nb if bg > 1 else 0, k * cg if fg > 1 else 0, slice(k * og, (k + 1) * og))
+            for k in range(g)], nb, cg
+
+
 def forward(lhs, rhs, *params):
     dt = np.result_type(lhs, rhs)
     x, w = _five(lhs, dt), _kernel5(rhs, dt)
-    geo, args = _plan(lhs.shape, rhs.shape, *params)
-    return _forward5(x, w, *args).reshape(geo.out)
+    geo, (t0, t1, t2, fg, bg) = _plan(lhs.shape, rhs.shape, *params)
+    wk = w.reshape(-1, w.shape[-1])
+    groups, nb, cg = _group_slices(x.shape[0], x.shape[-1], w.shape[-1], fg, bg)
+    if len(groups) == 1:
+        return np.matmul(_patches(x, 0, nb, 0, cg, t0, t1, t2), wk).reshape(geo.out)
+    out = np.empty((nb * t0.shape[0] * t1.shape[0] * t2.shape[0], w.shape[-1]), dt)
+    for n0, c0, outs in groups:
+        out[:, outs] = _patches(x, n0, nb, c0, cg, t0, t1, t2) @ wk[:, outs]
+    return out.reshape(geo.out)
 
 
 def transpose_lhs(ct, rhs, lhs_shape, *params):
     dt = np.result_type(ct, rhs)
-    geo, args = _plan(tuple(lhs_shape), rhs.shape, *params)
+    geo, (t0, t1, t2, fg, bg) = _plan(tuple(lhs_shape), rhs.shape, *params)
     if ct.shape != geo.out:
         raise ValueError(f"convolution: the cotangent's shape {ct.shape} is not the "
                          f"output's {geo.out}")
     gx = np.zeros(lhs_shape, dt)
-    _transpose_lhs5(_five(ct, dt).reshape(-1, ct.shape[-1]), _kernel5(rhs, dt), _five(gx, dt),
-                    *args)
+    gx5, w = _five(gx, dt), _kernel5(rhs, dt)
+    g2, wk = _five(ct, dt).reshape(-1, ct.shape[-1]), w.reshape(-1, w.shape[-1])
+    groups, nb, cg = _group_slices(gx5.shape[0], gx5.shape[-1], w.shape[-1], fg, bg)
+    for n0, c0, outs in groups:
+        cols = np.ascontiguousarray(g2[:, outs] @ wk[:, outs].T)
+        _add_patches(gx5, cols, n0, nb, c0, cg, t0, t1, t2)
     return gx
 
 
 def transpose_rhs(lhs, ct, rhs_shape, *params):
     dt = np.result_type(lhs, ct)
-    geo, args = _plan(lhs.shape, tuple(rhs_shape), *params)
+    geo, (t0, t1, t2, fg, bg) = _plan(lhs.shape, tuple(rhs_shape), *params)
     if ct.shape != geo.out:
         raise ValueError(f"convolution: the cotangent's shape {ct.shape} is not the "
                          f"output's {geo.out}")
     gw = np.zeros(rhs_shape, dt)
-    _transpose_rhs5(_five(lhs, dt), _five(ct, dt).reshape(-1, ct.shape[-1]), _kernel5(gw, dt),
-                    *args)
+    x, g2 = _five(lhs, dt), _five(ct, dt).reshape(-1, ct.shape[-1])
+    wk = gw.reshape(-1, gw.shape[-1])
+    groups, nb, cg = _group_slices(x.shape[0], x.shape[-1], gw.shape[-1], fg, bg)
+    for n0, c0, outs in groups:
+        wk[:, outs] = _patches(x, n0, nb, c0, cg, t0, t1, t2).T @ g2[:, outs]
     return gw
 
 
