@@ -11,10 +11,10 @@ The kernels work on 3 spatial dimensions (fewer are given leading windows of siz
 patches of lhs (im2col: one row per output position, window * channels columns) times the
 kernel as one BLAS product per group; the lhs transpose is that product with the kernel
 transposed, added back into the patches' places (col2im); the rhs transpose, the patches
-transposed times the cotangent.  The products are NumPy's (its BLAS, as strop's other
-products from compiled code): Numba's np.dot calls SciPy's BLAS, a second OpenBLAS whose
-threads, spinning beside NumPy's on two cores, made a 9 x 25088 by 25088 x 32 product take
-a second in the benchmark's CNN.  On the benchmark's layer the product is most of the time
+transposed times the cotangent.  The products are NumPy's np.dot (its BLAS, as strop's other
+products from compiled code), never ``@`` on a transposed operand: np.matmul runs a
+transposed patch matrix (unit stride on the wrong axis) through its loop without BLAS, and
+a 9 x 25088 by 25088 x 32 product took a second in the benchmark's CNN.  On the benchmark's layer the product is most of the time
 (the patches, a copy through index tables, 1-2 ms of 20-30); they are made in one thread,
 which leaves both cores to BLAS: a parallel loop (prange), measured, slowed the product that
 followed, its OpenMP threads spinning beside BLAS's.  Direct loops were not tried.
@@ -135,10 +135,11 @@ def forward(lhs, rhs, *params):
     wk = w.reshape(-1, w.shape[-1])
     groups, nb, cg = _group_slices(x.shape[0], x.shape[-1], w.shape[-1], fg, bg)
     if len(groups) == 1:
-        return np.matmul(_patches(x, 0, nb, 0, cg, t0, t1, t2), wk).reshape(geo.out)
+        return np.dot(_patches(x, 0, nb, 0, cg, t0, t1, t2), wk).reshape(geo.out)
     out = np.empty((nb * t0.shape[0] * t1.shape[0] * t2.shape[0], w.shape[-1]), dt)
     for n0, c0, outs in groups:
-        out[:, outs] = _patches(x, n0, nb, c0, cg, t0, t1, t2) @ wk[:, outs]
+        out[:, outs] = np.dot(_patches(x, n0, nb, c0, cg, t0, t1, t2),
+                              np.ascontiguousarray(wk[:, outs]))
     return out.reshape(geo.out)
 
 
@@ -153,7 +154,7 @@ def transpose_lhs(ct, rhs, lhs_shape, *params):
     g2, wk = _five(ct, dt).reshape(-1, ct.shape[-1]), w.reshape(-1, w.shape[-1])
     groups, nb, cg = _group_slices(gx5.shape[0], gx5.shape[-1], w.shape[-1], fg, bg)
     for n0, c0, outs in groups:
-        cols = np.ascontiguousarray(g2[:, outs] @ wk[:, outs].T)
+        cols = np.dot(np.ascontiguousarray(g2[:, outs]), np.ascontiguousarray(wk[:, outs]).T)
         _add_patches(gx5, cols, n0, nb, c0, cg, t0, t1, t2)
     return gx
 
@@ -169,7 +170,8 @@ def transpose_rhs(lhs, ct, rhs_shape, *params):
     wk = gw.reshape(-1, gw.shape[-1])
     groups, nb, cg = _group_slices(x.shape[0], x.shape[-1], gw.shape[-1], fg, bg)
     for n0, c0, outs in groups:
-        wk[:, outs] = _patches(x, n0, nb, c0, cg, t0, t1, t2).T @ g2[:, outs]
+        wk[:, outs] = np.dot(_patches(x, n0, nb, c0, cg, t0, t1, t2).T,
+                             np.ascontiguousarray(g2[:, outs]))
     return gw
 
 
