@@ -233,7 +233,8 @@ def conv_transpose_rhs(lhs, ct, rhs_shape, strides, padding, lhs_dilation, rhs_d
         gg = g[..., outs].reshape(-1, outs_size(g, outs))
         for k, index in geo.windows():
             patch = xp[index][rows][..., chans]
-            out[k][:, outs] += patch.reshape(-1, patch.shape[-1]).T @ gg
+            # np.dot: np.matmul runs a transposed operand without BLAS
+            out[k][:, outs] += np.dot(patch.reshape(-1, patch.shape[-1]).T, gg)
     return out
 
 
