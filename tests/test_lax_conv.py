@@ -343,3 +343,20 @@ def test_dimension_numbers():
 
 
 DN = lax.conv_dimension_numbers((1, 6, 6, 3), (3, 3, 3, 4), ("NHWC", "HWIO", "NHWC"))
+
+
+def test_preferred_element_type_and_consistent_padding():
+    x = np.random.default_rng(4).standard_normal((1, 5, 5, 2)).astype(np.float32)
+    w = np.random.default_rng(5).standard_normal((3, 2, 2, 3)).astype(np.float32)
+    nhwc = ("NHWC", "HWIO", "NHWC")
+
+    def f(x, w):
+        return lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=nhwc,
+                                        preferred_element_type=np.float16)
+    assert f(x, w).dtype == jit(f, backend="python")(x, w).dtype == np.float16
+    # the forward conv's padding (1, 1), (0, 2) of a window 3 (dilated: 3) is (1, 1), (2, 0)
+    got = lax.conv_transpose(x, w, (2, 2), ((1, 1), (0, 2)), rhs_dilation=(1, 2),
+                             dimension_numbers=nhwc, use_consistent_padding=True)
+    want = lax.conv_transpose(x, w, (2, 2), ((1, 1), (2, 0)), rhs_dilation=(1, 2),
+                              dimension_numbers=nhwc)
+    np.testing.assert_allclose(got, want)

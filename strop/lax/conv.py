@@ -37,7 +37,8 @@ def _run(p, x, w, preferred_element_type):
     except (TypeError, ValueError) as e:
         raise lax_error(type(e), str(e)) from None
     out = p.run(x, w)
-    return out if preferred_element_type is None else out.astype(preferred_element_type)
+    return out if preferred_element_type is None else \
+        out.astype(rl.canonical_dtype(np.dtype(preferred_element_type)))   # 32-bit unless x64
 
 
 @lowered

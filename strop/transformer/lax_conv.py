@@ -18,6 +18,7 @@ import numpy as np
 
 from ..runtime import conv_layout as lc
 from ..runtime import conv as rc
+from ..runtime import lax as rl
 from . import analysis, ir
 
 _DN = "conv-dn"   # displays[(_DN, name)]: the ConvDimensionNumbers a local name holds
@@ -120,7 +121,7 @@ class LaxConv:
             if "preferred_element_type" in a else None
         if dtype is not None:
             out = self.np_call("asarray", [out, ir.name(self.bind_ref(
-                "dtype", np.dtype(dtype).type))])
+                "dtype", rl.canonical_dtype(np.dtype(dtype)).type))])   # 32-bit unless x64
         return out
 
     def conv_transpose_axes(self, x, perm):
