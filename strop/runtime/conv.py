@@ -8,7 +8,7 @@ matrix product.  Every parameter is static except ``padding`` may be a mode reso
 shapes when the code runs (``"SAME"``, ``"SAME_LOWER"``, ``"VALID"``; ``"TSAME"``, ``"TVALID"``:
 conv_transpose's, the stride being ``lhs_dilation``), so the three functions agree on it.
 
-    conv_forward(lhs, rhs, ...)                  out[n, p, o] = sum_{k, c} x[n, p*s + k*d, c] w[k, c, o]
+    conv_forward(lhs, rhs, ...)                  out[n, p, o] = sum_kc x[n, p*s + k*d, c] w[k, c, o]
     conv_transpose_lhs(ct, rhs, lhs_shape, ...)  its transpose in lhs (d out / d lhs applied to ct)
     conv_transpose_rhs(lhs, ct, rhs_shape, ...)  its transpose in rhs
 

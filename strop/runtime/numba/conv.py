@@ -14,10 +14,11 @@ transposed, added back into the patches' places (col2im); the rhs transpose, the
 transposed times the cotangent.  The products are NumPy's np.dot (its BLAS, as strop's other
 products from compiled code), never ``@`` on a transposed operand: np.matmul runs a
 transposed patch matrix (unit stride on the wrong axis) through its loop without BLAS, and
-a 9 x 25088 by 25088 x 32 product took a second in the benchmark's CNN.  On the benchmark's layer the product is most of the time
-(the patches, a copy through index tables, 1-2 ms of 20-30); they are made in one thread,
-which leaves both cores to BLAS: a parallel loop (prange), measured, slowed the product that
-followed, its OpenMP threads spinning beside BLAS's.  Direct loops were not tried.
+a 9 x 25088 by 25088 x 32 product took a second in the benchmark's CNN.  On the benchmark's
+layer the product is most of the time (the patches, a copy through index tables, take 1-8
+ms of 20-40, with the load); they are made in one thread, which leaves both cores to BLAS: a
+parallel loop (prange), measured, slowed the product that followed, its OpenMP threads
+spinning beside BLAS's.  Direct loops were not tried.
 """
 import numba
 import numpy as np
