@@ -3,8 +3,11 @@ with JAX's signatures and semantics.  Called on values they run as the Python th
 inside a transformed function they are rewritten into that Python (an ``if``, a ``while``, a
 ``for`` that stacks its outputs) before grad, jvp, vmap or jit see the code
 (transformer/lax_lower.py), so every transform handles them as it handles the user's own
-control flow."""
+control flow.  The convolutions (conv.py) become one channels-last convolution helper with
+rules of its own (runtime/conv.py)."""
 from .arrays import broadcast, clamp, expand_dims, select, sort, stop_gradient
+from .conv import (ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated,
+                   conv_transpose, conv_with_general_padding)
 from .control import cond, fori_loop, map, scan, switch, while_loop  # noqa: A004
 from .slicing import (dynamic_index_in_dim, dynamic_slice, dynamic_slice_in_dim,
                       dynamic_update_index_in_dim, dynamic_update_slice,
@@ -13,4 +16,6 @@ from .slicing import (dynamic_index_in_dim, dynamic_slice, dynamic_slice_in_dim,
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "stop_gradient",
            "select", "clamp", "sort", "broadcast", "expand_dims", "dynamic_slice",
            "dynamic_update_slice", "dynamic_slice_in_dim", "dynamic_update_slice_in_dim",
-           "dynamic_index_in_dim", "dynamic_update_index_in_dim"]
+           "dynamic_index_in_dim", "dynamic_update_index_in_dim", "conv_general_dilated", "conv",
+           "conv_with_general_padding", "conv_dimension_numbers", "conv_transpose",
+           "ConvDimensionNumbers"]

@@ -16,7 +16,8 @@ a scan go into arrays made from the first step's outputs: that step is written o
 loop (Numba and the derivative passes need an array of a known type before the loop).
 
 The other functions become NumPy (``select`` is ``np.where``) or the helpers of
-runtime/lax.py, which have their own rules (rules/lax.py).
+runtime/lax.py, which have their own rules (rules/lax.py); the convolutions, the helpers of
+runtime/conv.py (lax_conv.py).
 """
 import inspect
 
@@ -27,13 +28,14 @@ from ..runtime import lax as rl
 from ..errors import LaxTypeError, LaxValueError
 from . import ir
 from .lax_arrays import LaxArrays
+from .lax_conv import LaxConv
 from .lax_trees import (LEAF, NONE, LaxTrees, forget, leaf_name, leaf_paths, same_structure,
                         text)
 
 _FNS = "lax-fns"   # displays[(_FNS, name)]: the function atoms of a display of functions
 
 
-class LaxLowering(LaxArrays, LaxTrees):
+class LaxLowering(LaxArrays, LaxConv, LaxTrees):
     """Mixed into the Normalizer: ``lax_call`` is its hook for a call of a strop.lax function."""
 
     def lax_call(self, fn, e, scope, into):

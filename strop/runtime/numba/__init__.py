@@ -32,13 +32,13 @@ from . import forward, jacobians  # noqa: E402
 
 compile_the_rest((rt.forward, rt.jacobians), forward.IMPLEMENTED | jacobians.IMPLEMENTED)
 
-from . import lax, numeric, wide  # noqa: E402,F401
+from . import conv, lax, numeric, wide  # noqa: E402,F401
 
 # last: what none of the above compiles runs through NumPy in an object-mode island
 from . import islands  # noqa: E402
 
 islands.islands((rt.base, rt.arithmetic, rt.containers, rt.indexing, rt.reductions, rt.shape,
                  rt.products, rt.linalg, rt.numeric, rt.batching, rt.iteration, rt.forward,
-                 rt.jacobians, rt.lax), containers.IMPLEMENTED)
+                 rt.jacobians, rt.lax, rt.conv), containers.IMPLEMENTED)
 for _fn in (*islands.NUMPY, *islands.SIGNATURES):
     islands.island(_fn, islands.SIGNATURES.get(_fn))

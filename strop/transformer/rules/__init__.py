@@ -3,7 +3,8 @@ from . import arithmetic  # noqa: F401  (each family registers its rules on impo
 from .table import (RULES, TEMPLATE_NAMESPACE, Rule, evaluate_jvp, evaluate_vjp, lookup,  # noqa: F401
                     rule_name, template_ast)
 
-for _family in ("ufuncs", "reductions", "shape", "products", "linalg", "numeric", "indexing", "containers", "lax"):
+for _family in ("ufuncs", "reductions", "shape", "products", "linalg", "numeric", "indexing",
+                "containers", "lax", "conv"):
     try:
         __import__(f"{__name__}.{_family}")
     except ModuleNotFoundError as _e:  # a family not written yet

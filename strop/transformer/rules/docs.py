@@ -15,6 +15,10 @@ before any transform runs: their derivatives are those of that code, in both mod
 `while_loop` and `fori_loop` with bounds computed from arguments too.  `stop_gradient` has
 a zero derivative; `dynamic_slice`, `dynamic_update_slice` and their `_in_dim`/`_index_`
 forms become one-axis helpers with derivative rules of their own.
+`conv_general_dilated`, `conv`, `conv_with_general_padding` and `conv_transpose` become one
+channels-last convolution helper between layout transposes; its derivatives in either operand
+are its two transposes, whose own derivatives are the convolution and each other, so every
+order and both modes are covered.
 """
 
 CONVENTIONS = """## Conventions where the derivative is a choice

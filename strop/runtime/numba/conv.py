@@ -1,0 +1,359 @@
+"""Numba implementations of the convolution helpers (runtime/conv.py), for 0 to 3 spatial
+dimensions of float arrays (more: the NumPy version, in an object-mode island).
+
+Compiled code calls them through an object-mode block (``_through_numpy``): the geometry is
+worked out in Python (runtime/conv.py's Geometry, JAX's checks and words), then the kernels
+below run, compiled once (cached on disk), without the bounds checks of generated code.
+Linked into each generated function instead, they made its LLVM module so large that
+compiling a gradient took a minute; the block costs microseconds a call.
+
+The kernels work on 3 spatial dimensions (fewer are given leading windows of size 1): the
+patches of lhs (im2col: one row per output position, window * channels columns) times the
+kernel as one BLAS product per group; the lhs transpose is that product with the kernel
+transposed, added back into the patches' places (col2im); the rhs transpose, the patches
+transposed times the cotangent.  The products are NumPy's np.dot (its BLAS, as strop's other
+products from compiled code), never ``@`` on a transposed operand: np.matmul runs a
+transposed patch matrix (unit stride on the wrong axis) through its loop without BLAS, and
+a 9 x 25088 by 25088 x 32 product took a second in the benchmark's CNN.  On the benchmark's
+layer the product is most of the time (the patches, a copy through index tables, take 1-8
+ms of 20-40, with the load); they are made in one thread, which leaves both cores to BLAS: a
+parallel loop (prange), measured, slowed the product that followed, its OpenMP threads
+spinning beside BLAS's.  Direct loops were not tried.
+"""
+import numba
+import numpy as np
+from numba import types
+from numba.extending import overload, register_jitable
+from numba.np.numpy_support import as_dtype
+
+from ...runtime import conv as rc
+from ._common import _through_numpy
+
+
+# --- the kernels: lhs (N, D, H, W, C), rhs (KD, KH, KW, I, O); geometry as 3-element arrays ---
+
+@numba.njit(boundscheck=False, cache=True)
+def _patches(x, n0, nb, c0, cg, t0, t1, t2):
+    """(nb * P, K * cg): row n * P + p holds the window of output position p of lhs[n0 + n]
+    (channels c0 .. c0 + cg), offset by offset.  ``t0[p, k]`` (t1, t2: the other axes): the
+    lhs index output position p reads at window offset k along that axis, -1 for padding or a
+    hole of the lhs dilation (tables made once: no division in the loop)."""
+    pd, ph, pw = t0.shape[0], t1.shape[0], t2.shape[0]
+    kd, kh, kw = t0.shape[1], t1.shape[1], t2.shape[1]
+    out = np.empty((nb * pd * ph * pw, kd * kh * kw * cg), x.dtype)
+    for na in range(nb * pd):
+        n, a = na // pd, na % pd
+        for b in range(ph):
+            for c in range(pw):
+                row = out[(na * ph + b) * pw + c]
+                for i in range(kd):
+                    d0 = t0[a, i]
+                    for j in range(kh):
+                        d1 = t1[b, j]
+                        for k in range(kw):
+                            d2 = t2[c, k]
+                            col = ((i * kh + j) * kw + k) * cg
+                            if d0 < 0 or d1 < 0 or d2 < 0:
+                                row[col:col + cg] = 0
+                            else:
+                                row[col:col + cg] = x[n0 + n, d0, d1, d2, c0:c0 + cg]
+    return out
+
+
+@numba.njit(boundscheck=False, cache=True)
+def _add_patches(gx, cols, n0, nb, c0, cg, t0, t1, t2):
+    """The transpose of _patches: each row's values added back where they were read."""
+    pd, ph, pw = t0.shape[0], t1.shape[0], t2.shape[0]
+    kd, kh, kw = t0.shape[1], t1.shape[1], t2.shape[1]
+    for n in range(nb):
+        for a in range(pd):
+            for b in range(ph):
+                for c in range(pw):
+                    row = cols[((n * pd + a) * ph + b) * pw + c]
+                    for i in range(kd):
+                        d0 = t0[a, i]
+                        if d0 < 0:
+                            continue
+                        for j in range(kh):
+                            d1 = t1[b, j]
+                            if d1 < 0:
+                                continue
+                            for k in range(kw):
+                                d2 = t2[c, k]
+                                if d2 < 0:
+                                    continue
+                                col = ((i * kh + j) * kw + k) * cg
+                                dst = gx[n0 + n, d0, d1, d2]
+                                for m in range(cg):
+                                    dst[c0 + m] += row[col + m]
+
+
+# --- called from compiled code through NumPy: the geometry in Python, the kernels above ----
+
+def _five(x, dt):
+    """x (N, *spatial, C) as (N, D, H, W, C), C-contiguous in ``dt``."""
+    x = np.ascontiguousarray(x, dtype=dt)
+    return x.reshape(x.shape[:1] + (1,) * (5 - x.ndim) + x.shape[1:])
+
+
+def _kernel5(w, dt):
+    w = np.ascontiguousarray(w, dtype=dt)
+    return w.reshape((1,) * (5 - w.ndim) + w.shape)
+
+
+def _table(n, p, k, s, rd, lo, ld):
+    """[p, k]: the lhs index output position p reads at window offset k along an axis of
+    ``n``, -1 for padding or a hole of the lhs dilation."""
+    q = np.arange(p)[:, None] * s + np.arange(k)[None, :] * rd - lo
+    i = q // ld
+    return np.where((q >= 0) & (q % ld == 0) & (i < n), i, -1).astype(np.int64)
+
+
+def _plan(lhs_shape, rhs_shape, strides, padding, lhs_dilation, rhs_dilation, fg, bg):
+    """The Geometry (runtime/conv.py: JAX's checks and words) and the kernels' arguments:
+    one index table per axis (three: leading axes of size 1 for fewer)."""
+    geo = rc.Geometry(lhs_shape, rhs_shape, strides, padding, lhs_dilation, rhs_dilation,
+                      fg, bg)
+    axes = list(zip(geo.lhs[1:-1], geo.out[1:-1], geo.rhs[:-2], geo.strides, geo.rd,
+                    [p[0] for p in geo.pads], geo.ld))
+    axes = [(1, 1, 1, 1, 1, 0, 1)] * (3 - len(axes)) + axes
+    return geo, tuple(_table(*a) for a in axes) + (fg, bg)
+
+
+def _group_slices(n, c, o, fg, bg):
+    """(lhs batch start, channel start, output channel slice) of each group, and the sizes
+    (batch per group, channels per group)."""
+    g = max(fg, bg)
+    nb, cg, og = n // bg, c // fg, o // g
+    return [(k * nb if bg > 1 else 0, k * cg if fg > 1 else 0, slice(k * og, (k + 1) * og))
+            for k in range(g)], nb, cg
+
+
+def forward(lhs, rhs, *params):
+    dt = np.result_type(lhs, rhs)
+    x, w = _five(lhs, dt), _kernel5(rhs, dt)
+    geo, (t0, t1, t2, fg, bg) = _plan(lhs.shape, rhs.shape, *params)
+    wk = w.reshape(-1, w.shape[-1])
+    groups, nb, cg = _group_slices(x.shape[0], x.shape[-1], w.shape[-1], fg, bg)
+    if len(groups) == 1:
+        return np.dot(_patches(x, 0, nb, 0, cg, t0, t1, t2), wk).reshape(geo.out)
+    out = np.empty((nb * t0.shape[0] * t1.shape[0] * t2.shape[0], w.shape[-1]), dt)
+    for n0, c0, outs in groups:
+        out[:, outs] = np.dot(_patches(x, n0, nb, c0, cg, t0, t1, t2),
+                              np.ascontiguousarray(wk[:, outs]))
+    return out.reshape(geo.out)
+
+
+def transpose_lhs(ct, rhs, lhs_shape, *params):
+    dt = np.result_type(ct, rhs)
+    geo, (t0, t1, t2, fg, bg) = _plan(tuple(lhs_shape), rhs.shape, *params)
+    if ct.shape != geo.out:
+        raise ValueError(f"convolution: the cotangent's shape {ct.shape} is not the "
+                         f"output's {geo.out}")
+    gx = np.zeros(lhs_shape, dt)
+    gx5, w = _five(gx, dt), _kernel5(rhs, dt)
+    g2, wk = _five(ct, dt).reshape(-1, ct.shape[-1]), w.reshape(-1, w.shape[-1])
+    groups, nb, cg = _group_slices(gx5.shape[0], gx5.shape[-1], w.shape[-1], fg, bg)
+    for n0, c0, outs in groups:
+        cols = np.dot(np.ascontiguousarray(g2[:, outs]), np.ascontiguousarray(wk[:, outs]).T)
+        _add_patches(gx5, cols, n0, nb, c0, cg, t0, t1, t2)
+    return gx
+
+
+def transpose_rhs(lhs, ct, rhs_shape, *params):
+    dt = np.result_type(lhs, ct)
+    geo, (t0, t1, t2, fg, bg) = _plan(lhs.shape, tuple(rhs_shape), *params)
+    if ct.shape != geo.out:
+        raise ValueError(f"convolution: the cotangent's shape {ct.shape} is not the "
+                         f"output's {geo.out}")
+    gw = np.zeros(rhs_shape, dt)
+    x, g2 = _five(lhs, dt), _five(ct, dt).reshape(-1, ct.shape[-1])
+    wk = gw.reshape(-1, gw.shape[-1])
+    groups, nb, cg = _group_slices(x.shape[0], x.shape[-1], gw.shape[-1], fg, bg)
+    for n0, c0, outs in groups:
+        wk[:, outs] = np.dot(_patches(x, n0, nb, c0, cg, t0, t1, t2).T,
+                             np.ascontiguousarray(g2[:, outs]))
+    return gw
+
+
+def _supported(*ts):
+    return all(isinstance(t, types.Array) and isinstance(t.dtype, types.Float) and
+               2 <= t.ndim <= 5 for t in ts) and len({t.ndim for t in ts}) == 1
+
+
+def _out_type(rank, *ts):
+    dt = numba.from_dtype(np.result_type(*[as_dtype(t.dtype) for t in ts]))
+    return types.Array(dt, rank, "C")
+
+
+@overload(rc.conv_forward)
+def _conv_forward(lhs, rhs, strides, padding, lhs_dilation, rhs_dilation, feature_groups,
+                  batch_groups):
+    if not _supported(lhs, rhs):
+        return None
+    run = _through_numpy(forward, _out_type(lhs.ndim, lhs, rhs))
+    return lambda lhs, rhs, strides, padding, lhs_dilation, rhs_dilation, feature_groups, \
+        batch_groups: run((lhs, rhs, strides, padding, lhs_dilation, rhs_dilation,
+                           feature_groups, batch_groups))
+
+
+@overload(rc.conv_transpose_lhs)
+def _conv_transpose_lhs(ct, rhs, lhs_shape, strides, padding, lhs_dilation, rhs_dilation,
+                        feature_groups, batch_groups):
+    if not _supported(ct, rhs):
+        return None
+    run = _through_numpy(transpose_lhs, _out_type(ct.ndim, ct, rhs))
+    return lambda ct, rhs, lhs_shape, strides, padding, lhs_dilation, rhs_dilation, \
+        feature_groups, batch_groups: run((ct, rhs, lhs_shape, strides, padding, lhs_dilation,
+                                           rhs_dilation, feature_groups, batch_groups))
+
+
+@overload(rc.conv_transpose_rhs)
+def _conv_transpose_rhs(lhs, ct, rhs_shape, strides, padding, lhs_dilation, rhs_dilation,
+                        feature_groups, batch_groups):
+    if not _supported(lhs, ct):
+        return None
+    run = _through_numpy(transpose_rhs, _out_type(lhs.ndim, lhs, ct))
+    return lambda lhs, ct, rhs_shape, strides, padding, lhs_dilation, rhs_dilation, \
+        feature_groups, batch_groups: run((lhs, ct, rhs_shape, strides, padding, lhs_dilation,
+                                           rhs_dilation, feature_groups, batch_groups))
+
+
+# --- vmap: the lanes versions (runtime/conv.py), their flags literal booleans -------------
+
+def _flags(*ts):
+    out = []
+    for t in ts:
+        if isinstance(t, types.BooleanLiteral):
+            out.append(t.literal_value)
+        elif isinstance(t, types.Omitted):
+            out.append(bool(t.value))
+        else:
+            return None
+    return out
+
+
+def _lane(batched):
+    return register_jitable(lambda a, k: a[k]) if batched else \
+        register_jitable(lambda a, k: a)
+
+
+@register_jitable
+def _fold(x):
+    x = np.ascontiguousarray(x)
+    return x.reshape((x.shape[0] * x.shape[1],) + x.shape[2:])
+
+
+@register_jitable
+def _unfold(y, v):
+    return y.reshape((v, y.shape[0] // v) + y.shape[1:])
+
+
+@overload(rc.conv_forward_lanes, prefer_literal=True)
+def _conv_forward_lanes(lhs, rhs, strides, padding, lhs_dilation, rhs_dilation, feature_groups,
+                        batch_groups, lhs_b, rhs_b, strides_b=False, padding_b=False,
+                        lhs_dilation_b=False, rhs_dilation_b=False, feature_groups_b=False,
+                        batch_groups_b=False):
+    flags = _flags(lhs_b, rhs_b, strides_b, padding_b, lhs_dilation_b, rhs_dilation_b,
+                   feature_groups_b, batch_groups_b)
+    if flags is None or any(flags[2:]):
+        return None    # the Python version says why
+    xl, wl, rb = _lane(flags[0]), _lane(flags[1]), flags[1]
+
+    def impl(lhs, rhs, strides, padding, lhs_dilation, rhs_dilation, feature_groups,
+             batch_groups, lhs_b, rhs_b, strides_b=False, padding_b=False,
+             lhs_dilation_b=False, rhs_dilation_b=False, feature_groups_b=False,
+             batch_groups_b=False):
+        if not rb and batch_groups == 1:   # a batch of images: one larger batch
+            return _unfold(rc.conv_forward(_fold(lhs), rhs, strides, padding, lhs_dilation,
+                                           rhs_dilation, feature_groups, 1), lhs.shape[0])
+        v = len(rhs) if rb else len(lhs)
+        first = rc.conv_forward(xl(lhs, 0), wl(rhs, 0), strides, padding, lhs_dilation,
+                                rhs_dilation, feature_groups, batch_groups)
+        out = np.empty((v,) + first.shape, first.dtype)
+        out[0] = first
+        for k in range(1, v):
+            out[k] = rc.conv_forward(xl(lhs, k), wl(rhs, k), strides, padding, lhs_dilation,
+                                     rhs_dilation, feature_groups, batch_groups)
+        return out
+    return impl
+
+
+@overload(rc.conv_transpose_lhs_lanes, prefer_literal=True)
+def _conv_transpose_lhs_lanes(ct, rhs, lhs_shape, strides, padding, lhs_dilation, rhs_dilation,
+                              feature_groups, batch_groups, ct_b, rhs_b, lhs_shape_b=False,
+                              strides_b=False, padding_b=False, lhs_dilation_b=False,
+                              rhs_dilation_b=False, feature_groups_b=False,
+                              batch_groups_b=False):
+    flags = _flags(ct_b, rhs_b, lhs_shape_b, strides_b, padding_b, lhs_dilation_b,
+                   rhs_dilation_b, feature_groups_b, batch_groups_b)
+    if flags is None or any(flags[2:]):
+        return None
+    gl, wl, cb, rb = _lane(flags[0]), _lane(flags[1]), flags[0], flags[1]
+
+    def impl(ct, rhs, lhs_shape, strides, padding, lhs_dilation, rhs_dilation, feature_groups,
+             batch_groups, ct_b, rhs_b, lhs_shape_b=False, strides_b=False, padding_b=False,
+             lhs_dilation_b=False, rhs_dilation_b=False, feature_groups_b=False,
+             batch_groups_b=False):
+        v = len(ct) if cb else len(rhs)
+        if cb and not rb and batch_groups == 1:
+            shape = (v * lhs_shape[0],) + lhs_shape[1:]
+            return _unfold(rc.conv_transpose_lhs(_fold(ct), rhs, shape, strides, padding,
+                                                 lhs_dilation, rhs_dilation, feature_groups,
+                                                 1), v)
+        out = np.empty((v,) + lhs_shape, ct.dtype)
+        for k in range(v):
+            out[k] = rc.conv_transpose_lhs(gl(ct, k), wl(rhs, k), lhs_shape, strides, padding,
+                                           lhs_dilation, rhs_dilation, feature_groups,
+                                           batch_groups)
+        return out
+    return impl
+
+
+@overload(rc.conv_transpose_rhs_lanes, prefer_literal=True)
+def _conv_transpose_rhs_lanes(lhs, ct, rhs_shape, strides, padding, lhs_dilation, rhs_dilation,
+                              feature_groups, batch_groups, lhs_b, ct_b, rhs_shape_b=False,
+                              strides_b=False, padding_b=False, lhs_dilation_b=False,
+                              rhs_dilation_b=False, feature_groups_b=False,
+                              batch_groups_b=False):
+    flags = _flags(lhs_b, ct_b, rhs_shape_b, strides_b, padding_b, lhs_dilation_b,
+                   rhs_dilation_b, feature_groups_b, batch_groups_b)
+    if flags is None or any(flags[2:]):
+        return None
+    xl, gl, xb = _lane(flags[0]), _lane(flags[1]), flags[0]
+
+    def impl(lhs, ct, rhs_shape, strides, padding, lhs_dilation, rhs_dilation, feature_groups,
+             batch_groups, lhs_b, ct_b, rhs_shape_b=False, strides_b=False, padding_b=False,
+             lhs_dilation_b=False, rhs_dilation_b=False, feature_groups_b=False,
+             batch_groups_b=False):
+        v = len(lhs) if xb else len(ct)
+        out = np.empty((v,) + rhs_shape, np.result_type(lhs.dtype, ct.dtype))
+        for k in range(v):   # each lane's kernel gradient
+            out[k] = rc.conv_transpose_rhs(xl(lhs, k), gl(ct, k), rhs_shape, strides, padding,
+                                           lhs_dilation, rhs_dilation, feature_groups,
+                                           batch_groups)
+        return out
+    return impl
+
+
+@overload(rc.conv_permute)
+def _conv_permute(x, perm, inverse):
+    if not isinstance(x, types.Array):
+        return None
+    return lambda x, perm, inverse: np.transpose(x, perm)
+
+
+# (0, perm[0] + 1, ...) for each length of perm: the lane axis first
+_SHIFTED = {n: register_jitable(eval("lambda p: (0, " + "".join(
+    f"p[{i}] + 1, " for i in range(n)) + ")")) for n in range(1, 8)}
+
+
+@overload(rc.conv_permute_lanes, prefer_literal=True)
+def _conv_permute_lanes(x, perm, inverse, x_b, perm_b=False, inverse_b=False):
+    flags = _flags(x_b, perm_b, inverse_b)
+    if flags is None or any(flags[1:]) or not isinstance(x, types.Array) or \
+            not isinstance(perm, types.BaseTuple) or len(perm) not in _SHIFTED:
+        return None
+    shifted = _SHIFTED[len(perm)]
+    return lambda x, perm, inverse, x_b, perm_b=False, inverse_b=False: np.transpose(
+        x, shifted(perm))
