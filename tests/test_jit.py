@@ -758,3 +758,17 @@ def test_grad_of_a_0d_array_output_compiles():
     want = g(a, 0.5)
     np.testing.assert_array_equal(got[0], want[0])
     assert float(got[1]) == float(want[1]) == 2.0
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.maximum(x, 0.0), lambda x: np.minimum(1, x) * 2.0,
+    lambda x: np.where(x > 0.5, x, 0.5), lambda x: np.where(x > 0.5, 2, x),
+    lambda x: np.clip(x, 0, 1), lambda x: np.power(x, 2.0), lambda x: np.arctan2(x, 1.0)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_python_numbers_beside_arrays_in_numpy_calls_are_weak(f, dtype):
+    # NumPy types the number by the array beside it (float32 stays float32, int32 with an
+    # int stays int32); Numba would make it 64 bits
+    x = (np.arange(4) * 0.4).astype(dtype)
+    got, want = jit(f)(x), f(x)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6)

@@ -211,7 +211,36 @@ def weaken(node, refs):
     def is_number(c):   # 0.5, or a name bound once to it (a parameter of inlined code)
         return _is_number(c) or isinstance(c, gast.Name) and c.id in numbers
 
+    def callee(call):
+        f = call.func
+        if isinstance(f, gast.Name):
+            return refs.get(f.id)
+        if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
+                refs.get(f.value.id) is np:
+            return getattr(np, f.attr, None)
+        return None
+
+    def weak(c, other):
+        return gast.Call(func=gast.Name(id=bind(), ctx=gast.Load(), annotation=None,
+                                        type_comment=None), args=[c, other], keywords=[])
+
     class Weaken(gast.NodeTransformer):
+        def visit_Call(self, node):
+            """A number among the operands of a ufunc, np.where's values or np.clip's bounds:
+            weak against the operand beside it (np.maximum(x32, 0.0) is float32)."""
+            self.generic_visit(node)
+            fn = callee(node)
+            if isinstance(fn, np.ufunc) and fn.nin == 2 and len(node.args) >= 2:
+                pairs = ((0, 1), (1, 0))
+            else:
+                pairs = ELEMENTWISE_OPERANDS.get(fn, ()) if _hashable(fn) else ()
+            args = list(node.args)
+            for at, beside in pairs:
+                if max(at, beside) < len(args) and is_number(args[at]) and not is_number(
+                        args[beside]) and isinstance(args[beside], gast.Name):
+                    node.args[at] = weak(args[at], args[beside])
+            return node
+
         def visit_BinOp(self, node):
             self.generic_visit(node)
             for side, other in (("left", node.right), ("right", node.left)):
@@ -228,6 +257,19 @@ def weaken(node, refs):
                         args=[c, other], keywords=[]))
             return node
     return Weaken().visit(node)
+
+
+# (operand, the operand it is weak against) of NumPy's elementwise functions that are not
+# ufuncs of two inputs
+ELEMENTWISE_OPERANDS = {np.where: ((1, 2), (2, 1)), np.clip: ((1, 0), (2, 0))}
+
+
+def _hashable(obj):
+    try:
+        hash(obj)
+    except TypeError:
+        return False
+    return True
 
 
 def _number_names(node):
