@@ -31,6 +31,7 @@ computed and run.  (2) Not ``Client.scatter``: scattered data is lost with the w
 hold it, a graph key is recomputed.  (3) The first call on a machine holds a Dask lock named
 after the function and the host, so the workers of one machine compile once between them.
 """
+import contextlib
 import hashlib
 import importlib.util
 import linecache
@@ -132,9 +133,14 @@ class _Sent:
         return obj
 
     def settings_now(self):
+        """The client's settings for a call.  Left alone where they already hold: tasks run
+        on threads of one process (Dask's threaded scheduler) would otherwise save and
+        restore the process-wide values in turn, and could leave one set."""
         from .config import config
-        return config.override(enable_x64=self.settings["enable_x64"],
-                               threefry_partitionable=self.settings["threefry_partitionable"])
+        wanted = {k: self.settings[k] for k in ("enable_x64", "threefry_partitionable")}
+        if all(config.read(k) == v for k, v in wanted.items()):
+            return contextlib.nullcontext()
+        return config.override(**wanted)
 
     def call(self, *args, **kwargs):
         """The function called in this process's settings.  Its first call on each machine

@@ -772,3 +772,48 @@ def test_python_numbers_beside_arrays_in_numpy_calls_are_weak(f, dtype):
     got, want = jit(f)(x), f(x)
     assert got.dtype == want.dtype
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def made_inside(x):
+    a = np.ones(3) * x + np.zeros(3) + np.linspace(0.0, 1.0, 3) + np.full(3, 2.0)
+    b = np.array([1.5, 2.5, 3.5]) * x + np.eye(3)[0] + np.arange(3.0)
+    return a, b, np.arange(3), np.zeros(2, np.float64)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_arrays_made_inside_follow_the_64_bit_policy(backend):
+    # DESIGN: with x64 off, arrays made inside a function are 32-bit as at the boundary;
+    # a dtype written in the call is kept
+    with config.override(enable_x64=False):
+        a, b, i, z = jit(made_inside, backend=backend)(np.float32(0.5))
+    assert (a.dtype, b.dtype, i.dtype, z.dtype) == (np.float32, np.float32, np.int32, np.float64)
+    np.testing.assert_allclose(a, made_inside(0.5)[0], rtol=1e-6)
+    with config.override(enable_x64=True):
+        a, b, i, _ = jit(made_inside, backend=backend)(0.5)
+    assert (a.dtype, b.dtype, i.dtype) == (np.float64, np.float64, np.int64)
+
+
+def stacked(x):
+    return np.sum(np.array([x, 2.0 * x]) ** 2)
+
+
+def test_the_narrowing_cast_has_a_derivative():
+    with config.override(enable_x64=False):
+        g = grad(stacked)(np.float32(0.5))
+        assert np.result_type(g) == np.float32 and np.isclose(g, 5.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", JitFallbackWarning)
+            assert np.isclose(jit(grad(stacked))(np.float32(0.5)), 5.0)
+
+
+def array_of_numbers(x):
+    return np.sum(np.array((x[0], x[1] * 3.0)) ** 2) + np.sum(np.array([x[1], x[0]]) * x)
+
+
+def test_grad_of_an_array_of_numbers_compiles():
+    x = np.array([0.5, 1.5])
+    g = grad(array_of_numbers)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JitFallbackWarning)
+        got = jit(g)(x)
+    np.testing.assert_allclose(got, g(x), rtol=1e-6)

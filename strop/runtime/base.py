@@ -7,7 +7,7 @@ handled as pytrees so that adjoints of containers are containers of adjoints.
 import numpy as np
 
 __all__ = ["unbroadcast", "zeros_like", "ones_like", "add", "scale", "expand_to", "astype_like",
-           "broadcast_like", "like", "seed_grad", "aux_pair"]
+           "broadcast_like", "like", "seed_grad", "aux_pair", "narrow"]
 
 _CONTAINERS = (list, tuple, dict)
 
@@ -69,6 +69,17 @@ def astype_like(g, x):
     if isinstance(x, np.ndarray):
         return np.asarray(g).astype(dtype, copy=False)
     return dtype.type(g) if np.ndim(g) == 0 else np.asarray(g, dtype)
+
+
+_NARROW = {np.dtype(np.float64): np.float32, np.dtype(np.int64): np.int32,
+           np.dtype(np.complex128): np.complex64}
+
+
+def narrow(x):
+    """An array made inside a function with 64-bit values off: its 64-bit dtype as the
+    32-bit one (DESIGN's 64-bit policy holds inside functions, as at their boundary)."""
+    to = _NARROW.get(getattr(x, "dtype", None))
+    return x.astype(to) if to is not None and isinstance(x, (np.ndarray, np.generic)) else x
 
 
 def _registered(x):

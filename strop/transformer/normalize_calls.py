@@ -5,6 +5,7 @@ import inspect
 import gast
 import numpy as np
 
+from ..config import config
 from ..errors import TransformError
 from . import ir
 from .parse import BUILTIN, CLOSURE, GLOBAL
@@ -23,6 +24,12 @@ VARARG_METHODS = {"reshape": np.reshape, "transpose": np.transpose}   # x.reshap
 # Mutating methods on local objects, as functional updates: name -> (helper, returns a value)
 AT_OPS = {"set": "at_set", "add": "at_add", "multiply": "at_multiply", "mul": "at_multiply",
           "min": "at_min", "max": "at_max", "get": "at_get"}
+
+# NumPy's functions that make an array, and where their dtype goes when passed by position:
+# with 64-bit values off, one made without a dtype is narrowed to 32 bits (DESIGN: the
+# 64-bit policy holds inside functions)
+MAKERS = {np.ones: 1, np.zeros: 1, np.empty: 1, np.full: 2, np.eye: 3, np.identity: 1,
+          np.linspace: 5, np.arange: 3, np.array: 1, np.asarray: 1}
 
 # builtins that make an iterator: a value made by one in transformed code is made a list
 ITERATORS = (zip, enumerate, reversed)
@@ -159,6 +166,9 @@ class Calls:
             # an iterator as a value: a list, which its consumer and its adjoint can both read
             made = self.to_name(ir.call(callee, args, kws))
             return self.to_name(ir.call("list", [made]), into)
+        if _makes_wide(obj, args, kws):
+            made = self.to_name(ir.call(callee, args, kws))
+            return self.to_name(ir.call(self.helper("narrow"), [made]), into)
         return self.to_name(ir.call(callee, args, kws), into)
 
     def debug_call(self, kind, e, scope, into):
@@ -235,6 +245,16 @@ class Calls:
             s = s.parent
         kind, value = scope.parsed.resolve(node.id)
         return kind in (GLOBAL, CLOSURE, BUILTIN) and ir.is_constant_object(value)
+
+
+def _makes_wide(obj, args, kws):
+    """Whether a call makes an array whose dtype the 64-bit policy may narrow."""
+    try:
+        at = MAKERS.get(obj)
+    except TypeError:   # unhashable
+        return False
+    return at is not None and len(args) <= at and not any(
+        k in ("dtype", "retstep") for k, _ in kws) and not config.read("enable_x64")
 
 
 def _is_helper_without_rule(obj):

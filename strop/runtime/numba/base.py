@@ -159,5 +159,16 @@ def impl(g, x, axis=None, keepdims=False):
 """, np=np)
 
 
-IMPLEMENTED = {rt.seed_grad, rt.aux_pair, rt.zeros_like, rt.add, rt.astype_like, rt.unbroadcast,
+@overload(rt.narrow)
+def _narrow(x):
+    if isinstance(x, types.Array) and str(x.dtype) in _NARROW:
+        to = _NARROW[str(x.dtype)]
+        return lambda x: x.astype(to)
+    return lambda x: x
+
+
+_NARROW = {"float64": np.float32, "int64": np.int32, "complex128": np.complex64}
+
+
+IMPLEMENTED = {rt.narrow, rt.seed_grad, rt.aux_pair, rt.zeros_like, rt.add, rt.astype_like, rt.unbroadcast,
                rt.broadcast_like, rt.expand_to}

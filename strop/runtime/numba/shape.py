@@ -73,5 +73,37 @@ def impl(g, arrays, axis, promote, batched):
         np=np, _norm_axis=_norm_axis, dt=_float_of(g))
 
 
+@overload(rt.array_vjp)
+def _array_vjp(g, object):
+    """The cotangent of ``np.array(object)``: g in object's shape, or one part of g per item
+    of a list or tuple of numbers or arrays (a flat list, as ``np.array([x, 2 * x])``)."""
+    if not isinstance(g, types.Array):
+        return None
+    if isinstance(object, types.Array):
+        return lambda g, object: np.ascontiguousarray(g).reshape(object.shape)
+    if isinstance(object, types.List) and _part_of(object.dtype):
+        return lambda g, object: [_array_part(g[k], object[k]) for k in range(len(object))]
+    if isinstance(object, types.BaseTuple) and all(_part_of(t) for t in object):
+        parts = ", ".join(f"_array_part(g[{k}], object[{k}])" for k in range(len(object)))
+        return _unrolled(f"def impl(g, object):\n    return ({parts},)\n",
+                         _array_part=_array_part)
+    return None
+
+
+def _part_of(t):
+    return isinstance(t, (types.Float, types.Integer)) or isinstance(t, types.Array)
+
+
+def _array_part(gk, ok):
+    return gk
+
+
+@overload(_array_part)
+def _array_part_impl(gk, ok):
+    if isinstance(ok, types.Array):
+        return lambda gk, ok: np.ascontiguousarray(gk).reshape(ok.shape)
+    return lambda gk, ok: gk
+
+
 # none replaced: the helpers' own source stays for the arguments these do not take
 IMPLEMENTED = set()

@@ -23,7 +23,7 @@ from ... import runtime
 # --- elementwise: every ufunc, and these ---
 ELEMENTWISE = {np.where, np.clip, np.nan_to_num, np.real, np.imag, np.conj, np.angle,
                np.round, np.around, np.fix, np.i0, np.sinc, np.heaviside, np.isclose,
-               abs, runtime.balanced_eq, runtime.astype_like, runtime.add, runtime.scale,
+               abs, runtime.balanced_eq, runtime.astype_like, runtime.narrow, runtime.add, runtime.scale,
                runtime.zeros_like, runtime.ones_like, ("method", "astype"),
                ("method", "copy"), np.copy, np.asarray, np.array, np.ascontiguousarray}
 
