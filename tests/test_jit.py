@@ -810,10 +810,16 @@ def array_of_numbers(x):
     return np.sum(np.array((x[0], x[1] * 3.0)) ** 2) + np.sum(np.array([x[1], x[0]]) * x)
 
 
-def test_grad_of_an_array_of_numbers_compiles():
+def array_of_arrays(x):
+    return np.sum(np.array([x, x * 2]) ** 2) + np.sum(np.array((x, x)) * np.array(x))
+
+
+@pytest.mark.parametrize("f", [array_of_numbers, array_of_arrays])
+def test_np_array_and_its_derivative_compile(f):
     x = np.array([0.5, 1.5])
-    g = grad(array_of_numbers)
+    g = grad(f)
     with warnings.catch_warnings():
         warnings.simplefilter("error", JitFallbackWarning)
-        got = jit(g)(x)
+        got, value = jit(g)(x), jit(f)(x)
     np.testing.assert_allclose(got, g(x), rtol=1e-6)
+    np.testing.assert_allclose(value, f(x), rtol=1e-6)

@@ -1,6 +1,6 @@
 """NumPy functions whose Numba versions accept what NumPy accepts but fail on it when run
 (``np.reshape`` of an array that is not contiguous raises NotImplementedError, where NumPy
-copies), or that Numba lacks where strop has a helper (``np.matmul``: the helper ``@``
+copies; ``np.array`` of an array or a list of arrays is refused), or that Numba lacks where strop has a helper (``np.matmul``: the helper ``@``
 lowers to).  The CPU backend calls a twin in their place (codegen/cpu.py), whose Numba
 implementation (numba/twins.py) does what NumPy does; the twin itself, run as Python, is the
 NumPy function.  Kept apart from the Numba code so that lowering does not load Numba."""
@@ -13,4 +13,8 @@ def reshape(a, newshape=None, order="C", **kwargs):
     return np.reshape(a, newshape, order=order, **kwargs)
 
 
-TWINS = {np.reshape: reshape, np.matmul: matmul}
+def array(object, dtype=None):
+    return np.array(object, dtype)
+
+
+TWINS = {np.reshape: reshape, np.matmul: matmul, np.array: array}

@@ -2,8 +2,10 @@
 import numpy as np
 from numba import types
 from numba.extending import overload
+from numba.np.numpy_support import as_dtype
 
-from ..twins import reshape
+from ..twins import array, reshape
+from ._common import _none, _unrolled
 
 
 @overload(reshape)
@@ -16,3 +18,33 @@ def _reshape(a, newshape=None, order="C"):
     if a.layout == "C":
         return lambda a, newshape=None, order="C": np.reshape(a, newshape)
     return lambda a, newshape=None, order="C": np.reshape(np.ascontiguousarray(a), newshape)
+
+
+@overload(array)
+def _array(object, dtype=None):
+    """np.array of an array (a copy) or of a list or tuple of arrays of one shape (stacked),
+    which Numba's np.array refuses; anything else as Numba's."""
+    if not _none(dtype):
+        return lambda object, dtype=None: np.array(object, dtype)
+    if isinstance(object, types.Array):
+        return lambda object, dtype=None: object.copy()
+    if isinstance(object, types.List) and isinstance(object.dtype, types.Array):
+        dt = as_dtype(object.dtype.dtype)
+
+        def stacked(object, dtype=None):
+            if len(object) == 0:
+                raise ValueError("np.array of an empty list of arrays")
+            out = np.empty((len(object),) + object[0].shape, dt)
+            for k in range(len(object)):
+                if object[k].shape != object[0].shape:
+                    raise ValueError("setting an array element with a sequence: the arrays "
+                                     "differ in shape")
+                out[k] = object[k]
+            return out
+        return stacked
+    if isinstance(object, types.UniTuple) and isinstance(object.dtype, types.Array):
+        rows = "".join(f"    out[{k}] = object[{k}]\n" for k in range(len(object)))
+        return _unrolled("def impl(object, dtype=None):\n"
+                         "    out = np.empty((len(object),) + object[0].shape, "
+                         "object[0].dtype)\n" + rows + "    return out\n", np=np)
+    return lambda object, dtype=None: np.array(object)
