@@ -156,3 +156,15 @@ def test_grad_of_containers_compiles(f):
         d[i] = eps
         num[i] = (f(x + d) - f(x - d)) / (2 * eps)
     np.testing.assert_allclose(got, num, rtol=1e-5, atol=1e-7)
+
+
+def dict_unbatched_then_batched(x, s):
+    st = {"a": s * 2.0, "w": np.ones(3) * s}
+    st["a"] = np.sum(x * st["w"]) + st["a"]     # the record's lanes begin here
+    return st["a"] + np.sum(st["w"] * x)
+
+
+def test_vmap_of_a_record_updated_with_lanes_compiles():
+    xs = _x((3, 3))
+    got = _same(strop.vmap(dict_unbatched_then_batched, in_axes=(0, None)), xs, 0.5)
+    np.testing.assert_allclose(got, [dict_unbatched_then_batched(x, 0.5) for x in xs])

@@ -35,11 +35,37 @@ RECORD_READS = {runtime.item_vjp: (0, 1)}
 def split_records(node, refs, bind=None):
     """Rewrite the record-like dicts of FunctionDef ``node`` (in place); returns their names.
     ``bind(obj, name)``: the name ``refs`` binds a helper to (binding it if none)."""
+    _hoist_displays(node, refs)
     f = _Function(node, refs)
     records, tapes = f.find()
     if records:
         _rewrite(f, records, tapes, bind)
     return set(records)
+
+
+def _hoist_displays(node, refs):
+    """A dict display given to a helper of RECORD_CALLS (vmap writes ``setitem({"a": ...,
+    "w": ...}, "a", v)``) assigned to a name of its own first, so that it can be a record."""
+    namer = None
+    for n in gast.walk(node):
+        for field in ("body", "orelse"):
+            body = getattr(n, field, None)
+            if not isinstance(body, list):
+                continue
+            out = []
+            for s in body:
+                v = getattr(s, "value", None) if isinstance(s, gast.Assign) else None
+                fn = refs.get(v.func.id) if isinstance(v, gast.Call) and isinstance(
+                    v.func, gast.Name) else None
+                for p in RECORD_CALLS[fn][0] if fn in RECORD_CALLS else ():
+                    if p < len(v.args) and _keys_of(v.args[p]) is not None:
+                        namer = namer or Namer(names_in(node) | set(refs))
+                        t = namer.fresh("_record", numbered=True)
+                        out.append(assign(t, v.args[p], getattr(s, "loc", None)))
+                        v.args[p] = gast.Name(id=t, ctx=gast.Load(), annotation=None,
+                                              type_comment=None)
+                out.append(s)
+            setattr(n, field, out)
 
 
 def _keys_of(display):
