@@ -168,3 +168,18 @@ def test_vmap_of_a_record_updated_with_lanes_compiles():
     xs = _x((3, 3))
     got = _same(strop.vmap(dict_unbatched_then_batched, in_axes=(0, None)), xs, 0.5)
     np.testing.assert_allclose(got, [dict_unbatched_then_batched(x, 0.5) for x in xs])
+
+
+def where_of_numbers(a):
+    t = np.where(a > 0.5, a * a, np.exp(a))     # a number in NumPy after one operation
+    for i in range(3):
+        if t > 5.0:
+            return np.where(t > 6.0, t, 1.0)
+        t = a / (1.5 + t ** 2) + t
+    return t
+
+
+def test_where_of_numbers_shares_a_name_with_numbers():
+    for a in (0.3, 0.9, 2.5):
+        _same(where_of_numbers, a)
+        _same(strop.grad(where_of_numbers), a)
