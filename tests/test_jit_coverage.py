@@ -324,33 +324,7 @@ FUNCTIONS = [
     while_loop, interp, convolve, select, cov, fftshift, polyval, calls_stack, lane_axes]
 
 # (transform, function name) -> why it still runs as Python (or fails)
-_DICT = ("a dict's cotangent is a dict too (zeros_like, getitem_vjp of a dict): only the "
-         "function itself is split into one variable per key (codegen/records.py)")
-_AT_SLICE = "x.at[slice].set(...): at_set with a slice has no Numba implementation yet"
-FALLS_BACK = {
-    ("grad", "record"): _DICT,
-    ("grad", "local_dict"): _DICT,
-    ("jit", "at_set_slice"): _AT_SLICE,
-    ("grad", "at_set_slice"): _AT_SLICE,
-    ("vmap", "at_set_slice"): _AT_SLICE,
-    ("grad", "split"): "the cotangents of np.split's list of outputs are summed by add() of "
-                       "lists, which has no Numba implementation",
-    ("grad", "dot_stack"): "np.dot of a stack: the derivative calls tensordot_vjp_a with axes "
-                           "computed as lists at run time, so the result's rank is unknown "
-                           "when compiling",
-    ("grad", "local_list"): "the cotangent of a list element (getitem_vjp of a list) has no "
-                            "Numba implementation",
-    ("grad", "polyval"): "polyval_slope / polyval_vjp_p: an overload fails in Numba's typing "
-                         "(AttributeError), before any island is tried",
-    ("grad", "lane_axes"): "vmap inside grad: the lane helpers call tuple() of a sequence "
-                           "whose length is known only at run time",
-    ("vmap", "eigh"): "vmap of eigh runs each lane through each(), which has no Numba "
-                      "implementation",
-    ("vmap", "split"): "vmap of np.split fails on every backend (TypeError in the batching "
-                       "rule), not a compile problem",
-    ("vmap", "astype"): "vmap of x.astype(np.float64) fails on every backend (TypeError in "
-                        "the batching rule), not a compile problem",
-}
+FALLS_BACK = {}
 
 
 def _x():

@@ -99,14 +99,16 @@ def lower(node, refs, replace=lambda obj: None):
 
     node = Lower().visit(node)
     node = _never_filled(_appends_in_place(node, helpers, refs), refs)
-    split_records(node, refs)
+    split_records(node, refs, bind)
     return node
 
 
 # what reads a list whole, without changing it or keeping it, the same whatever its item type
 # when it is empty (sum([], 0.0) is 0.0): the position of the list among the arguments
+# (getitem_vjp, concatenate_vjp: new lists of cotangents shaped like its elements)
 READS_EMPTY = ((sum, 0), (len, 0), (np.sum, 0), (np.array, 0), (np.asarray, 0),
-               (runtime.iterable, 0), (runtime.sum_vjp, 1))
+               (np.concatenate, 0), (np.stack, 0), (runtime.iterable, 0), (runtime.sum_vjp, 1),
+               (runtime.getitem_vjp, 1), (runtime.concatenate_vjp, 1))
 
 
 def _read_whole(node, refs):

@@ -1,6 +1,8 @@
 """NumPy functions whose Numba versions accept what NumPy accepts but fail on it when run
 (``np.reshape`` of an array that is not contiguous raises NotImplementedError, where NumPy
-copies; ``np.array`` of an array or a list of arrays is refused), or that Numba lacks where strop has a helper (``np.matmul``: the helper ``@``
+copies; ``np.array`` of an array or a list of arrays is refused; ``np.where`` of numbers
+gives a 0-d array that cannot share a name with a number), or that Numba lacks where strop
+has a helper (``np.matmul``: the helper ``@``
 lowers to).  The CPU backend calls a twin in their place (codegen/cpu.py), whose Numba
 implementation (numba/twins.py) does what NumPy does; the twin itself, run as Python, is the
 NumPy function.  Kept apart from the Numba code so that lowering does not load Numba."""
@@ -17,4 +19,10 @@ def array(object, dtype=None):
     return np.array(object, dtype)
 
 
-TWINS = {np.reshape: reshape, np.matmul: matmul, np.array: array}
+def where(condition, x=None, y=None):
+    """np.where; compiled, of three numbers it gives a number (Numba's gives a 0-d array, which
+    cannot share a name with a number: NumPy's turns into one at the next operation)."""
+    return np.where(condition) if x is None and y is None else np.where(condition, x, y)
+
+
+TWINS = {np.reshape: reshape, np.matmul: matmul, np.array: array, np.where: where}

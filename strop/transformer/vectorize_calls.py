@@ -89,14 +89,22 @@ class Calls:
             v = ir.call(self.np_("abs"), args)
             fn = np.abs
         if table.is_elementwise(fn):
-            if isinstance(v.func, gast.Attribute) and isinstance(fn, tuple):
-                parts, batched, rank = self.aligned([v.func.value] + args)
+            method = isinstance(v.func, gast.Attribute) and isinstance(fn, tuple)
+            operands = [v.func.value] + args if method else args + list(kws.values())
+            # x.astype(dtype), np.asarray(x, dtype): only the first is an operand
+            first_only = table.is_member(fn, table.ONE_OPERAND) and not any(
+                self.is_b(a) for a in operands[1:])
+            if first_only:
+                parts, batched, rank = self.aligned(operands[:1])
+                parts = parts + operands[1:]
+            else:
+                parts, batched, rank = self.aligned(operands)
+            if method:
                 return ir.call(ir.attr(parts[0], v.func.attr), parts[1:], kws.items()), \
                     True, rank
             if fn is np.where and len(args) == 1:
                 raise NotBatchable("np.where with one argument gives a different number of "
                                    "elements in each lane", self.loc)
-            parts, batched, rank = self.aligned(args + list(kws.values()))
             if fn in (np.array, np.asarray) and isinstance(args[0], gast.Name) and \
                     args[0].id in self.containers:
                 return ir.call(self.helper("array_lanes"), [args[0]] + (

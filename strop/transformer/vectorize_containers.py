@@ -12,6 +12,9 @@ DISPLAYS = (gast.Tuple, gast.List, gast.Dict)
 TUPLE_RESULTS = {np.linalg.eigh: 2, np.linalg.eig: 2, np.linalg.svd: 3, np.linalg.slogdet: 2,
                  np.linalg.qr: 2, np.linalg.lstsq: 4, np.modf: 2, np.frexp: 2, divmod: 2,
                  np.divmod: 2}
+# NumPy functions whose result is a list of pieces: as many as the sections asked for (an
+# int), or one more than the places to cut at (a list)
+SPLITS = {np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit}
 # helpers that take containers: on containers of lanes they run as they are, leaf by leaf
 # (the value: which argument's elements the result's are like)
 CONTAINER_CALLS = {runtime.add: 0, runtime.scale: 0, runtime.zeros_like: 0,
@@ -48,6 +51,8 @@ class Containers:
         if fn in TUPLE_RESULTS and not (fn is np.linalg.svd and any(
                 k.arg == "compute_uv" for k in v.keywords)):   # w, v = eigh(a): a pair
             return ((None, None),) * TUPLE_RESULTS[fn]
+        if fn in SPLITS and len(v.args) >= 2:   # a, b = np.split(x, 2): the pieces
+            return _pieces(v.args[1])
         if fn is runtime.pop:   # what was pushed
             return self.tape_elems.get(v.args[0].id)
         if fn is runtime.each and len(v.args) > 2:   # lane by lane, then stacked leaf by leaf
@@ -193,3 +198,13 @@ def _with(elems, key, elem):
     if elems is None or not isinstance(key, int) or not -len(elems) <= key < len(elems):
         return None
     return elems[:key % len(elems)] + (elem,) + elems[key % len(elems) + 1:]
+
+
+def _pieces(sections):
+    """The elements of np.split's result for ``sections`` written as a constant, else None."""
+    if isinstance(sections, gast.Constant) and isinstance(sections.value, int) and \
+            not isinstance(sections.value, bool) and sections.value > 0:
+        return ((None, None),) * sections.value
+    if isinstance(sections, (gast.Tuple, gast.List)):
+        return ((None, None),) * (len(sections.elts) + 1)
+    return None

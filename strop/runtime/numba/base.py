@@ -49,6 +49,8 @@ def _zeros_like(x):
         return lambda x: zero
     if isinstance(x, types.NoneType):   # a temporary not assigned yet: no tangent either
         return lambda x: None
+    if isinstance(x, types.List) and not _none(x.dtype):   # a list's: a list of zeros
+        return lambda x: [rt.zeros_like(e) for e in x]
 
 
 @overload(rt.add)
@@ -65,6 +67,15 @@ def _add(a, b):
             return None
         parts = "".join(f"add(a[{i}], b[{i}]), " for i in range(len(a)))
         return _unrolled(f"def impl(a, b):\n    return ({parts})\n", add=rt.add)
+    if isinstance(a, types.List) or isinstance(b, types.List):   # element by element
+        if not (isinstance(a, types.List) and isinstance(b, types.List)):
+            return None
+
+        def lists(a, b):
+            if len(a) != len(b):
+                raise ValueError("cotangents of lists of different lengths")
+            return [rt.add(a[i], b[i]) for i in range(len(a))]
+        return lists
     return lambda a, b: a + b
 
 

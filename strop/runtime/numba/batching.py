@@ -184,6 +184,66 @@ def _unbroadcast_lanes(g, x, g_batched, x_batched):
     return impl
 
 
+@overload(rt.each, prefer_literal=True, jit_options=CHECKED)
+def _each(fn, batched, *args):
+    """``fn`` run lane by lane into room made from lane 0's result (lanes_like, set_lane), for
+    batched arrays and the flags as literals; a result of another rank falls back."""
+    flags = [_flag(b) for b in batched] if isinstance(batched, types.BaseTuple) else None
+    if not flags or None in flags or len(flags) != len(args) or not any(flags) or not all(
+            isinstance(a, types.Array) for a, b in zip(args, flags) if b):
+        return None
+
+    def lane(j):
+        return ", ".join(f"args[{k}][{j}]" if b else f"args[{k}]" for k, b in enumerate(flags))
+    n = flags.index(True)
+    return _unrolled(f"""
+def impl(fn, batched, *args):
+    n = args[{n}].shape[0]
+    first = fn({lane(0)})
+    out = room(first, n)
+    store(out, 0, first)
+    for j in range(1, n):
+        store(out, j, fn({lane("j")}))
+    return out
+""", room=_each_room, store=_each_store)
+
+
+def _each_room(first, n):
+    """Room for ``n`` lanes of ``first`` as each() stacks them: a tuple or a list of lanes of
+    each element (np.split's pieces), else lanes_like's."""
+
+
+def _each_store(out, j, value):
+    pass
+
+
+@overload(_each_room)
+def _each_room_impl(first, n):
+    if isinstance(first, types.List):
+        return lambda first, n: [_lanes_one(f, n) for f in first]
+    return lambda first, n: rt.lanes_like(first, n)
+
+
+@overload(_each_store)
+def _each_store_impl(out, j, value):
+    if isinstance(value, types.List):
+        def impl(out, j, value):
+            if len(value) != len(out):
+                raise ValueError("each lane must give as many pieces")
+            for i in range(len(value)):
+                out[i][j] = value[i]
+        return impl
+    return lambda out, j, value: rt.set_lane(out, j, value)
+
+
+@overload(rt.lane_axes)
+def _lane_axes(x):
+    """The axes of a lane follow from the rank: a constant tuple."""
+    if isinstance(x, types.Array):
+        axes = tuple(range(1, x.ndim))
+        return lambda x: axes
+
+
 @overload(rt.lanes_like)
 def _lanes_like(first, n):
     if isinstance(first, types.BaseTuple):
@@ -338,4 +398,5 @@ def _trace_lanes(x):
 IMPLEMENTED = {rt.outer_lanes, rt.trace_lanes, rt.setitem_lanes, rt.getitem_vjp_lanes,
                rt.out_axis, rt.expand_to_lanes, rt.extremum_grad_lanes, rt.matmul_lanes,
                rt.matmul_vjp_x_lanes, rt.matmul_vjp_y_lanes, rt.unbroadcast_lanes, rt.lanes_like,
-               rt.set_lane, rt.align_to, rt.unalign}
+               rt.set_lane, rt.align_to, rt.unalign, rt.each,
+               rt.lane_axes}

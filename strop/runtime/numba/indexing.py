@@ -2,15 +2,32 @@
 tuples at a constant index), functional item assignment, and ``.at[idx]``."""
 import numpy as np
 from numba import types
-from numba.np.numpy_support import as_dtype
 from numba.extending import overload, register_jitable
+from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
+from ...runtime.indexing import _default_fill
 from ._common import CHECKED, SCALARS, _float_of, _none, _unrolled, add_into, put_into
 
 
 @overload(rt.getitem_vjp, jit_options=CHECKED)
 def _getitem_vjp(g, x, idx):
+    if isinstance(x, types.List) and isinstance(idx, types.Integer):
+        def item(g, x, idx):    # zeros like each element, g added at idx
+            out = [rt.zeros_like(e) for e in x]
+            out[idx] = rt.add(out[idx], g)
+            return out
+        return item
+    if isinstance(x, types.List) and isinstance(idx, types.SliceType):
+        def part(g, x, idx):    # g's elements added at the positions of the slice
+            out = [rt.zeros_like(e) for e in x]
+            at = np.arange(len(x))[idx]
+            if len(at) != len(g):
+                raise ValueError("a slice's cotangent of another length")
+            for k in range(len(at)):
+                out[at[k]] = rt.add(out[at[k]], g[k])
+            return out
+        return part
     if not isinstance(x, types.Array):
         return None
     dt = _float_of(x)
@@ -74,8 +91,10 @@ def _setitem_vjp(g, idx):
         return impl
 
 
-# .at[idx] with JAX's out-of-bounds modes, for an integer or a 1-D integer array index on the
-# first axis (other indices fall back): get clamps, updates drop ("clip" clamps them).
+# .at[idx] with JAX's out-of-bounds modes, for a basic index (integers, slices, Ellipsis, in
+# a tuple or alone) or a 1-D integer array index on the first axis (other indices fall back):
+# get clamps, updates drop ("clip" clamps them).  Slices are in bounds by construction; an
+# integer out of bounds drops the whole update (or fills the whole read).
 @register_jitable
 def _position(i, n, clip):
     """Index ``i`` on an axis of ``n``: wrapped if negative, then clamped (clip) or -1 if out."""
@@ -87,18 +106,66 @@ def _position(i, n, clip):
     return -1
 
 
-def _at_update(combine, inplace=False):
+_BASIC = (types.Integer, types.SliceType, types.EllipsisType)
+
+
+def _basic_key(idx, ndim):
+    """For a basic index of Numba type ``idx`` into an array of rank ``ndim``: the text of
+    each component (``idx[k]``, or ``idx``) and, for each integer component, the axis it
+    indexes; None for any other index."""
+    parts = list(idx) if isinstance(idx, types.BaseTuple) else [idx]
+    if not all(isinstance(t, _BASIC) for t in parts):
+        return None
+    texts = [f"idx[{k}]" for k in range(len(parts))] if isinstance(idx, types.BaseTuple) \
+        else ["idx"]
+    used = sum(not isinstance(t, types.EllipsisType) for t in parts)
+    if used > ndim or sum(isinstance(t, types.EllipsisType) for t in parts) > 1:
+        return None
+    ints, axis = [], 0
+    for k, t in enumerate(parts):
+        if isinstance(t, types.EllipsisType):
+            axis += ndim - used
+            continue
+        if isinstance(t, types.Integer):
+            ints.append((k, axis))
+        axis += 1
+    return texts, ints
+
+
+def _positions_text(texts, ints, clip, miss):
+    """Lines putting each integer component through _position (``miss`` run when one falls
+    out of bounds), and the key with the results in their places."""
+    lines, key = [], list(texts)
+    for k, axis in ints:
+        lines.append(f"    j{k} = _position({texts[k]}, x.shape[{axis}], {clip})\n"
+                     f"    if j{k} < 0:\n        {miss}\n")
+        key[k] = f"j{k}"
+    return "".join(lines), "(" + ", ".join(key) + ",)"
+
+
+# how each update combines the old values (a scalar or a view) with the new ones
+_COMBINE = {"at_set": "v", "at_add": "out[key] + v", "at_multiply": "out[key] * v",
+            "at_min": "np.minimum(out[key], v)", "at_max": "np.maximum(out[key], v)"}
+
+
+def _at_update(name, combine, inplace=False):
     def overload_impl(x, idx, v, mode=None):
         if not isinstance(x, types.Array):
             return None
-        if isinstance(idx, types.Integer):
-            def one(x, idx, v, mode=None):
-                out = x if inplace else x.copy()
-                j = _position(idx, x.shape[0], mode == "clip")
-                if j >= 0:
-                    out[j] = combine(out[j], v)
-                return out
-            return one
+        basic = _basic_key(idx, x.ndim)
+        if basic is not None:
+            checks, key = _positions_text(*basic, 'mode == "clip"', "return out")
+            # the values cast to x's dtype first, as NumPy's version does (7.5 -> 7 into ints)
+            dt = as_dtype(x.dtype).type
+            cast = "" if getattr(v, "dtype", v) == x.dtype else \
+                "    v = v.astype(dt)\n" if isinstance(v, types.Array) else "    v = dt(v)\n"
+            return _unrolled(f"""
+def impl(x, idx, v, mode=None):
+    out = x{"" if inplace else ".copy()"}
+{checks}{cast}    key = {key}
+    out[key] = {_COMBINE[name]}
+    return out
+""", np=np, _position=_position, dt=dt)
         if isinstance(idx, types.Array) and idx.ndim == 1 and isinstance(idx.dtype,
                                                                          types.Integer):
             scalar_v = isinstance(v, SCALARS)
@@ -118,9 +185,9 @@ for _name, _combine in (("at_set", lambda old, new: new), ("at_add", lambda a, b
                         ("at_multiply", lambda a, b: a * b),
                         ("at_min", lambda a, b: min(a, b)), ("at_max", lambda a, b: max(a, b))):
     _combine = register_jitable(_combine)
-    overload(getattr(rt, _name), jit_options=CHECKED)(_at_update(_combine))
-    overload(getattr(rt, _name + "_inplace"), jit_options=CHECKED)(_at_update(_combine,
-                                                                             inplace=True))
+    overload(getattr(rt, _name), jit_options=CHECKED)(_at_update(_name, _combine))
+    overload(getattr(rt, _name + "_inplace"), jit_options=CHECKED)(
+        _at_update(_name, _combine, inplace=True))
 
 
 @overload(rt.setitem_inplace, jit_options=CHECKED, inline="always")
@@ -136,15 +203,43 @@ def _setitem_inplace(x, idx, v):
 
 @overload(rt.at_get, jit_options=CHECKED)
 def _at_get(x, idx, mode=None, fill_value=None):
-    if isinstance(x, types.Array) and isinstance(idx, types.Integer):
-        fill = np.nan if isinstance(x.dtype, types.Float) else 0
+    basic = _basic_key(idx, x.ndim) if isinstance(x, types.Array) else None
+    if basic is None:
+        return None
+    texts, ints = basic
+    # every integer clamped, so that the read is valid; "fill" (or "drop") then replaces the
+    # values read where one was out of bounds
+    checks, key = _positions_text(texts, ints, "True", "pass")
+    misses = "".join(f"        missed = missed or _position({texts[k]}, x.shape[{axis}], "
+                     f"False) < 0\n" for k, axis in ints) or "        pass\n"
+    default = _default_fill(as_dtype(x.dtype))   # NaN, or the integer type's extreme
+    return _unrolled(f"""
+def impl(x, idx, mode=None, fill_value=None):
+    missed = False
+    if mode == "fill" or mode == "drop":
+{misses}{checks}    key = {key}
+    out = np.empty(np.shape(x[key]), x.dtype)
+    if missed:
+        out[...] = default if fill_value is None else fill_value
+    else:
+        out[...] = x[key]
+    return out{"[()]" if len(ints) == x.ndim and len(texts) == x.ndim else ""}
+""", np=np, _position=_position, default=default)
 
-        def one(x, idx, mode=None, fill_value=None):
-            j = _position(idx, x.shape[0], not (mode == "fill" or mode == "drop"))
-            if j < 0:
-                return x[0] * 0 + (fill if fill_value is None else fill_value)
-            return x[j]
-        return one
+
+@overload(rt.at_get_vjp, jit_options=CHECKED)
+def _at_get_vjp(g, x, idx, mode=None):
+    """g added back where it was read (clamped reads at the clamped place)."""
+    if not isinstance(x, types.Array) or _basic_key(idx, x.ndim) is None:
+        return None
+    dt = _float_of(x)
+
+    def impl(g, x, idx, mode=None):
+        out = np.zeros(x.shape, dt)
+        if mode is None or mode == "clip" or mode == "promise_in_bounds":
+            return rt.at_add_inplace(out, idx, g, "clip")
+        return rt.at_add_inplace(out, idx, g, "drop")
+    return impl
 
 
 @overload(rt.getitem_vjp, prefer_literal=True, jit_options=CHECKED)

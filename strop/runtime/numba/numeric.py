@@ -150,3 +150,66 @@ def _quantile_vjp(g, a, q, axis=None, method="linear", nan=False, scale=1.0, whi
     def impl(g, a, q, axis=None, method="linear", nan=False, scale=1.0, which=0):
         return _quantile_parts(g, a, q, scale, dt)[part]
     return impl
+
+
+# --- np.polyval: Horner's scheme, element by element (their source converts with
+# np.asarray(x, float), which Numba cannot type); registered in place of their source
+@overload(rt.polyval_vjp_p)
+def _polyval_vjp_p(g, p, x):
+    """g times x to each power, summed over the elements (in float64, as NumPy's version)."""
+    if not (isinstance(p, types.Array) and p.ndim == 1 and isinstance(x, (types.Array, *SCALARS))
+            and isinstance(g, (types.Array, *SCALARS))):
+        return None
+    dt = np.result_type(_float_of(g), np.float64).type
+    if isinstance(x, SCALARS):   # (Numba broadcasts to no axes wrongly)
+        if not isinstance(g, SCALARS):
+            return None
+
+        def one(g, p, x):
+            return _polyval_powers(np.array([g], dt), p, np.array([x], np.float64), dt)
+        return one
+
+    def impl(g, p, x):
+        gs = np.ascontiguousarray(np.broadcast_to(np.asarray(g), x.shape)).reshape(-1)
+        return _polyval_powers(gs, p, np.ascontiguousarray(x).reshape(-1), dt)
+    return impl
+
+
+@register_jitable
+def _polyval_powers(gs, p, xs, dt):
+    """The sum over k of gs[k] times each power of xs[k], highest first."""
+    n = p.shape[0]
+    out = np.zeros(n, dt)
+    for i in range(xs.size):
+        power = 1.0
+        for k in range(n - 1, -1, -1):
+            out[k] += gs[i] * power
+            power *= np.float64(xs[i])
+    return out
+
+
+@overload(rt.polyval_slope)
+def _polyval_slope(p, x):
+    """The derivative polynomial's value at x, by Horner's scheme."""
+    if not (isinstance(p, types.Array) and p.ndim == 1 and isinstance(x, (types.Array,
+                                                                         *SCALARS))):
+        return None
+    dt = np.result_type(_float_of(p), _float_of(x)).type
+
+    def slope(p, v):
+        n = p.shape[0]
+        acc = dt(0)
+        for k in range(n - 1):
+            acc = acc * v + p[k] * (n - 1 - k)
+        return acc
+    slope = register_jitable(slope)
+    if isinstance(x, SCALARS):
+        return lambda p, x: slope(p, x)
+
+    def impl(p, x):
+        out = np.empty(x.shape, dt)
+        flat, xs = out.reshape(-1), np.ascontiguousarray(x).reshape(-1)
+        for i in range(xs.size):
+            flat[i] = slope(p, xs[i])
+        return out
+    return impl

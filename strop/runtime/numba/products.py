@@ -187,5 +187,35 @@ def _matmul_y_vjp_x(g, z, x, y):
     return lambda g, z, x, y: rt.matmul_vjp_x(g, x, z)
 
 
+
+@overload(rt.dot_axes)
+def _dot_axes(a, b):
+    """The axes np.dot contracts depend only on the ranks: a constant tuple of tuples (a
+    list would be known only at run time, and tensordot_vjp_a's result rank with it)."""
+    na, nb = getattr(a, "ndim", 0), getattr(b, "ndim", 0)
+    if na == 0 or nb == 0:
+        return lambda a, b: 0
+    axes = ((na - 1,), (max(nb - 2, 0),))
+    return lambda a, b: axes
+
+
+def _tensordot_vjp(fn, wrt):
+    """The cotangent of one operand of np.tensordot has that operand's rank whatever the
+    axes: computed by NumPy, declared as such."""
+    def impl(g, a, b, axes=2):
+        x = a if wrt == "a" else b
+        other = b if wrt == "a" else a
+        if not (isinstance(x, types.Array) and isinstance(other, types.Array) and
+                isinstance(g, (types.Array, types.Number))):
+            return None
+        dt = numba.from_dtype(np.result_type(_float_of(g), _float_of(other)))
+        run = _through_numpy(fn, types.Array(dt, x.ndim, "C"))
+        return lambda g, a, b, axes=2: run((g, a, b, axes))
+    return impl
+
+
+overload(rt.tensordot_vjp_a)(_tensordot_vjp(rt.tensordot_vjp_a, "a"))
+overload(rt.tensordot_vjp_b)(_tensordot_vjp(rt.tensordot_vjp_b, "b"))
+
 IMPLEMENTED = {rt.matmul, rt.matmul_vjp_x, rt.matmul_vjp_y, rt.matmul_as_x, rt.matmul_as_y,
                rt.matmul_x_vjp_y, rt.matmul_y_vjp_x}

@@ -2,6 +2,7 @@
 import numpy as np
 from numba import types
 from numba.extending import overload
+from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
 from ._common import _float_of, _none, _unrolled
@@ -106,4 +107,55 @@ def _array_part_impl(gk, ok):
 
 
 # none replaced: the helpers' own source stays for the arguments these do not take
+
+@overload(np.concatenate)
+def _concatenate_list(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    """Arrays of one type in a list (Numba's own takes tuples: a list grown in a loop, the
+    cotangents of np.split's pieces): each array's rows along the axis copied in turn."""
+    if not (isinstance(arrays, (types.List, types.ListType)) and isinstance(
+            arrays.dtype, types.Array) and isinstance(axis, types.Integer) and _none(out)
+            and _none(dtype)):
+        return None
+    n, dt = arrays.dtype.ndim, as_dtype(arrays.dtype.dtype)
+    perm = "(ax, " + "".join(f"rest[{i}], " for i in range(n - 1)) + ")"
+    undo = "(" + "".join(f"back[{i}], " for i in range(n)) + ")"
+    return _unrolled(f"""
+def impl(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    ax = _norm_axis(axis, {n})
+    if len(arrays) == 0:
+        raise ValueError("need at least one array to concatenate")
+    rest = np.empty({n - 1}, np.intp)
+    j = 0
+    for i in range({n}):
+        if i != ax:
+            rest[j] = i
+            j += 1
+    order = {perm}
+    back = np.empty({n}, np.intp)
+    for i in range({n}):
+        back[order[i]] = i
+    first = arrays[0].transpose(order)
+    total = 0
+    for a in arrays:
+        moved = a.transpose(order)
+        if moved.shape[1:] != first.shape[1:]:
+            raise ValueError("all the input array dimensions except for the concatenation "
+                             "axis must match exactly")
+        total += moved.shape[0]
+    res = np.empty((total,) + first.shape[1:], dt)
+    start = 0
+    for a in arrays:
+        moved = a.transpose(order)
+        res[start:start + moved.shape[0]] = moved
+        start += moved.shape[0]
+    return np.ascontiguousarray(res.transpose({undo}))
+""", np=np, _norm_axis=_norm_axis)
+
+
+@overload(rt.dense)
+def _dense(g, ans):
+    """A list's cotangents in compiled code are arrays, never None: g itself."""
+    if isinstance(g, (types.List, types.ListType)) and not _none(g.dtype):
+        return lambda g, ans: g
+
 IMPLEMENTED = set()

@@ -4,8 +4,8 @@ from numba import types
 from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
-from ..twins import array, reshape
-from ._common import _none, _unrolled
+from ..twins import array, reshape, where
+from ._common import SCALARS, _none, _unrolled
 
 
 @overload(reshape)
@@ -48,3 +48,14 @@ def _array(object, dtype=None):
                          "    out = np.empty((len(object),) + object[0].shape, "
                          "object[0].dtype)\n" + rows + "    return out\n", np=np)
     return lambda object, dtype=None: np.array(object)
+
+
+@overload(where)
+def _where(condition, x=None, y=None):
+    if _none(x) and _none(y):
+        return lambda condition, x=None, y=None: np.where(condition)
+    c = condition.type if isinstance(condition, types.Optional) else condition   # (grad's)
+    if isinstance(c, SCALARS) and isinstance(x, SCALARS) and isinstance(y, SCALARS):
+        dt = np.result_type(as_dtype(types.unliteral(x)), as_dtype(types.unliteral(y))).type
+        return lambda condition, x=None, y=None: dt(x) if condition else dt(y)
+    return lambda condition, x=None, y=None: np.where(condition, x, y)

@@ -11,8 +11,8 @@ from ..via_numpy import LARGE, VIA_NUMPY
 def _through_numpy_when_large(ufunc, stub):
     @overload(stub)
     def impl(x):
-        if isinstance(x, types.Array) and isinstance(x.dtype, types.Float) and x.ndim > 0:
-            # (a 0-d array, a lane of vmap: the ufunc's own, whose result is not an array)
+        if isinstance(x, types.Array) and isinstance(x.dtype, types.Float) and x.ndim:
+            # (a 0-d array gives a number, as in NumPy: compiled, never large)
             out_type = types.Array(x.dtype, x.ndim, "C")
 
             def large(x):

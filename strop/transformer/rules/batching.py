@@ -27,6 +27,10 @@ ELEMENTWISE = {np.where, np.clip, np.nan_to_num, np.real, np.imag, np.conj, np.a
                runtime.zeros_like, runtime.ones_like, ("method", "astype"),
                ("method", "copy"), np.copy, np.asarray, np.array, np.ascontiguousarray}
 
+# elementwise in their first argument only: the others (a dtype, an order) are not operands
+ONE_OPERAND = {("method", "astype"), ("method", "copy"), np.copy, np.asarray, np.array,
+               np.ascontiguousarray}
+
 
 def is_elementwise(fn):
     """A ufunc (not a generalized one: np.matmul, np.vecdot work on core axes), or listed."""
