@@ -823,3 +823,23 @@ def test_np_array_and_its_derivative_compile(f):
         got, value = jit(g)(x), jit(f)(x)
     np.testing.assert_allclose(got, g(x), rtol=1e-6)
     np.testing.assert_allclose(value, f(x), rtol=1e-6)
+
+
+def returns_in_a_loop(a):
+    if a > 0.5:
+        a = np.sin(a) * a
+    else:
+        for _ in range(2):
+            return np.exp(np.sin(a))
+    return np.arctan(a * a)
+
+
+@pytest.mark.parametrize("a", [0.3, 0.7])
+def test_grad_of_an_output_none_on_another_path_compiles(a):
+    # (fuzz, jit_grad oracle) the output's variable is None on the path not taken: an
+    # optional number, which grad's seed takes as the number it holds
+    g = grad(returns_in_a_loop)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JitFallbackWarning)
+        got = jit(g)(a)
+    np.testing.assert_allclose(got, g(a), rtol=1e-12)

@@ -16,9 +16,16 @@ def _not_a_real_number(out):
 
 @overload(rt.seed_grad)
 def _seed_grad(out):
-    if isinstance(out, types.Float) or isinstance(out, types.Array) and out.ndim == 0 and \
-            isinstance(out.dtype, types.Float):     # (a 0-d array: np.where of numbers)
-        one = _float_of(out)(1.0)
+    real = out.type if isinstance(out, types.Optional) else out   # (None on another path)
+    if isinstance(real, types.Float) or isinstance(real, types.Array) and real.ndim == 0 and \
+            isinstance(real.dtype, types.Float):     # (a 0-d array: np.where of numbers)
+        one = _float_of(real)(1.0)
+        if real is not out:
+            def checked(out):
+                if out is None:
+                    _not_a_real_number(out)
+                return one
+            return checked
         return lambda out: one
     return _not_a_real_number
 
