@@ -22,6 +22,7 @@ def lower(node, refs, replace=lambda obj: None):
     ``@`` as a call of ``matmul``, and each reference (``random.split``) to an object that
     ``replace`` maps to another bound to that one; ``refs`` gains what the copy needs."""
     node = clone(node)
+    local = names_in(node) - set(refs)     # the function's own names: no helper takes one
 
     def resolve(expr):
         if isinstance(expr, gast.Name):
@@ -32,7 +33,7 @@ def lower(node, refs, replace=lambda obj: None):
         return None
 
     def bind(obj, base):
-        return _bind(refs, obj, base)
+        return _bind(refs, obj, base, local)
 
     def substitute(obj):   # ``replace``'s choice, else the NumPy function's twin
         new = replace(obj)
@@ -44,7 +45,7 @@ def lower(node, refs, replace=lambda obj: None):
         return new
 
     def matmul_name():
-        return _bind(refs, runtime.matmul, "matmul")
+        return _bind(refs, runtime.matmul, "matmul", local)
 
     helpers = {n: o for n, o in refs.items() if n in runtime.__all__}
 
@@ -206,8 +207,11 @@ def _appends_in_place(node, helpers, refs):
 def weaken(node, refs):
     """Python numbers in arithmetic, as NumPy types them: weak (float32 * 0.5 is float32),
     where Numba would make float64 of it.  Run after the passes that read constants (tapes)."""
+    local = names_in(node) - set(refs)
+    untwinned = {twin: fn for fn, twin in twins().items()}   # (lowering put twins in)
+
     def bind():
-        return _bind(refs, runtime.weak, "weak")
+        return _bind(refs, runtime.weak, "weak", local)
     numbers = _number_names(node)
 
     def is_number(c):   # 0.5, or a name bound once to it (a parameter of inlined code)
@@ -232,6 +236,7 @@ def weaken(node, refs):
             weak against the operand beside it (np.maximum(x32, 0.0) is float32)."""
             self.generic_visit(node)
             fn = callee(node)
+            fn = untwinned.get(fn, fn) if _hashable(fn) else fn
             if isinstance(fn, np.ufunc) and fn.nin == 2 and len(node.args) >= 2:
                 pairs = ((0, 1), (1, 0))
             else:
@@ -286,13 +291,14 @@ def _number_names(node):
     return {name for name in numbers if stores[name] == 1}
 
 
-def _bind(refs, obj, base):
-    """The name ``refs`` binds ``obj`` to, binding it to ``base`` (made free) if none."""
+def _bind(refs, obj, base, taken=()):
+    """The name ``refs`` binds ``obj`` to, binding it to ``base`` (made free, and not one of
+    the function's own names, ``taken``) if none."""
     for n, o in refs.items():
         if o is obj:
             return n
     n = base
-    while n in refs:
+    while n in refs or n in taken:
         n += "_"
     refs[n] = obj
     return n
