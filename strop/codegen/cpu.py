@@ -218,13 +218,7 @@ def weaken(node, refs):
         return _is_number(c) or isinstance(c, gast.Name) and c.id in numbers
 
     def callee(call):
-        f = call.func
-        if isinstance(f, gast.Name):
-            return refs.get(f.id)
-        if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
-                refs.get(f.value.id) is np:
-            return getattr(np, f.attr, None)
-        return None
+        return callee_of(call, refs)
 
     def weak(c, other):
         return gast.Call(func=gast.Name(id=bind(), ctx=gast.Load(), annotation=None,
@@ -277,6 +271,17 @@ def _hashable(obj):
     except TypeError:
         return False
     return True
+
+
+def callee_of(call, refs):
+    """The function a generated call names (``f(...)`` or ``np.f(...)``), or None."""
+    f = call.func
+    if isinstance(f, gast.Name):
+        return refs.get(f.id)
+    if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
+            refs.get(f.value.id) is np:
+        return getattr(np, f.attr, None)
+    return None
 
 
 def _number_names(node):

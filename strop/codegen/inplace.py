@@ -13,6 +13,7 @@ from .. import runtime
 from ..transformer import ir
 from ..transformer.ir import Namer, names_in
 from ..transformer.rules.batching import is_member
+from .cpu import callee_of
 from .fuse import TEMP
 from .tapes import SHAPE_ONLY
 
@@ -31,13 +32,7 @@ def make_inplace(node, refs, donated=()):
     params = [a.id for a in node.args.args]
 
     def callee(call):
-        f = call.func
-        if isinstance(f, gast.Name):
-            return refs.get(f.id)
-        if isinstance(f, gast.Attribute) and isinstance(f.value, gast.Name) and \
-                refs.get(f.value.id) is np:
-            return getattr(np, f.attr, None)
-        return None
+        return callee_of(call, refs)
 
     def fresh(value, target):
         if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.Compare)):
