@@ -843,18 +843,3 @@ def test_grad_of_an_output_none_on_another_path_compiles(a):
         warnings.simplefilter("error", JitFallbackWarning)
         got = jit(g)(a)
     np.testing.assert_allclose(got, g(a), rtol=1e-12)
-
-
-@pytest.mark.parametrize("shapes", [((3, 4), (4,)), ((4,), (4, 5)), ((3, 4), (4, 5)),
-                                    ((4, 3), (4, 5))])
-def test_products_of_matrices_run_blas_from_compiled_code(shapes):
-    # Numba's np.dot (SciPy's BLAS), a transposed operand made contiguous first
-    rng = np.random.default_rng(2)
-    a, b = (rng.normal(size=s) for s in shapes)
-    if a.shape == (4, 3):
-        a = a.T          # (3, 4), not contiguous
-    with config.override(enable_x64=True):
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", JitFallbackWarning)
-            got = jit(lambda a, b: a @ b)(a, b)
-    np.testing.assert_allclose(got, a @ b, rtol=1e-12)

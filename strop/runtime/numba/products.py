@@ -82,21 +82,6 @@ def _small_or_numpy(loop, fn, out_type, matrix):
     return run
 
 
-def _blas():
-    """Whether Numba's np.dot has BLAS (SciPy's), once."""
-    global _HAS_BLAS
-    if _HAS_BLAS is None:
-        try:
-            import scipy.linalg.cython_blas  # noqa: F401
-            _HAS_BLAS = True
-        except ImportError:
-            _HAS_BLAS = False
-    return _HAS_BLAS
-
-
-_HAS_BLAS = None
-
-
 @overload(rt.matmul)
 def _matmul(a, b):
     if not (isinstance(a, types.Array) and isinstance(b, types.Array)):
@@ -104,10 +89,6 @@ def _matmul(a, b):
     dt = _product_dtype(a, b)
     if _floats(a, b) and (a.ndim, b.ndim) == (1, 1):
         return lambda a, b: _vec_vec(a, b, dt)
-    if _floats(a, b) and a.dtype == b.dtype and (a.ndim, b.ndim) != (1, 1) and \
-            max(a.ndim, b.ndim) == 2 and _blas():
-        # BLAS from compiled code (Numba's np.dot, through SciPy): no call into Python
-        return lambda a, b: np.dot(np.ascontiguousarray(a), np.ascontiguousarray(b))
     if _floats(a, b) and (a.ndim, b.ndim) in ((1, 2), (2, 1)):
         loop = _vec_mat if a.ndim == 1 else _mat_vec
         run = _small_or_numpy(register_jitable(lambda a, b: loop(a, b, dt)), np.matmul,
