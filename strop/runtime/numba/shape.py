@@ -9,12 +9,10 @@ from ._common import _float_of, _none, _unrolled
 from .axes import _norm_axis
 
 
-def _pieces(n, lead, dt):
-    """The text of an implementation cutting ``g`` (rank ``n``) along ``ax`` into one piece per
-    array, each as long as its array along ``ax`` (less ``lead`` where ``lead(i)`` is true:
-    an unbatched array's axis comes one earlier), in a list."""
+def _axis_first(n):
+    """The text making ``order``, the axes of a rank-``n`` array with ``ax`` first and the
+    others in turn, and ``back``, its inverse (``transpose(_UNDO(n))`` undoes it)."""
     perm = "(ax, " + "".join(f"rest[{i}], " for i in range(n - 1)) + ")"
-    undo = "(" + "".join(f"back[{i}], " for i in range(n)) + ")"
     return f"""
     rest = np.empty({n - 1}, np.intp)
     j = 0
@@ -22,17 +20,28 @@ def _pieces(n, lead, dt):
         if i != ax:
             rest[j] = i
             j += 1
-    back = np.empty({n}, np.intp)
     order = {perm}
+    back = np.empty({n}, np.intp)
     for i in range({n}):
-        back[order[i]] = i
+        back[order[i]] = i"""
+
+
+def _UNDO(n):
+    return "(" + "".join(f"back[{i}], " for i in range(n)) + ")"
+
+
+def _pieces(n, lead, dt):
+    """The text of an implementation cutting ``g`` (rank ``n``) along ``ax`` into one piece per
+    array, each as long as its array along ``ax`` (less ``lead`` where ``lead(i)`` is true:
+    an unbatched array's axis comes one earlier), in a list."""
+    return _axis_first(n) + f"""
     moved = g.transpose(order)   # g with the axis first: each piece is a run of its rows
     out = []
     start = 0
     for i in range(len(arrays)):
         m = arrays[i].shape[ax - 1 if {lead} else ax]
         piece = moved[start:start + m]
-        out.append(np.ascontiguousarray(piece.transpose({undo})).astype(dt))
+        out.append(np.ascontiguousarray(piece.transpose({_UNDO(n)})).astype(dt))
         start += m
     return out
 """
@@ -117,23 +126,11 @@ def _concatenate_list(arrays, axis=0, out=None, dtype=None, casting="same_kind")
             and _none(dtype)):
         return None
     n, dt = arrays.dtype.ndim, as_dtype(arrays.dtype.dtype)
-    perm = "(ax, " + "".join(f"rest[{i}], " for i in range(n - 1)) + ")"
-    undo = "(" + "".join(f"back[{i}], " for i in range(n)) + ")"
     return _unrolled(f"""
 def impl(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     ax = _norm_axis(axis, {n})
     if len(arrays) == 0:
-        raise ValueError("need at least one array to concatenate")
-    rest = np.empty({n - 1}, np.intp)
-    j = 0
-    for i in range({n}):
-        if i != ax:
-            rest[j] = i
-            j += 1
-    order = {perm}
-    back = np.empty({n}, np.intp)
-    for i in range({n}):
-        back[order[i]] = i
+        raise ValueError("need at least one array to concatenate")""" + _axis_first(n) + """
     first = arrays[0].transpose(order)
     total = 0
     for a in arrays:
@@ -148,8 +145,8 @@ def impl(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
         moved = a.transpose(order)
         res[start:start + moved.shape[0]] = moved
         start += moved.shape[0]
-    return np.ascontiguousarray(res.transpose({undo}))
-""", np=np, _norm_axis=_norm_axis)
+    return np.ascontiguousarray(res.transpose(""" + _UNDO(n) + """))
+""", np=np, _norm_axis=_norm_axis, dt=dt)
 
 
 @overload(rt.dense)
