@@ -433,6 +433,28 @@ def test_a_container_cotangent_is_zeroed_in_place_only_where_no_other_name_sees_
         assert "acc, _t2 = setitem_split(acc, t, x)" in text and "inplace" not in text, src
 
 
+def test_a_container_cotangent_is_split_where_the_items_name_is_rebound_later():
+    # lax.scan's adjoint: the item's cotangent gets a name that is bound again after it
+    # (bh = item_vjp(...); bh = bh + carry); made where the container is zeroed, it is split
+    names = ("setitem_vjp", "item_vjp")
+    loop = """
+        def f(g, x, n):
+            acc = g * 2.0
+            bh = g[0] * 0.0
+            for t in range(n):
+                _g1 = acc
+                acc = setitem_vjp(_g1, t)
+                _t9 = x * 3.0
+                bh = item_vjp(_g1, t, x)
+                bh = bh + _t9
+            return acc, bh
+        """
+    assert "acc, bh = setitem_split_inplace(acc, t, x)" in owned(loop, names)
+    # the item's name read between the two (its older value): left as it is
+    text = owned(loop.replace("_t9 = x * 3.0", "_t9 = bh * 3.0"), names)
+    assert "setitem_split" not in text and "item_vjp(_g1, t, x)" in text
+
+
 def test_splitting_in_place_copies_the_values_part_first():
     from numba import njit
     from strop import runtime

@@ -52,7 +52,7 @@ def make_inplace(node, refs, donated=()):
     _private_loops(node, {a.value.args[0].id for a in gast.walk(node) if isinstance(
         a, gast.Assign) and isinstance(a.value, gast.Call) and callee(a.value) in INPLACE
         and a.value.args and isinstance(a.value.args[0], gast.Name)})
-    updates = _accumulations(node, refs) + _splits(node, refs)
+    updates = _accumulations(node, refs) + _products(node, refs) + _splits(node, refs)
     candidates = {p for i, p in enumerate(params) if i in donated}
     assigns = [n for n in gast.walk(node) if isinstance(n, gast.Assign)
                and isinstance(n.targets[0], gast.Name)]
@@ -143,10 +143,12 @@ def make_inplace(node, refs, donated=()):
 
 # helpers whose result is a new array (or what they were given when that is not an array),
 # and the updates made in place once their first argument is owned
-OWNED = {runtime.setitem_vjp, runtime.getitem_vjp, runtime.add_at_index, runtime.zeros_like,
-         runtime.add_at_index_inplace, runtime.setitem_split, runtime.setitem_split_inplace}
 IN_PLACE = {runtime.add_at_index: runtime.add_at_index_inplace,
-            runtime.setitem_split: runtime.setitem_split_inplace}
+            runtime.setitem_split: runtime.setitem_split_inplace,
+            runtime.add_matmul_vjp_x: runtime.add_matmul_vjp_x_inplace,
+            runtime.add_matmul_vjp_y: runtime.add_matmul_vjp_y_inplace}
+OWNED = {runtime.setitem_vjp, runtime.getitem_vjp, runtime.zeros_like, *IN_PLACE,
+         *IN_PLACE.values()}
 
 
 def _helper(refs, fn):
@@ -208,6 +210,70 @@ def _accumulations(node, refs):
     return found
 
 
+# matmul_vjp_x/y, the operand whose cotangent it gives, and the helper adding it into a sum
+_PRODUCT_VJPS = {runtime.matmul_vjp_x: (1, runtime.add_matmul_vjp_x),
+                 runtime.matmul_vjp_y: (2, runtime.add_matmul_vjp_y)}
+
+
+def _products(node, refs):
+    """``t = matmul_vjp_x(g, x, y); u = unbroadcast(t, x); acc = acc + u`` (``t`` and ``u``
+    read nowhere else, nothing the first reads rebound between) become ``acc =
+    add_matmul_vjp_x(acc, g, x, y)`` (and likewise for y): a cotangent of an operand of ``@``
+    goes into ``acc`` with no array of its own.  Returns the statements made."""
+    loads, stores = _counts(node, gast.Load), _counts(node, gast.Store)
+    found = []
+    for block in _blocks(node):
+        defs = {s.targets[0].id: k for k, s in enumerate(block) if isinstance(s, gast.Assign)
+                and isinstance(s.targets[0], gast.Name) and stores.get(s.targets[0].id) == 1
+                and loads.get(s.targets[0].id) == 1}
+        for j, s in enumerate(block):
+            names = _summands(s, refs)
+            if names is None or s.targets[0].id not in names or names[0] == names[1]:
+                continue
+            acc = s.targets[0].id
+            k2 = defs.get(names[1 - names.index(acc)])
+            unb = block[k2].value if k2 is not None and k2 < j else None
+            if not (_call_of(unb, refs) is runtime.unbroadcast and len(unb.args) == 2):
+                continue
+            k1 = defs.get(unb.args[0].id)
+            vjp = block[k1].value if k1 is not None and k1 < k2 else None
+            if _call_of(vjp, refs) not in _PRODUCT_VJPS or len(vjp.args) != 3:
+                continue
+            operand, helper = _PRODUCT_VJPS[_call_of(vjp, refs)]
+            read = {a.id for a in vjp.args} | {acc}
+            if vjp.args[operand].id != unb.args[1].id or any(
+                    read & names_in(b, gast.Store) for b in block[k1 + 1:j]):
+                continue
+            s.value = ir.call(_helper(refs, helper), [ir.name(acc), *vjp.args])
+            block[k1] = block[k2] = gast.Pass()
+            found.append(s)
+    _drop_passes(node)
+    return found
+
+
+def _call_of(value, refs):
+    """The runtime helper ``value`` calls with names only (``helper(a, b)``), or None."""
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and \
+            value.func.id in runtime.__all__ and not value.keywords and \
+            all(isinstance(a, gast.Name) for a in value.args):
+        return refs.get(value.func.id)
+    return None
+
+
+def _summands(s, refs):
+    """The two names ``s`` adds (``n = a + b`` or ``n = add(a, b)``), or None."""
+    if not (isinstance(s, gast.Assign) and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name)):
+        return None
+    v = s.value
+    if isinstance(v, gast.BinOp) and isinstance(v.op, gast.Add) and all(
+            isinstance(o, gast.Name) for o in (v.left, v.right)):
+        return [v.left.id, v.right.id]
+    if _call_of(v, refs) is runtime.add and len(v.args) == 2:
+        return [a.id for a in v.args]
+    return None
+
+
 def _splits(node, refs):
     """``g = acc; ...; acc = setitem_vjp(g, i); ...; t = item_vjp(g, i, v)`` (g read nowhere else,
     the two indices the same value, nothing the last reads rebound between) become
@@ -237,10 +303,10 @@ def _splits(node, refs):
                 and not any({g, acc} & names_in(b) for b in block[m + 1:j])):
             continue
         k, item = items.get((id(block), g), (None, None))
-        if item is None or k < j or not same(item.args[1].id, idx) or stores.get(
-                block[k].targets[0].id) != 1 or any(
-                {item.args[2].id, g} & names_in(b, gast.Store) for b in block[j + 1:k]):
-            continue
+        if item is None or k < j or not same(item.args[1].id, idx) or any(
+                {item.args[2].id, g} & names_in(b, gast.Store)
+                or block[k].targets[0].id in names_in(b) for b in block[j + 1:k]):
+            continue    # (the item's cotangent is made at j: its name untouched until k)
         s.targets = [gast.Tuple(elts=[ir.name(acc, store=True),
                                       ir.name(block[k].targets[0].id, store=True)],
                                 ctx=gast.Store())]

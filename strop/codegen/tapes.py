@@ -187,6 +187,8 @@ def _helper(refs, helper, f):
 SHAPE_ONLY = {runtime.unbroadcast: 1, runtime.expand_to: 1, runtime.getitem_vjp: 1,
               runtime.add_at_index: 2, runtime.add_at_index_inplace: 2,
               runtime.setitem_split: 2, runtime.setitem_split_inplace: 2,
+              runtime.add_matmul_vjp_x: 2, runtime.add_matmul_vjp_x_inplace: 2,
+              runtime.add_matmul_vjp_y: 3, runtime.add_matmul_vjp_y_inplace: 3,
               runtime.item_vjp: 2, runtime.zeros_like: 0, runtime.unbroadcast_lanes: 1,
               runtime.expand_to_lanes: 1, runtime.getitem_vjp_lanes: 1}
 

@@ -5,9 +5,10 @@ import string
 
 import numpy as np
 
-from .base import unbroadcast
+from .base import add, unbroadcast
 
-__all__ = ["matmul", "matmul_vjp_x", "matmul_vjp_y", "matmul_as_x", "matmul_as_y",
+__all__ = ["matmul", "matmul_vjp_x", "matmul_vjp_y", "add_matmul_vjp_x", "add_matmul_vjp_y",
+           "add_matmul_vjp_x_inplace", "add_matmul_vjp_y_inplace", "matmul_as_x", "matmul_as_y",
            "matmul_x_vjp_y", "matmul_y_vjp_x", "dot_axes", "tensordot_vjp_a", "tensordot_vjp_b",
            "kron_vjp_a", "kron_vjp_b", "cross_vjp", "einsum_vjp", "einsum_cross"]
 
@@ -36,6 +37,28 @@ def matmul_vjp_y(g, x, y):
     if np.ndim(y) == 1:
         return np.matmul(np.swapaxes(x, -1, -2), np.expand_dims(g, -1))[..., 0]
     return np.matmul(np.swapaxes(x, -1, -2), g)
+
+
+# A cotangent of an operand of ``@`` added to an accumulator: what compiled adjoints make of
+# ``t = matmul_vjp_x(g, x, y); t = unbroadcast(t, x); acc = acc + t`` (codegen/inplace.py), so
+# that an outer product (a recurrence's matrix parameter) goes into ``acc`` with no array of
+# its own.  The _inplace forms write into ``acc`` when compiled code owns it; as Python they
+# are the plain ones.
+
+def add_matmul_vjp_x(acc, g, x, y):
+    return add(acc, unbroadcast(matmul_vjp_x(g, x, y), x))
+
+
+def add_matmul_vjp_y(acc, g, x, y):
+    return add(acc, unbroadcast(matmul_vjp_y(g, x, y), y))
+
+
+def add_matmul_vjp_x_inplace(acc, g, x, y):
+    return add_matmul_vjp_x(acc, g, x, y)
+
+
+def add_matmul_vjp_y_inplace(acc, g, x, y):
+    return add_matmul_vjp_y(acc, g, x, y)
 
 
 # The derivatives of matmul_vjp_x/y (second order).  matmul_vjp_x(g, x, y) is linear in g and

@@ -15,8 +15,11 @@ def _matmul_type(a, b):
     return dt if nd == 0 else types.Array(dt, nd, "C")
 
 
-# costs more than the product).  Products of matrices, and of large ones, go to BLAS through
-# NumPy.
+# Products of floats of one dtype whose work (multiply-adds) is at most SMALL_PRODUCT run BLAS
+# from compiled code (Numba's np.dot, on SciPy's BLAS): a call into NumPy costs more than such
+# a product, and OpenBLAS runs it on the calling thread (SciPy's threads beside NumPy's made
+# large products crawl).  Without SciPy, products of a vector and a matrix run as loops.
+# Larger products go to BLAS through NumPy.
 SMALL_PRODUCT = 1 << 16
 
 
@@ -69,17 +72,51 @@ def _vec_vec(a, b, dt):
     return acc
 
 
-def _small_or_numpy(loop, fn, out_type, matrix):
-    """``loop(args)``, or ``fn`` through NumPy where ``args[matrix]`` has more than
-    SMALL_PRODUCT elements; called as ``run((a, b, ...))``."""
+def _small_or_numpy(loop, fn, out_type, work):
+    """``loop(args)``, or ``fn`` through NumPy where ``work(args)`` (the product's
+    multiply-adds) is more than SMALL_PRODUCT; called as ``run((a, b, ...))``."""
     numpy_run = _through_numpy(fn, out_type)
 
     @register_jitable
     def run(args):
-        if args[matrix].size > SMALL_PRODUCT:
+        if work(args) > SMALL_PRODUCT:
             return numpy_run(args)
         return loop(*args)
     return run
+
+
+def _blas():
+    """Whether Numba's np.dot has a BLAS (SciPy's), found once."""
+    global _HAS_BLAS
+    if _HAS_BLAS is None:
+        try:
+            import scipy.linalg.cython_blas  # noqa: F401
+            _HAS_BLAS = True
+        except ImportError:
+            _HAS_BLAS = False
+    return _HAS_BLAS
+
+
+_HAS_BLAS = None
+
+
+@register_jitable
+def _dot(a, b):
+    return np.dot(np.ascontiguousarray(a), np.ascontiguousarray(b))
+
+
+def _by_blas(*ts):
+    """Whether a product of arrays of types ``ts`` (each of rank 1 or 2) runs BLAS from
+    compiled code: floats of one dtype, and SciPy there."""
+    return _floats(*ts) and len({t.dtype for t in ts}) == 1 and \
+        all(t.ndim in (1, 2) for t in ts) and _blas()
+
+
+@register_jitable
+def _work(args):
+    """Multiply-adds of ``args[0] @ args[1]`` (ranks 1 or 2)."""
+    a, b = args[0], args[1]
+    return a.size * (b.size // max(b.shape[0], 1))    # (b's columns, 1 for a vector)
 
 
 @overload(rt.matmul)
@@ -89,12 +126,15 @@ def _matmul(a, b):
     dt = _product_dtype(a, b)
     if _floats(a, b) and (a.ndim, b.ndim) == (1, 1):
         return lambda a, b: _vec_vec(a, b, dt)
-    if _floats(a, b) and (a.ndim, b.ndim) in ((1, 2), (2, 1)):
+    if _by_blas(a, b):
+        loop = _dot
+    elif _floats(a, b) and (a.ndim, b.ndim) in ((1, 2), (2, 1)):
         loop = _vec_mat if a.ndim == 1 else _mat_vec
-        run = _small_or_numpy(register_jitable(lambda a, b: loop(a, b, dt)), np.matmul,
-                              _matmul_type(a, b), 1 if a.ndim == 1 else 0)
+        loop = register_jitable(lambda a, b, loop=loop: loop(a, b, dt))
     else:
         run = _through_numpy(np.matmul, _matmul_type(a, b))
+        return lambda a, b: run((a, b))
+    run = _small_or_numpy(loop, np.matmul, _matmul_type(a, b), _work)
     return lambda a, b: run((a, b))
 
 
@@ -117,41 +157,111 @@ def _vjp_type(g, x, y, wrt, flags=None):
     return types.Array(numba.from_dtype(np.dtype(_product_dtype(g, other))), nd + lanes, "C")
 
 
-# (runtime helper, x.ndim, y.ndim): (its loop, the argument holding the matrix: None where
-# the loop always runs)
+# (runtime helper, x.ndim, y.ndim): its loop, and whether BLAS serves instead (the outer
+# products have no BLAS form that makes a new array)
 _VJP_LOOPS = {
-    (rt.matmul_vjp_x, 1, 1): (register_jitable(lambda g, x, y, dt: g * y), None),
-    (rt.matmul_vjp_x, 2, 1): (register_jitable(lambda g, x, y, dt: _outer(g, y, dt)), None),
-    (rt.matmul_vjp_x, 1, 2): (register_jitable(lambda g, x, y, dt: _mat_vec(y, g, dt)), 2),
-    (rt.matmul_vjp_y, 1, 1): (register_jitable(lambda g, x, y, dt: g * x), None),
-    (rt.matmul_vjp_y, 1, 2): (register_jitable(lambda g, x, y, dt: _outer(x, g, dt)), None),
-    (rt.matmul_vjp_y, 2, 1): (register_jitable(lambda g, x, y, dt: _vec_mat(g, x, dt)), 1),
+    (rt.matmul_vjp_x, 1, 1): (register_jitable(lambda g, x, y, dt: g * y), False),
+    (rt.matmul_vjp_x, 2, 1): (register_jitable(lambda g, x, y, dt: _outer(g, y, dt)), False),
+    (rt.matmul_vjp_x, 1, 2): (register_jitable(lambda g, x, y, dt: _mat_vec(y, g, dt)), True),
+    (rt.matmul_vjp_y, 1, 1): (register_jitable(lambda g, x, y, dt: g * x), False),
+    (rt.matmul_vjp_y, 1, 2): (register_jitable(lambda g, x, y, dt: _outer(x, g, dt)), False),
+    (rt.matmul_vjp_y, 2, 1): (register_jitable(lambda g, x, y, dt: _vec_mat(g, x, dt)), True),
 }
+# the same products as BLAS calls, for floats of one dtype (x.ndim, y.ndim and wrt given)
+_VJP_BLAS = {
+    (rt.matmul_vjp_x, 1, 2): register_jitable(lambda g, x, y, dt: _dot(y, g)),
+    (rt.matmul_vjp_x, 2, 2): register_jitable(lambda g, x, y, dt: _dot(g, y.T)),
+    (rt.matmul_vjp_y, 2, 1): register_jitable(lambda g, x, y, dt: _dot(g, x)),
+    (rt.matmul_vjp_y, 2, 2): register_jitable(lambda g, x, y, dt: _dot(x.T, g)),
+}
+
+
+@register_jitable
+def _vjp_work(args):
+    return _work((args[1], args[2]))
 
 
 def _matmul_vjp(helper, wrt):
     """The Numba implementation of ``helper`` (runtime.matmul_vjp_x, ``wrt`` "x", or
-    matmul_vjp_y): products of a vector and a matrix as loops, the rest through NumPy."""
+    matmul_vjp_y): small products of matrices by BLAS from compiled code, outer products and
+    (without SciPy) products of a vector and a matrix as loops, the rest through NumPy."""
     def impl(g, x, y):
         if not (isinstance(x, types.Array) and isinstance(y, types.Array)):
             return None
         other = y if wrt == "x" else x
         key = (helper, x.ndim, y.ndim)
+        dt = _product_dtype(g, other)
         if key in _VJP_LOOPS and (x.ndim == y.ndim == 1 or _floats(g, other)):
-            loop, matrix = _VJP_LOOPS[key]
-            dt = _product_dtype(g, other)
-            if matrix is None:
+            loop, blas = _VJP_LOOPS[key]
+            if not blas:
                 return lambda g, x, y: loop(g, x, y, dt)
-            run = _small_or_numpy(register_jitable(lambda g, x, y: loop(g, x, y, dt)), helper,
-                                  _vjp_type(g, x, y, wrt), matrix)
         else:
+            loop = None
+        if key in _VJP_BLAS and _by_blas(g, other):
+            loop = _VJP_BLAS[key]
+        if loop is None:
             run = _through_numpy(helper, _vjp_type(g, x, y, wrt))
+        else:
+            run = _small_or_numpy(register_jitable(lambda g, x, y: loop(g, x, y, dt)), helper,
+                                  _vjp_type(g, x, y, wrt), _vjp_work)
         return lambda g, x, y: run((g, x, y))
     return impl
 
 
 overload(rt.matmul_vjp_x)(_matmul_vjp(rt.matmul_vjp_x, "x"))
 overload(rt.matmul_vjp_y)(_matmul_vjp(rt.matmul_vjp_y, "y"))
+
+
+@register_jitable
+def _add_outer(acc, a, b):
+    """``acc += outer(a, b)``, row by row (the inner loop vectorizes)."""
+    for i in range(a.size):
+        ai, row = a[i], acc[i]
+        for j in range(b.size):
+            row[j] += ai * b[j]
+    return acc
+
+
+# the outer product whose sum is the cotangent of x (g times y) or of y (x times g)
+_OUTER_FACTORS = {"x": register_jitable(lambda g, x, y: (g, y)),
+                  "y": register_jitable(lambda g, x, y: (x, g))}
+
+
+def _add_matmul_vjp_inplace(plain, helper, wrt):
+    """The Numba implementation of ``plain``'s _inplace form (runtime.add_matmul_vjp_x,
+    ``wrt`` "x", or _y): the cotangent written into ``acc`` where it can hold the sum (an
+    array of the operand's rank whose dtype is the sum's; its shape is checked when run),
+    an outer product with no array of its own; else the new array ``plain`` makes."""
+    def impl(acc, g, x, y):
+        arrays = all(isinstance(t, types.Array) for t in (acc, g, x, y))
+        operand, other = (x, y) if wrt == "x" else (y, x)
+        if not (arrays and acc.ndim == operand.ndim and acc.dtype == np.result_type(
+                _float_of(acc), _product_dtype(g, other))):
+            return lambda acc, g, x, y: plain(acc, g, x, y)
+        if (operand.ndim, other.ndim, g.ndim) == (2, 1, 1):
+            factors = _OUTER_FACTORS[wrt]
+
+            def outer(acc, g, x, y):
+                a, b = factors(g, x, y)
+                if acc.shape != (a.size, b.size):
+                    return plain(acc, g, x, y)
+                return _add_outer(acc, a, b)
+            return outer
+
+        def general(acc, g, x, y):
+            t = helper(g, x, y)
+            if t.shape != acc.shape:
+                return plain(acc, g, x, y)
+            acc += t
+            return acc
+        return general
+    return impl
+
+
+overload(rt.add_matmul_vjp_x_inplace)(_add_matmul_vjp_inplace(
+    rt.add_matmul_vjp_x, rt.matmul_vjp_x, "x"))
+overload(rt.add_matmul_vjp_y_inplace)(_add_matmul_vjp_inplace(
+    rt.add_matmul_vjp_y, rt.matmul_vjp_y, "y"))
 
 
 def _rank(t):
@@ -217,5 +327,6 @@ def _tensordot_vjp(fn, wrt):
 overload(rt.tensordot_vjp_a)(_tensordot_vjp(rt.tensordot_vjp_a, "a"))
 overload(rt.tensordot_vjp_b)(_tensordot_vjp(rt.tensordot_vjp_b, "b"))
 
-IMPLEMENTED = {rt.matmul, rt.matmul_vjp_x, rt.matmul_vjp_y, rt.matmul_as_x, rt.matmul_as_y,
+IMPLEMENTED = {rt.matmul, rt.matmul_vjp_x, rt.matmul_vjp_y, rt.add_matmul_vjp_x_inplace,
+               rt.add_matmul_vjp_y_inplace, rt.matmul_as_x, rt.matmul_as_y,
                rt.matmul_x_vjp_y, rt.matmul_y_vjp_x}
