@@ -865,3 +865,25 @@ def test_grad_of_an_output_none_on_another_path_compiles(a):
         warnings.simplefilter("error", JitFallbackWarning)
         got = jit(g)(a)
     np.testing.assert_allclose(got, g(a), rtol=1e-12)
+
+
+def test_a_moved_cotangent_read_after_its_loop_is_split_in_place():
+    # lax.scan's adjoint: the stacked cotangent moves to another name (bys = bhs), is split
+    # in place going back, and is read once more after the loop (its first item)
+    names = ("setitem_vjp", "item_vjp")
+    src = """
+        def f(g, x, n):
+            bhs = g * 2.0
+            bys = bhs
+            for t in range(n, 0, -1):
+                _g1 = bys
+                bys = setitem_vjp(_g1, t)
+                bh = item_vjp(_g1, t, x)
+            first = item_vjp(bys, 0, x)
+            return first
+        """
+    assert "bys, bh = setitem_split_inplace(bys, t, x)" in owned(src, names)
+    # the moved array still seen by another name before the loop: not in place
+    seen = src.replace("            bys = bhs\n", "            bys = bhs\n            v = bys[1:]\n")
+    text = owned(seen.replace("return first", "return first, v"), names)
+    assert "setitem_split(bys, t, x)" in text and "inplace" not in text

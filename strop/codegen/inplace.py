@@ -107,7 +107,8 @@ def make_inplace(node, refs, donated=()):
             shape_reads.add(id(n.args[SHAPE_ONLY[callee(n)]]))
     safe |= shape_reads
     consumed = set(safe)   # read into a new value (not moved to another name)
-    safe |= _moves(node.body)
+    moves = _moves(node.body)
+    safe |= moves | _after_last_binding(node.body)
     safe |= _dead_views(node, lambda a: updates_in_place(a) and a.value.args[0].id ==
                         a.targets[0].id, callee, consumed, shape_reads)
     for n in gast.walk(node):
@@ -133,7 +134,7 @@ def make_inplace(node, refs, donated=()):
             isinstance(v.args[0], gast.Name) and loads.get(v.args[0].id) == 1 and \
             v.args[0].id in single and depth < 8 and makes_new(single[v.args[0].id], depth + 1)
 
-    owned = Owned(node, makes_new, consumed)
+    owned = Owned(node, makes_new, consumed, moves)
     for s in updates:
         if owned.at(s):
             s.value.func.id = _helper(refs, IN_PLACE[refs[s.value.func.id]])
@@ -330,8 +331,8 @@ class Owned:
     blocks that hold it (an ``if``'s, a loop's), a loop's value also coming round from the end
     of its body."""
 
-    def __init__(self, node, makes_new, consumed):
-        self.makes_new, self.consumed = makes_new, consumed
+    def __init__(self, node, makes_new, consumed, moves=()):
+        self.makes_new, self.consumed, self.moves = makes_new, consumed, moves
         self.where = {}      # id(statement) -> (block, position)
         self.parent = {}     # id(block) -> (statement holding it, its block)
         for block in _blocks(node):
@@ -370,6 +371,9 @@ class Owned:
         return self.before(name, outer, self.where[id(holder)][1])
 
     def binds_new(self, s, name):
+        if isinstance(s, gast.Assign) and id(s.value) in self.moves and _target(s) == name:
+            block, k = self.where[id(s)]      # b = a, a's last mention: a's array moves
+            return self.before(s.value.id, block, k)
         return isinstance(s, gast.Assign) and len(s.targets) == 1 and (
             isinstance(s.targets[0], gast.Name) or isinstance(s.targets[0], gast.Tuple)
             and isinstance(s.value, gast.Call) and s.targets[0].elts
@@ -446,6 +450,20 @@ def _moves(body):
             last[n] = i
     return {id(s.value) for i, s in enumerate(body) if isinstance(s, gast.Assign)
             and isinstance(s.value, gast.Name) and last.get(s.value.id) == i}
+
+
+def _after_last_binding(body):
+    """The reads of a name in statements of the function's top level after the last one that
+    binds it: no update in place can follow them, so what they keep (a view, a cotangent
+    sharing its memory) never changes under them (scan's adjoint reads its stacked cotangent
+    once more after the loop that zeroes it in place)."""
+    last = {}
+    for i, s in enumerate(body):
+        for n in names_in(s, gast.Store):
+            last[n] = i
+    return {id(n) for i, s in enumerate(body) for n in gast.walk(s)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+            and i > last.get(n.id, len(body))}
 
 
 def _private_loops(node, updated):
