@@ -12,7 +12,7 @@ import sys
 import nbformat
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-NAMES = ("sharp_bits", "faq")
+NAMES = ("sharp_bits", "faq", "tour")
 KERNEL = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
 
