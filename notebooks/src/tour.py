@@ -101,7 +101,8 @@ assert best < np.pi / 4       # drag makes the best angle flatter than 45°
 angle = 0.3
 for _ in range(30):
     angle = angle + 0.01 * grad(flight)(angle, 20., 0.05)
-print(f"best angle {angle:.4f} rad = {np.degrees(angle):.1f}°, range {flight(angle, 20., 0.05):.3f} m")
+print(f"best angle {angle:.4f} rad = {np.degrees(angle):.1f}°, "
+      f"range {flight(angle, 20., 0.05):.3f} m")
 assert abs(angle - best) < 0.04 and flight(angle, 20., 0.05) > values.max() - 0.01
 
 # %% [markdown]
@@ -183,7 +184,8 @@ gamma = random.gamma(k_gamma, 3.0, (20_000,))
 
 fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3))
 t = np.linspace(-4, 4, 200)
-a.hist(normal, bins=60, density=True, alpha=0.6); a.plot(t, np.exp(-t ** 2 / 2) / np.sqrt(2 * np.pi))
+a.hist(normal, bins=60, density=True, alpha=0.6)
+a.plot(t, np.exp(-t ** 2 / 2) / np.sqrt(2 * np.pi))
 a.set_title("normal")
 b.hist(gamma, bins=60, density=True, alpha=0.6); b.set_title("gamma(3)")
 assert abs(normal.mean()) < 0.03 and abs(normal.std() - 1) < 0.03 and abs(gamma.mean() - 3) < 0.05
