@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 from .codegen import emit as emitter
-from .codegen.cpu import compile_function, lower, weaken
+from .codegen.cpu import compile_function, lower, number_params, weaken
 from .codegen.fuse import fuse
 from .codegen.inplace import make_inplace
 from .codegen.native import Native
@@ -64,8 +64,9 @@ class Staged:
                     "result: x = f(x)), or do not donate it"),
                 stacklevel=user_stacklevel())
         if backend == "cpu" and array_tapes:
+            companions = tuple(fuse(weaken(c, refs, number_params(node, c)))
+                               for c in companions)
             node = fuse(weaken(node, refs))
-            companions = tuple(fuse(weaken(c, refs)) for c in companions)
         shown = dataclasses.replace(fn, node=node, refs=refs, companions=companions)
         text, linemap, injected = emitter.emit(shown, origin)
 

@@ -206,6 +206,25 @@ def test_while_each_lane_stops_on_its_own():
     assert len(set(n.tolist())) > 1      # the lanes really ran different trip counts
 
 
+def drop(angle, speed, drag):
+    dt = 0.01                      # hoisted out of the lane group: a parameter of its lanes
+    pos = np.zeros(2)
+    vel = speed * np.array([np.cos(angle), np.sin(angle)])
+    while pos[1] >= 0.0:
+        vel = vel + dt * (np.array([0.0, -9.81]) - drag * vel)
+        pos = pos + dt * vel
+    return pos[0]
+
+
+def test_number_given_to_the_lanes_is_weak():
+    """A Python number bound once outside a lane group and read inside it is weak in the lanes
+    as it is outside (dt * float32 is float32): jit(vmap) compiled this, instead of falling
+    back on 'Cannot unify array(float32) and array(float64)'."""
+    with strop.config.override(enable_x64=False):
+        check(drop, np.array([0.5, 0.9], np.float32), np.float32(20.0), np.float32(0.05),
+              in_axes=(0, None, None), rtol=1e-6)
+
+
 def test_for_with_batched_trip_count():
     check(trips, np.array([0, 3, 5, 1]), RNG.normal(size=(4, 6)), in_axes=(0, 0))
 

@@ -204,15 +204,16 @@ def _appends_in_place(node, helpers, refs):
     return InPlace().visit(node)
 
 
-def weaken(node, refs):
+def weaken(node, refs, numbers=()):
     """Python numbers in arithmetic, as NumPy types them: weak (float32 * 0.5 is float32),
-    where Numba would make float64 of it.  Run after the passes that read constants (tapes)."""
+    where Numba would make float64 of it.  Run after the passes that read constants (tapes).
+    ``numbers``: parameters that every caller passes a Python number (number_params)."""
     local = names_in(node) - set(refs)
     untwinned = {twin: fn for fn, twin in twins().items()}   # (lowering put twins in)
 
     def bind():
         return _bind(refs, runtime.weak, "weak", local)
-    numbers = _number_names(node)
+    numbers = _number_names(node) | (set(numbers) & _stored_once(node))
 
     def is_number(c):   # 0.5, or a name bound once to it (a parameter of inlined code)
         return _is_number(c) or isinstance(c, gast.Name) and c.id in numbers
@@ -286,14 +287,36 @@ def callee_of(call, refs):
 
 def _number_names(node):
     """Names stored once, by ``name = <Python number>``: as weak as the number itself."""
-    stores, numbers = {}, set()
+    numbers = set()
     for n in gast.walk(node):
-        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
-            stores[n.id] = stores.get(n.id, 0) + 1
         if isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(
                 n.targets[0], gast.Name) and _is_number(n.value):
             numbers.add(n.targets[0].id)
-    return {name for name in numbers if stores[name] == 1}
+    return numbers & _stored_once(node)
+
+
+def _stored_once(node):
+    """Names stored (a parameter counts) exactly once in ``node``."""
+    stores = {}
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    return {name for name, count in stores.items() if count == 1}
+
+
+def number_params(caller, callee):
+    """The parameters of ``callee`` (a companion: vmap's per-lane code) to which every call in
+    ``caller`` passes a Python number or a name ``caller`` binds once to one (``dt = 0.01``
+    hoisted out of a lane group): as weak in the callee as in the caller."""
+    params = [a.id for a in callee.args.args]
+    numbers, found = _number_names(caller), None
+    for n in gast.walk(caller):
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and \
+                n.func.id == callee.name and not n.keywords:
+            these = {p for p, a in zip(params, n.args)
+                     if _is_number(a) or isinstance(a, gast.Name) and a.id in numbers}
+            found = these if found is None else found & these
+    return found or set()
 
 
 def _bind(refs, obj, base, taken=()):
