@@ -455,6 +455,26 @@ def test_a_container_cotangent_is_split_where_the_items_name_is_rebound_later():
     assert "setitem_split" not in text and "item_vjp(_g1, t, x)" in text
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_adding_at_an_index_in_place_writes_into_the_sum(dtype):
+    from numba import njit
+    from strop import runtime
+    from strop.runtime import numba as _implementations  # noqa: F401
+    add = njit(lambda acc, g, x, i: runtime.add_at_index_inplace(acc, g, x, i))
+    x = np.zeros((4, 3), dtype)
+    for i, g in [(1, np.ones(3, dtype)), (slice(0, 2), np.ones((2, 3), dtype)),
+                 (np.array([0, 0, 3]), np.ones((3, 3), dtype))]:
+        acc = np.arange(12.0, dtype=dtype).reshape(4, 3)
+        want = runtime.add_at_index(acc.copy(), g, x, i)
+        got = add(acc, g, x, i)
+        assert np.shares_memory(got, acc) and got.dtype == dtype
+        np.testing.assert_array_equal(got, want)
+    # a sum of another dtype than the cotangent's: a new array
+    acc = np.zeros((4, 3), np.float32)
+    got = add(acc, np.ones(3), np.zeros((4, 3)), 1)
+    assert not np.shares_memory(got, acc) and got.dtype == np.float64
+
+
 def test_splitting_in_place_copies_the_values_part_first():
     from numba import njit
     from strop import runtime

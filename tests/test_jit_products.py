@@ -156,9 +156,15 @@ def test_adding_a_products_cotangent_in_place_is_the_plain_sum(xs, ys, sums, wrt
     x, y, acc = rng.normal(size=xs), rng.normal(size=ys), rng.normal(size=sums)
     g = np.matmul(x, y) + 1.0
     plain = getattr(runtime, f"add_matmul_vjp_{wrt}")
-    inplace = njit(getattr(runtime, f"add_matmul_vjp_{wrt}_inplace"))
+    helper = getattr(runtime, f"add_matmul_vjp_{wrt}_inplace")
+    inplace = njit(lambda acc, g, x, y: helper(acc, g, x, y))    # its Numba implementation
     want = plain(acc, g, x, y)
-    np.testing.assert_allclose(inplace(acc.copy(), g, x, y), want, rtol=1e-12)
+    given = acc.copy()
+    got = inplace(given, g, x, y)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    # a sum of the operand's shape and dtype is written into: no array of its own
+    operand = x if wrt == "x" else y
+    assert np.shares_memory(got, given) == (acc.shape == operand.shape)
 
 
 @pytest.mark.parametrize("shapes", [((3, 4), (4,)), ((4,), (4, 5)), ((3, 4), (4, 5)),

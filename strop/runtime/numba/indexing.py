@@ -52,7 +52,7 @@ def _add_at_index_inplace(acc, g, x, idx):
     dtype; its shape is checked when run), else the new array add_at_index makes."""
     if not (isinstance(acc, types.Array) and isinstance(x, types.Array)
             and acc.ndim == x.ndim
-            and acc.dtype == np.result_type(as_dtype(acc.dtype), _float_of(x))):
+            and as_dtype(acc.dtype) == np.result_type(as_dtype(acc.dtype), _float_of(x))):
         return lambda acc, g, x, idx: rt.add(acc, rt.getitem_vjp(g, x, idx))
     if isinstance(idx, types.Array) and idx.ndim == 1 and isinstance(idx.dtype, types.Integer):
         def gather(acc, g, x, idx):     # repeated indices accumulate

@@ -4,6 +4,7 @@ import numba
 import numpy as np
 from numba import types
 from numba.extending import overload, register_jitable
+from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
 from ._common import _float_of, _through_numpy
@@ -235,8 +236,8 @@ def _add_matmul_vjp_inplace(plain, helper, wrt):
     def impl(acc, g, x, y):
         arrays = all(isinstance(t, types.Array) for t in (acc, g, x, y))
         operand, other = (x, y) if wrt == "x" else (y, x)
-        if not (arrays and acc.ndim == operand.ndim and acc.dtype == np.result_type(
-                _float_of(acc), _product_dtype(g, other))):
+        if not (arrays and acc.ndim == operand.ndim and as_dtype(acc.dtype) == np.result_type(
+                as_dtype(acc.dtype), _product_dtype(g, other))):
             return lambda acc, g, x, y: plain(acc, g, x, y)
         if (operand.ndim, other.ndim, g.ndim) == (2, 1, 1):
             factors = _OUTER_FACTORS[wrt]
