@@ -21,6 +21,7 @@ from .codegen import emit as emitter
 from .codegen.cpu import compile_function, lower, number_params, weaken
 from .codegen.fuse import fuse
 from .codegen.inplace import make_inplace
+from .codegen.loops import loop_chains
 from .codegen.native import Native
 from .codegen.tapes import arrays_for_tapes, shapes_for_tapes
 from .transformer.ranks import scalar_names
@@ -64,9 +65,9 @@ class Staged:
                     "result: x = f(x)), or do not donate it"),
                 stacklevel=user_stacklevel())
         if backend == "cpu" and array_tapes:
-            companions = tuple(fuse(weaken(c, refs, number_params(node, c)))
+            companions = tuple(loop_chains(fuse(weaken(c, refs, number_params(node, c))), refs)
                                for c in companions)
-            node = fuse(weaken(node, refs))
+            node = loop_chains(fuse(weaken(node, refs)), refs)
         shown = dataclasses.replace(fn, node=node, refs=refs, companions=companions)
         text, linemap, injected = emitter.emit(shown, origin)
 

@@ -1,17 +1,37 @@
 """Helpers of arithmetic: Python numbers kept weak, ties of max/min, and Python's ``+`` and
 ``*`` where an operand is a list or tuple (sequences join and repeat; see
 transformer/operands.py)."""
+import operator
+
 import numpy as np
 
 from .base import add, like, unbroadcast, zeros_like
 
-__all__ = ["weak", "balanced_eq", "plus", "plus_vjp", "times", "times_vjp", "times_jvp"]
+__all__ = ["weak", "elementwise", "balanced_eq", "plus", "plus_vjp", "times", "times_vjp", "times_jvp"]
 
 
 def weak(number, like):
     """A Python number in arithmetic with ``like``: as it is (NumPy already treats it as weak,
     taking ``like``'s precision); compiled code casts it to ``like``'s type (Numba would not)."""
     return number
+
+
+# the operators of a chain elementwise runs (Python's ast names), as functions
+CHAIN_OPERATORS = {"Add": operator.add, "Sub": operator.sub, "Mult": operator.mul,
+                   "Div": operator.truediv, "FloorDiv": operator.floordiv, "Mod": operator.mod,
+                   "Pow": operator.pow, "BitAnd": operator.and_, "BitOr": operator.or_,
+                   "BitXor": operator.xor, "USub": operator.neg, "UAdd": operator.pos,
+                   "Invert": operator.invert, "Lt": operator.lt, "LtE": operator.le,
+                   "Gt": operator.gt, "GtE": operator.ge, "Eq": operator.eq, "NotEq": operator.ne}
+
+
+def elementwise(chain, *operands):
+    """The elementwise ``chain`` of operators (source text naming the operands ``_0``, ``_1``,
+    ...) on ``operands``: what compiled code calls for a chain over three or more arrays
+    (codegen/loops.py), which its Numba implementation runs as one loop where the arrays share
+    one shape (Numba's own loop for an expression keeps broadcasting checks inside it, so it
+    does not vectorize).  As Python, the expression itself."""
+    return eval(chain, {"weak": weak}, {f"_{i}": v for i, v in enumerate(operands)})
 
 
 def balanced_eq(x, z, y):

@@ -26,14 +26,15 @@ compile_the_rest((rt.base, rt.arithmetic, rt.containers, rt.indexing, rt.reducti
                  base.IMPLEMENTED | arithmetic.IMPLEMENTED | containers.IMPLEMENTED
                  | indexing.IMPLEMENTED | reductions.IMPLEMENTED | products.IMPLEMENTED
                  | batching.IMPLEMENTED | shape.IMPLEMENTED
-                 | {rt.polyval_vjp_p, rt.polyval_slope})   # numeric.py's (their source fails)
+                 | {rt.polyval_vjp_p, rt.polyval_slope}    # numeric.py's (their source fails)
+                 | {rt.elementwise})                       # loops.py's
 
 from . import twins, via_numpy  # noqa: E402,F401
 from . import forward, jacobians  # noqa: E402
 
 compile_the_rest((rt.forward, rt.jacobians), forward.IMPLEMENTED | jacobians.IMPLEMENTED)
 
-from . import conv, lax, numeric, wide  # noqa: E402,F401
+from . import conv, lax, loops, numeric, wide  # noqa: E402,F401
 
 # last: what none of the above compiles runs through NumPy in an object-mode island
 from . import islands  # noqa: E402

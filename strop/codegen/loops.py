@@ -1,0 +1,85 @@
+"""Elementwise chains over three or more names as one call that compiled code runs as a loop.
+
+After fuse.py, a chain of operators is one expression (``lap = _t1 - weak(2, _t2) * _t2 +
+_t5``).  Numba compiles such an expression into a loop that checks, for every operand and
+element, whether the operand is broadcast; with three or more operands those checks stay in
+the loop and it does not vectorize (runtime/numba/loops.py has the numbers).  So a chain over
+three or more names becomes ``lap = elementwise("_0 - weak(2, _1) * _1 + _2", _t1, _t2, _t5)``:
+its Numba implementation runs one loop nest where the arrays among the operands share one
+shape, and the expression itself elsewhere (numbers, broadcasting, other dtypes).  Compiled
+code only; as Python, ``elementwise`` evaluates the text.
+"""
+import ast
+
+import gast
+
+from .. import runtime
+from ..runtime.arithmetic import CHAIN_OPERATORS
+from ..transformer import ir
+from .cpu import _bind, callee_of
+
+MIN_NAMES = 3
+
+
+def loop_chains(node, refs):
+    """``node`` (a lowered FunctionDef) with each chain over three or more names as a call of
+    runtime.elementwise; ``refs`` gains the name it is bound to."""
+    local = ir.names_in(node) - set(refs)
+    for s in gast.walk(node):
+        if not (isinstance(s, gast.Assign) and len(s.targets) == 1
+                and isinstance(s.targets[0], gast.Name) and _chain(s.value, refs)
+                and not isinstance(s.value, (gast.Name, gast.Constant, gast.Call))):
+            continue
+        names = []
+        for n in _in_order(s.value):
+            if n.id not in names and not _is_weak(n, refs):
+                names.append(n.id)
+        if len(names) < MIN_NAMES:
+            continue
+        text = ast.unparse(_Placeholders(names, refs).visit(gast.gast_to_ast(s.value)))
+        fn = _bind(refs, runtime.elementwise, "elementwise", local)
+        s.value = ir.call(fn, [ir.const(text), *[ir.name(n) for n in names]])
+    return node
+
+
+def _chain(e, refs):
+    """Whether ``e`` is operators over names, numbers and ``weak(number, name)`` only."""
+    if isinstance(e, gast.Name):
+        return True
+    if isinstance(e, gast.Constant):
+        return type(e.value) in (bool, int, float)
+    if isinstance(e, gast.Call):
+        return callee_of(e, refs) is runtime.weak and len(e.args) == 2 and not e.keywords \
+            and isinstance(e.args[0], gast.Constant) and isinstance(e.args[1], gast.Name)
+    if isinstance(e, gast.BinOp):
+        return type(e.op).__name__ in CHAIN_OPERATORS and _chain(e.left, refs) and _chain(e.right, refs)
+    if isinstance(e, gast.UnaryOp):
+        return type(e.op).__name__ in CHAIN_OPERATORS and _chain(e.operand, refs)
+    if isinstance(e, gast.Compare):
+        return len(e.ops) == 1 and type(e.ops[0]).__name__ in CHAIN_OPERATORS and \
+            _chain(e.left, refs) and _chain(e.comparators[0], refs)
+    return False
+
+
+def _in_order(e):
+    """The names in ``e``, left to right as they are written."""
+    if isinstance(e, gast.Name):
+        yield e
+    for child in gast.iter_child_nodes(e):
+        yield from _in_order(child)
+
+
+def _is_weak(n, refs):
+    return refs.get(n.id) is runtime.weak
+
+
+class _Placeholders(ast.NodeTransformer):
+    """The chain's names as ``_0``, ``_1``, ...; the weak helper as ``weak``."""
+
+    def __init__(self, names, refs):
+        self.names, self.refs = names, refs
+
+    def visit_Name(self, node):
+        if self.refs.get(node.id) is runtime.weak:
+            return ast.Name(id="weak", ctx=ast.Load())
+        return ast.Name(id=f"_{self.names.index(node.id)}", ctx=ast.Load())

@@ -1,0 +1,130 @@
+"""The Numba implementation of runtime.elementwise: a chain of elementwise operators over
+arrays of one shape as one explicit loop nest.
+
+Numba compiles an array expression into a loop that checks, for every operand and element,
+whether that operand is broadcast along the axis; with three or more operands LLVM no longer
+unswitches those checks out of the loop, so it does not vectorize (``a - 2.0 * b + d`` on 2,000
+floats: 1.26 µs against 0.32 µs written as a loop).  Where the arrays share one shape the loop
+needs no such checks.  The loop runs each element through the same operators on numbers, so it
+is used only where that is the array expression's arithmetic: float arrays, and the chain's
+type on their elements the same as its array's dtype (found by Numba's typing, operator by
+operator).  Elsewhere, and for arrays of other shapes (broadcasting), the array expression.
+"""
+import ast
+
+import numpy as np
+from numba import types
+from numba.core.registry import cpu_target
+from numba.extending import overload
+
+from ... import runtime as rt
+from ...runtime.arithmetic import CHAIN_OPERATORS
+
+# arrays below this size run the array expression: the loop's shape checks cost more there
+LOOP_SIZE = 64
+_CALLS = {"weak": rt.weak}
+_OPERATORS = set(CHAIN_OPERATORS.values())
+
+
+def _type_of(node, args, ctx):
+    """The Numba type of expression ``node`` with operand ``_k`` of type ``args[k]``, or None
+    where it has a form this does not type."""
+    def resolve(fn, *operands):
+        ts = [_type_of(o, args, ctx) for o in operands]
+        if any(t is None for t in ts):
+            return None
+        fnty = fn if fn in _OPERATORS else ctx.resolve_value_type(fn)
+        sig = ctx.resolve_function_type(fnty, tuple(ts), {})
+        return None if sig is None else sig.return_type
+
+    if isinstance(node, ast.Name) and node.id.startswith("_") and node.id[1:].isdigit():
+        return args[int(node.id[1:])]
+    if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, float)):
+        return ctx.resolve_value_type(node.value)
+    op = CHAIN_OPERATORS.get(type(getattr(node, "op", None)).__name__)
+    if isinstance(node, ast.BinOp) and op:
+        return resolve(op, node.left, node.right)
+    if isinstance(node, ast.UnaryOp) and op:
+        return resolve(op, node.operand)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and \
+            type(node.ops[0]).__name__ in CHAIN_OPERATORS:
+        return resolve(CHAIN_OPERATORS[type(node.ops[0]).__name__], node.left,
+                       node.comparators[0])
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id in _CALLS and not node.keywords:
+        return resolve(_CALLS[node.func.id], *node.args)
+    return None
+
+
+def _loops(chain, args):
+    """Whether ``chain`` on operands of types ``args`` runs as a loop (the module's rule)."""
+    arrays = [t for t in args if isinstance(t, types.Array)]
+    if len(arrays) < 3 or not all(isinstance(t.dtype, types.Float) for t in arrays) or \
+            len({t.ndim for t in arrays}) != 1:
+        return False
+    if not all(isinstance(t, (types.Array, types.Number, types.Boolean)) for t in args):
+        return False
+    ctx = cpu_target.typing_context
+    ctx.refresh()       # (the registries of every loaded implementation)
+    tree = ast.parse(chain, mode="eval").body
+    try:
+        whole = _type_of(tree, args, ctx)
+        each = _type_of(tree, [t.dtype if isinstance(t, types.Array) else t for t in args],
+                        ctx)
+    except Exception:     # a typing error: the array expression reports it as Numba does
+        return False
+    return isinstance(whole, types.Array) and whole.ndim == arrays[0].ndim and \
+        whole.dtype == each
+
+
+def _source(chain, args):
+    """impl(chain, *args): the loop nest where the arrays share one shape, else ``chain``."""
+    arrays = [k for k, t in enumerate(args) if isinstance(t, types.Array)]
+    first, ndim = f"_{arrays[0]}", args[arrays[0]].ndim
+    index = ", ".join(f"i{d}" for d in range(ndim))
+    element = ast.unparse(_Elements(arrays, index).visit(ast.parse(chain, mode="eval")))
+    same = " and ".join(f"_{k}.shape == {first}.shape" for k in arrays[1:])
+    lines = ["def impl(chain, *args):"]
+    lines += [f"    _{k} = args[{k}]" for k in range(len(args))]
+    lines += [f"    if {same} and {first}.size >= {LOOP_SIZE}:",
+              f"        out = np.empty({first}.shape, DTYPE)"]
+    indent = "        "
+    for d in range(ndim):
+        lines.append(f"{indent}for i{d} in range({first}.shape[{d}]):")
+        indent += "    "
+    lines += [f"{indent}out[{index}] = {element}", "        return out", f"    return {chain}"]
+    return "\n".join(lines) + "\n"
+
+
+class _Elements(ast.NodeTransformer):
+    """Array operands indexed by the loop's indices."""
+
+    def __init__(self, arrays, index):
+        self.arrays, self.index = {f"_{k}" for k in arrays}, index
+
+    def visit_Name(self, node):
+        if node.id in self.arrays:
+            return ast.parse(f"{node.id}[{self.index}]", mode="eval").body
+        return node
+
+
+@overload(rt.elementwise, prefer_literal=True, jit_options={"error_model": "numpy"})
+def _elementwise(chain, *args):
+    if not isinstance(chain, types.StringLiteral):
+        return None
+    text = chain.literal_value
+    if len(args) == 1 and isinstance(args[0], types.StarArgTuple):
+        args = tuple(args[0])
+    if _loops(text, args):
+        space = {"np": np, "weak": rt.weak}
+        whole = _type_of(ast.parse(text, mode="eval").body, args, cpu_target.typing_context)
+        space["DTYPE"] = np.dtype(str(whole.dtype))
+        exec(_source(text, args), space)
+        return space["impl"]
+    space = {"weak": rt.weak}
+    exec("def impl(chain, *args):\n" + "".join(f"    _{k} = args[{k}]\n" for k in range(len(args)))
+         + f"    return {text}\n", space)
+    return space["impl"]
+
+
+IMPLEMENTED = {rt.elementwise}

@@ -1,0 +1,133 @@
+"""Elementwise chains over three or more names run as one loop in compiled code
+(codegen/loops.py, runtime/numba/loops.py): against the expression NumPy evaluates, for every
+kind of operand the loop must leave to the array expression."""
+import functools
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import strop
+from strop import config, grad, jit, runtime
+from strop.errors import JitFallbackWarning
+from helpers import numeric_vjp
+
+
+@pytest.fixture(autouse=True)
+def x64():
+    with config.override(enable_x64=True):
+        yield
+
+
+@functools.lru_cache(maxsize=None)
+def compiled_chain(text):
+    from numba import njit
+    from strop.runtime import numba as _implementations  # noqa: F401
+    return njit(error_model="numpy")(lambda a, b, c: runtime.elementwise(text, a, b, c))
+
+
+rng = np.random.default_rng(0)
+F64 = rng.normal(size=300)
+OPERANDS = {
+    "one shape": (F64, F64[::-1].copy(), F64 * 2),
+    "two dims": (F64[:200].reshape(10, 20), np.ones((10, 20)), F64[100:].reshape(10, 20)),
+    "views": (F64[::3], F64[1::3], F64[2::3]),                    # strided: not contiguous
+    "broadcast": (F64.reshape(3, 100), F64[:100], F64[:3].reshape(3, 1)),
+    "small": (F64[:5], F64[5:10], F64[10:15]),
+    "a number among": (F64, 2.5, F64[::-1].copy()),
+    "float32": (F64.astype(np.float32), F64.astype(np.float32), F64.astype(np.float32)),
+    "mixed dtypes": (F64.astype(np.float32), F64, F64.astype(np.float32)),
+    "integers": (np.arange(300, dtype=np.int8), np.arange(300, dtype=np.int8),
+                 np.ones(300, np.int8)),
+    "zeros": (np.zeros(300), np.zeros(300), np.ones(300)),
+}
+CHAINS = ["_0 - weak(2, _1) * _1 + _2", "(_0 + _1) / _2", "-_0 * _1 ** 2 - _2",
+          "(_0 < _1) & (_2 >= 0)", "_0 // _1 % _2 + _0"]
+
+
+@functools.lru_cache(maxsize=None)
+def numba_expression(text):
+    """The chain as Numba's own array expression: what compiled code ran before."""
+    from numba import njit
+    from strop.runtime import numba as _implementations  # noqa: F401
+    space = {"weak": runtime.weak}
+    exec(f"def chain(_0, _1, _2):\n    return {text}\n", space)
+    return njit(error_model="numpy")(space["chain"])
+
+
+# every kind of operand with the first chain; the other chains on a few (compiles are slow)
+CASES = [(CHAINS[0], k) for k in sorted(OPERANDS)] + [
+    (c, k) for c in CHAINS[1:] for k in ("one shape", "zeros", "integers", "views")]
+
+
+@pytest.mark.parametrize("chain, operands", CASES)
+def test_a_chain_compiled_is_the_array_expression_it_replaces(chain, operands):
+    a, b, c = OPERANDS[operands]
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            want = numba_expression(chain)(a, b, c)
+        except Exception:          # (& of floats): refused the same way
+            with pytest.raises(Exception):
+                compiled_chain(chain)(a, b, c)
+            return
+        got = compiled_chain(chain)(a, b, c)
+        numpy = runtime.elementwise(chain, a, b, c)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    if numpy.dtype == want.dtype:  # (Numba types some integer arithmetic otherwise)
+        np.testing.assert_allclose(got, numpy, rtol=1e-6 if want.dtype == np.float32 else 1e-14)
+
+
+def chained(u, alpha, beta):          # three views of one array, a number, and a second chain
+    lap = u[2:] - 2 * u[1:-1] + u[:-2]
+    w = u[1:-1] + alpha * lap - beta * u[1:-1] * lap
+    return np.sum(w * w) + np.sum(u[:-2] * u[1:-1] * u[2:])
+
+
+def test_chains_in_a_function_compile_to_loops_with_its_results():
+    u = np.sin(np.linspace(0.0, 3.0, 500))
+    jf = jit(chained)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JitFallbackWarning)
+        got = jf(u, 0.2, 0.1)
+    assert got == pytest.approx(chained(u, 0.2, 0.1), rel=1e-13)
+    text = strop.source(jf)
+    assert "lap = elementwise('_0 - weak(2, _1) * _1 + _2', " in text, text
+    assert "elementwise('_0 * _1 * _2', " in text, text
+    g = grad(chained, argnums=(0, 1))
+    jg = jit(g)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JitFallbackWarning)
+        got = jg(u, 0.2, 0.1)
+    for x, y in zip(got, g(u, 0.2, 0.1)):
+        np.testing.assert_allclose(x, y, rtol=1e-12)
+    np.testing.assert_allclose(got[0], numeric_vjp(chained, [u, 0.2, 0.1], 0, 1.0), rtol=1e-6,
+                               atol=1e-7)
+
+
+def rewritten(src):
+    import gast
+    from strop.codegen.loops import loop_chains
+    from strop.transformer.unparse import unparse
+    node = gast.parse(textwrap.dedent(src)).body[0]
+    loop_chains(node, {"weak": runtime.weak, "f": np.sin})
+    return unparse(node)
+
+
+def test_only_chains_over_three_names_become_loops():
+    text = rewritten("""
+        def g(a, b, c, d):
+            x = a * b + c * a
+            y = a * 2.0 + b
+            z = f(a) + b + c
+            w = weak(2, a) * b - c
+            v = a @ b + c
+            return x, y, z, w, v
+        """)
+    assert "x = elementwise('_0 * _1 + _2 * _0', a, b, c)" in text
+    assert "y = a * 2.0 + b" in text              # two names: Numba's loop vectorizes
+    assert "z = f(a) + b + c" in text             # a call: not a chain
+    assert "w = elementwise('weak(2, _0) * _1 - _2', a, b, c)" in text
+    assert "v = a @ b + c" in text
