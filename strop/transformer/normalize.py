@@ -58,6 +58,7 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands):
         self.lifted = {}         # id(cell) -> a local a lifted local function reads (inline.py)
         self.constants = {}      # generated name -> the constant an inlined parameter holds
         self.classes = {}        # parameter -> the registered pytree class its argument is
+        self.user_names = {}     # an inlined function's renamed local -> its name there
 
     # --- entry -----------------------------------------------------------------------------
     def function(self):
@@ -87,7 +88,7 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands):
                                 type_params=[])
         fdef.loc = parsed.location(parsed.node)
         return ir.Function(fdef, dict(self.refs), dict(self.free), nparams=len(params),
-                           guards=tuple(self.guards))
+                           guards=tuple(self.guards), user_names=dict(self.user_names))
 
     def block(self, stmts, scope, loop=False):
         """The statements of a nested block; ``loop``: a loop body, entered with nothing
