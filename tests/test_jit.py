@@ -887,3 +887,29 @@ def test_a_moved_cotangent_read_after_its_loop_is_split_in_place():
     seen = src.replace("            bys = bhs\n", "            bys = bhs\n            v = bys[1:]\n")
     text = owned(seen.replace("return first", "return first, v"), names)
     assert "setitem_split(bys, t, x)" in text and "inplace" not in text
+
+
+# --- lists and tuples given where NumPy reads an array ----------------------------------------
+
+def sum_of(x):
+    return np.sum(x)
+
+
+def mean_and_first(x):
+    return np.mean(x) + x[0]     # np.mean reads an array, [0] the list
+
+
+@pytest.mark.parametrize("fn, arg", [(sum_of, list(range(10))), (sum_of, [1.5, 2.0, 3.0]),
+                                     (sum_of, (1.0, 2.0)), (mean_and_first, [1.0, 4.0])])
+@pytest.mark.parametrize("x64", [False, True])
+def test_a_list_numpy_reads_as_an_array_compiles_with_the_same_result(fn, arg, x64):
+    with config.override(enable_x64=x64):
+        want = jit(fn, backend="python")(arg)
+        jf = jit(fn)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", JitFallbackWarning)
+            got = jf(arg)
+    assert jf.last_backend == "cpu"
+    assert got == want and np.asarray(got).dtype == np.asarray(want).dtype
+    assert got == fn(arg)
+
