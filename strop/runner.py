@@ -1,7 +1,9 @@
 """Running generated code: compiled or not, with its errors reported at the user's line.
 
-A ``Staged`` holds one generated function and what runs it.  On the CPU backend a function
-Numba cannot compile runs as Python after a JitFallbackWarning; an exception raised by
+A ``Staged`` holds one generated function and what runs it.  On the CPU backend a statement
+Numba refuses whose results only Python reads runs in an object-mode island
+(codegen/objmode.py), and a function Numba cannot compile otherwise runs as Python, each after a
+JitFallbackWarning naming the line; an exception raised by
 compiled code (which has no Python traceback) is re-raised by running the same code as Python,
 so that it names the user line; with ``debug_nans``/``debug_infs`` a non-finite output is
 traced to the line that made it the same way.
@@ -23,6 +25,7 @@ from .codegen.fuse import fuse
 from .codegen.inplace import make_inplace
 from .codegen.loops import loop_chains
 from .codegen.native import Native
+from .codegen.objmode import island_at, refused_statement, with_islands
 from .codegen.tapes import arrays_for_tapes, shapes_for_tapes
 from .transformer.ranks import scalar_names
 from .codegen.load import LINEMAPS, load
@@ -37,9 +40,11 @@ class Staged:
     """One generated function: its IR, its module, and what runs it."""
 
     def __init__(self, fn, origin, backend, reason="first call", donated=(), ranks=(),
-                 array_tapes=True):
+                 array_tapes=True, islands=()):
         self.fn, self.backend, self.origin = fn, backend, origin
         self.made = (fn, origin, backend, reason, donated, ranks)
+        self.islands = tuple(islands)   # (path, length) of statements run in object mode
+        self.with_array_tapes = array_tapes
         refs = dict(fn.refs)
         node = lower(fn.node, refs, _compiled_variant) if backend == "cpu" else fn.node
         companions = tuple(lower(c, refs, _compiled_variant) for c in fn.companions) \
@@ -68,19 +73,24 @@ class Staged:
             companions = tuple(loop_chains(fuse(weaken(c, refs, number_params(node, c))), refs)
                                for c in companions)
             node = loop_chains(fuse(weaken(node, refs)), refs)
+        if self.islands:
+            node = with_islands(node, refs, self.islands)
+        self.node = node
         shown = dataclasses.replace(fn, node=node, refs=refs, companions=companions)
         text, linemap, injected = emitter.emit(shown, origin)
 
         self.generated = load(fn.name, text, linemap, injected)
         self.runner = self.generated.function
         self.python = None   # what runs after a fallback, if not this code as Python
-        self.pending = None  # the fallback's warning, given once the Python run succeeds
+        self.pending = []    # the fallback's (or islands') warnings, given once a run succeeds
         self.uncached = False  # compiled without Numba's cache, after a fault in it
         if config.read("log_compiles"):
             log.warning("strop: transformed %s into %s (%s)", origin, fn.name, reason)
         # code with debug.print/callback calls those objects of this process: never from
         # a cache (a cached copy would call a pickled copy of the user's callback)
         self.effects = any(getattr(o, "__strop_effect__", False) for o in fn.refs.values())
+        # (an object-mode island's code holds pointers to this process's objects: not cached)
+        self.effects = self.effects or bool(self.islands)
         if backend == "cpu":
             self.runner = Native(self.compile, self.generated.path, save=not self.effects)
 
@@ -105,8 +115,10 @@ class Staged:
         except Exception as e:
             if compiled and self.array_tapes and _is_numba_error(e) and "tape_put" in str(e):
                 # an integer before a loop, a float in it: its tapes stay lists, as in Python
-                self.__init__(*self.made, array_tapes=False)
+                self.remake(array_tapes=False)
                 return self.run(args)
+            if compiled and _is_numba_error(e) and self.make_island(e):
+                return self.run(args)   # compiled again, the statement in object mode
             if compiled and _is_numba_error(e):
                 self.fall_back(e)
                 return self.run(args)   # the warning waits for the Python run's success
@@ -116,15 +128,42 @@ class Staged:
             if compiled:   # compiled code has no traceback: run it as Python to find the line
                 self.rerun_as_python(args, free, e)
             raise mapped(e, self.generated) from None
-        if self.pending is not None:
-            warning, self.pending = self.pending, None
-            warnings.warn(warning, stacklevel=user_stacklevel())
+        while self.pending:
+            warnings.warn(self.pending.pop(0), stacklevel=user_stacklevel())
         if compiled and logging_ and self.runner.compiled > before:
             log.warning("strop: compiled %s for a new signature %s", self.fn.name,
                         self.runner.signatures[-1])
         if values["debug_nans"] or values["debug_infs"]:
             self.check_finite(out, args, free)
         return out
+
+    def remake(self, array_tapes=True, islands=()):
+        """This function's code made again (its warnings still to give, what runs it after a
+        fallback kept)."""
+        python, pending = self.python, self.pending
+        self.__init__(*self.made, array_tapes=array_tapes, islands=islands)
+        self.python, self.pending = python, pending
+
+    def make_island(self, error):
+        """Numba refused a statement whose results only Python code reads (``print(type(x))``):
+        make the code again with it in an object-mode island (codegen/objmode.py), the rest
+        compiled, and warn naming its line once a run succeeds.  False where there is none."""
+        lineno = _generated_line(error, self.generated)
+        if lineno is None or len(self.islands) >= MAX_ISLANDS:
+            return False
+        path = refused_statement(self.generated.source, self.node.name, lineno)
+        length = island_at(self.node, path) if path is not None else None
+        if length is None:
+            return False
+        loc = numba_location(error, self.generated)
+        self.remake(self.with_array_tapes, self.islands + ((path, length),))
+        self.pending.append(JitFallbackWarning(
+            f"jit could not compile this line with Numba ({numba_reason(error)}); it runs as "
+            f"Python in an object-mode island, and the rest of the function stays compiled",
+            loc, fix="nothing is needed (the results are the same); to compile the line too, "
+                     "write it with what Numba supports (strop.source(...) shows the code "
+                     "Numba was given)"))
+        return True
 
     def recompile(self):
         """Drop this function's Numba cache files (for the next process) and compile it
@@ -179,9 +218,9 @@ class Staged:
         that fails as Python too (a string argument, a wrong type at the user's line) gets
         that error alone, not a warning blaming Numba first."""
         loc = numba_location(error, self.generated)
-        self.pending = JitFallbackWarning(
+        self.pending = [JitFallbackWarning(
             f"jit could not compile this function with Numba ({numba_reason(error)}); it "
-            f"runs on the python backend, with the same results", loc, fix=_fallback_fix(loc))
+            f"runs on the python backend, with the same results", loc, fix=_fallback_fix(loc))]
         self.backend = "python"
         self.runner = self.python() if self.python else self.generated.function
 
@@ -255,6 +294,17 @@ def _fallback_fix(loc):
                 "meanwhile")
     return ("see strop.source(...) for the code Numba was given; rewrite the line in plain "
             "NumPy Numba supports, or use backend='python'")
+
+
+MAX_ISLANDS = 8   # statements refused one after another: past that, the function runs as Python
+
+
+def _generated_line(error, gen):
+    """The first line of ``gen``'s module a Numba error names."""
+    for match in re.finditer(r'File "([^"]+)", line (\d+)', str(error)):
+        if os.path.basename(match.group(1)) == os.path.basename(gen.path):
+            return int(match.group(2))
+    return None
 
 
 def numba_location(error, gen):

@@ -456,7 +456,8 @@ def normalized(fun, kinds=None, differentiate=True):
     parsed = parse(fun)
     check(parsed)
     out = normalize(parsed, check=check, inline_helpers=differentiate,
-                    keep_custom=differentiate, classes=_classes(fun, kinds, bound))
+                    keep_custom=differentiate, classes=_classes(fun, kinds, bound),
+                    sequences=_sequences(fun, kinds, bound))
     check_key_reuse(out)
     out = bind_statics(out, bound) if bound else out
     trees = {i: k[1] for i, k in enumerate(kinds or ()) if type(k) is tuple}
@@ -467,6 +468,17 @@ def normalized(fun, kinds=None, differentiate=True):
         at = star[0] - sum(1 for i in bound if i < star[0])
         spread = (at, max(len(kinds) - out.nparams + 1, 0) if kinds is not None else 1)
     return flatten_params(out, trees, spread) if trees or spread else out
+
+
+def _sequences(fun, kinds, bound):
+    """The parameters whose arguments are lists or tuples (NumPy functions read them as
+    arrays: transformer/operands.py)."""
+    if not kinds or bound:
+        return set()
+    params = [p for p in inspect.signature(fun).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return {p.name for p, k in zip(params, kinds)
+            if type(k) is tuple and k[1].node_type in (list, tuple)}
 
 
 def _classes(fun, kinds, bound):

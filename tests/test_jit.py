@@ -907,3 +907,72 @@ def test_a_moved_cotangent_read_after_its_loop_is_split_in_place():
     seen = src.replace("            bys = bhs\n", "            bys = bhs\n            v = bys[1:]\n")
     text = owned(seen.replace("return first", "return first, v"), names)
     assert "setitem_split(bys, t, x)" in text and "inplace" not in text
+
+
+# --- lists and tuples given where NumPy reads an array ----------------------------------------
+
+def sum_of(x):
+    return np.sum(x)
+
+
+def mean_and_first(x):
+    return np.mean(x) + x[0]     # np.mean reads an array, [0] the list
+
+
+@pytest.mark.parametrize("fn, arg", [(sum_of, list(range(10))), (sum_of, [1.5, 2.0, 3.0]),
+                                     (sum_of, (1.0, 2.0)), (mean_and_first, [1.0, 4.0])])
+@pytest.mark.parametrize("x64", [False, True])
+def test_a_list_numpy_reads_as_an_array_compiles_with_the_same_result(fn, arg, x64):
+    with config.override(enable_x64=x64):
+        want = jit(fn, backend="python")(arg)
+        jf = jit(fn)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", JitFallbackWarning)
+            got = jf(arg)
+    assert jf.last_backend == "cpu"
+    assert got == want and np.asarray(got).dtype == np.asarray(want).dtype
+    assert got == fn(arg)
+
+
+# --- object-mode islands: a statement Numba refuses runs as Python, the rest compiled ----------
+
+def prints_types(x):
+    total = 0.0
+    for i in range(2):
+        print(type(x), i)        # type() of an array: no Numba implementation
+        total = total + np.sum(np.sin(x) * i)
+    return total
+
+
+@pytest.mark.parametrize("transform", [lambda f: f, grad])
+def test_a_statement_numba_refuses_runs_in_an_island_and_the_rest_compiles(transform, capsys):
+    x = np.arange(3.0)
+    want = transform(prints_types)(x)
+    printed = capsys.readouterr().out
+    assert printed == "<class 'numpy.ndarray'> 0\n<class 'numpy.ndarray'> 1\n"
+    jf = jit(transform(prints_types))
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        got = jf(x)
+        again = jf(x)
+    assert jf.last_backend == "cpu"      # not the whole function as Python
+    assert [w.category for w in record] == [JitFallbackWarning]     # once, for the line
+    message = record[0].message
+    assert "object-mode island" in str(message)
+    assert message.location.line().strip() == "print(type(x), i)        # type() of an " \
+                                                 "array: no Numba implementation"
+    assert capsys.readouterr().out == printed * 2
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    np.testing.assert_allclose(again, want, rtol=1e-12)
+    assert "with objmode():" in strop.source(jf)
+
+
+def type_reaches_the_result(x):
+    return np.sum(x) * len(repr(type(x)))     # a Python object the compiled code would read
+
+
+def test_a_refused_value_the_compiled_code_reads_falls_back_whole():
+    jf = jit(type_reaches_the_result)
+    with pytest.warns(JitFallbackWarning, match="runs on the python backend"):
+        got = jf(np.ones(2))
+    assert jf.last_backend == "python" and got == type_reaches_the_result(np.ones(2))

@@ -170,6 +170,33 @@ def test_vmap_of_a_record_updated_with_lanes_compiles():
     np.testing.assert_allclose(got, [dict_unbatched_then_batched(x, 0.5) for x in xs])
 
 
+def pure_uses_internal_state(x):              # JAX's Sharp Bits
+    state = dict(even=0, odd=0)
+    for i in range(10):
+        state['even' if i % 2 == 0 else 'odd'] += x
+    return state['even'] + state['odd']
+
+
+def routed(x):
+    acc = {"a": np.zeros(3), "b": np.ones(3), "c": x[0]}
+    for i in range(x.shape[0]):
+        k = "a" if i % 3 == 0 else ("b" if i % 3 == 1 else "c")
+        acc[k] = acc[k] * x[i] + np.sin(x[i])
+    return np.sum(acc["a"] ** 2) + np.sum(acc["b"] * acc["c"])
+
+
+@pytest.mark.parametrize("f, x", [(pure_uses_internal_state, 5.0), (routed, _x())])
+def test_a_dict_read_and_updated_at_a_computed_key_compiles(f, x):
+    assert np.allclose(_same(f, x), f(x))
+    num = np.zeros(np.shape(x))
+    for i in np.ndindex(num.shape):
+        d = np.zeros(np.shape(x))
+        d[i] = 1e-6
+        num[i] = (f(x + d) - f(x - d)) / 2e-6
+    np.testing.assert_allclose(_same(strop.grad(f), x), num, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(_same(strop.jacfwd(f), x), num, rtol=1e-5, atol=1e-7)
+
+
 def where_of_numbers(a):
     t = np.where(a > 0.5, a * a, np.exp(a))     # a number in NumPy after one operation
     for i in range(3):

@@ -448,9 +448,11 @@ assert [i for i, _ in LOG] == [0, 1, 2] and np.allclose([v for _, v in LOG], [.8
 assert out.getvalue().splitlines()[-1] == "step 2: x = 0.5120" and descend.last_backend == "cpu"
 
 # %% [markdown]
-# Python that Numba cannot compile is another matter: `type(x)` in a jitted function makes the
-# whole function run as Python, after a `JitFallbackWarning` naming the line. The result is the
-# same; only the speed is lost.
+# Python that Numba cannot compile is another matter: `type(x)` of an array has no Numba
+# implementation, so that line runs as Python in an object-mode island, after a
+# `JitFallbackWarning` naming it, and the rest of the function stays compiled. The result is
+# the same; only that line's speed is lost. (A line whose result the compiled code reads, not
+# only a `print`, makes the whole function run as Python instead.)
 
 # %%
 @jit
@@ -460,7 +462,8 @@ def show_type(x):
 
 with warned() as w:
     show_type(np.arange(5))
-assert [x.category for x in w] == [JitFallbackWarning] and show_type.last_backend == "python"
+assert [x.category for x in w] == [JitFallbackWarning] and show_type.last_backend == "cpu"
+print(strop.source(show_type))
 
 # %% [markdown]
 # ## Why do some CUDA libraries fail to load/initialize?

@@ -9,11 +9,17 @@ function compiles.  The cotangent of a record is a record too (``getitem_vjp``, 
 ``zeros_like`` of dicts in a gradient), and so is a tape of records (``_tape_st.append(st)``
 ... ``st = _tape_st.pop()``): one tape per key.  A dict read whole otherwise (returned, passed
 to another function, iterated) stays a dict.
+
+A key may also be a name that holds one of some constant keys (``k = "even" if i % 2 == 0
+else "odd"`` normalized: ``k`` bound to "even" in one branch and "odd" in the other, or taken
+back from a tape of such names in a gradient): ``st[k]`` reads ``st_even if k == "even" else
+st_odd``, and ``st = setitem(st, k, v)`` gives each key it may be ``v if k == key else`` what
+it held.
 """
 import gast
 
 from .. import runtime
-from ..transformer.ir import Namer, assign, call, names_in
+from ..transformer.ir import Namer, assign, call, clone, names_in
 
 # helpers that make a record from records, key by key: (the positions of the record
 # arguments, the position of a constant key or None, and the value at key ``j`` from the
@@ -92,6 +98,7 @@ class _Function:
         self.loops = {n.id for s in gast.walk(node) if isinstance(s, (gast.For,
                                                                       gast.comprehension))
                       for n in gast.walk(s.target) if isinstance(n, gast.Name)}
+        self.choices = self.find_choices()
 
     def helper(self, value):
         if isinstance(value, gast.Call) and isinstance(value.func, gast.Name):
@@ -102,6 +109,77 @@ class _Function:
     def key_arg(value, at):
         k = value.args[at] if at is not None and len(value.args) > at else None
         return k.value if isinstance(k, gast.Constant) and isinstance(k.value, str) else None
+
+    def keys_of(self, k):
+        """The keys the key expression ``k`` may be: a constant's, or those a name holding one
+        of some constants may hold (``choices``); None where they are not known."""
+        if isinstance(k, gast.Constant) and isinstance(k.value, str):
+            return frozenset((k.value,))
+        return self.choices.get(k.id) if isinstance(k, gast.Name) else None
+
+    def key_at(self, value, at):
+        """keys_of the key argument of call ``value`` at position ``at``."""
+        return self.keys_of(value.args[at]) if at is not None and len(value.args) > at \
+            else None
+
+    def find_choices(self):
+        """{name: the string constants it may hold} of the names bound only to string
+        constants, to other such names, or to what a tape only such names are pushed on gives
+        back (``k = _tape_k.pop()`` in a gradient), and bound no other way."""
+        stores = {}
+        for n in gast.walk(self.node):
+            if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+                stores[n.id] = stores.get(n.id, 0) + 1
+        by_name = {}
+        for s in self.assigns:
+            by_name.setdefault(s.targets[0].id, []).append(s.value)
+        names = {t for t, values in by_name.items() if len(values) == stores.get(t) and all(
+            isinstance(v, gast.Constant) and isinstance(v.value, str) or isinstance(
+                v, gast.Name) or self.pop_of(v) is not None for v in values)} - self.loops
+        tapes = {t for t, _, _ in self.appends} - names
+        choices, held = {t: set() for t in names}, {t: set() for t in tapes}
+        changed = True
+        while changed:
+            changed = False
+            for t, e, shape in self.appends:
+                if t not in held:
+                    continue
+                if shape or not (isinstance(e, gast.Name) and e.id in choices):
+                    del held[t]
+                    changed = True
+                elif not choices[e.id] <= held[t]:
+                    held[t] |= choices[e.id]
+                    changed = True
+            for t in list(choices):
+                for v in by_name[t]:
+                    came = {v.value} if isinstance(v, gast.Constant) else \
+                        choices.get(v.id) if isinstance(v, gast.Name) else \
+                        held.get(self.pop_of(v))
+                    if came is None:
+                        del choices[t]
+                        changed = True
+                        break
+                    if not came <= choices[t]:
+                        choices[t] |= came
+                        changed = True
+        used = self.tape_uses()
+        return {t: frozenset(c) for t, c in choices.items() if c and all(
+            used.get(self.pop_of(v), True) for v in by_name[t] if self.pop_of(v) is not None)}
+
+    def tape_uses(self):
+        """{name: whether every read of it is a ``.append`` or ``.pop`` of it}."""
+        out = {}
+        for n in gast.walk(self.node):
+            if isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name) and \
+                    n.attr in ("append", "pop"):
+                out.setdefault(n.value.id, True)
+        ok = {id(n.value) for n in gast.walk(self.node) if isinstance(n, gast.Attribute)
+              and isinstance(n.value, gast.Name) and n.attr in ("append", "pop")}
+        for n in gast.walk(self.node):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in out and \
+                    id(n) not in ok:
+                out[n.id] = False
+        return out
 
     @staticmethod
     def pop_of(value):   # T.pop(): the tape's name
@@ -189,14 +267,14 @@ class _Function:
             return False
         positions, at, _ = RECORD_CALLS[fn]
         if any(p >= len(v.args) for p in positions) or at is not None and \
-                self.key_arg(v, at) is None:
+                self.key_at(v, at) is None:
             return False
         found = [of(_name_of(v.args[p])) for p in positions]
         if False in found:
             return False
         if None in found:
             return None
-        if len(set(found)) != 1 or at is not None and self.key_arg(v, at) not in found[0]:
+        if len(set(found)) != 1 or at is not None and not self.key_at(v, at) <= set(found[0]):
             return False
         return found[0]
 
@@ -217,13 +295,14 @@ class _Function:
                 allowed.add(id(e))
         for n in gast.walk(self.node):
             if isinstance(n, gast.Subscript) and _name_of(n.value) in keys and \
-                    isinstance(n.slice, gast.Constant) and isinstance(n.ctx, gast.Load) and \
-                    n.slice.value in keys[n.value.id]:
+                    isinstance(n.ctx, gast.Load) and self.keys_of(n.slice) is not None and \
+                    self.keys_of(n.slice) <= set(keys[n.value.id]):
                 allowed.add(id(n.value))
             read = RECORD_READS.get(self.helper(n))
             if read is not None and len(n.args) > max(read) and \
                     _name_of(n.args[read[0]]) in keys and \
-                    self.key_arg(n, read[1]) in keys[n.args[read[0]].id]:
+                    self.key_at(n, read[1]) is not None and \
+                    self.key_at(n, read[1]) <= set(keys[n.args[read[0]].id]):
                 allowed.add(id(n.args[read[0]]))
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
                     n.func.attr in ("append", "pop") and _name_of(n.func.value) in tapes:
@@ -247,18 +326,31 @@ def _rewrite(f, records, tapes, bind):
     def method(t, k, name, args=()):
         return call(gast.Attribute(value=at(t, k), attr=name, ctx=gast.Load()), args)
 
+    def is_key(key, k):   # key == "k"
+        return gast.Compare(left=clone(key), ops=[gast.Eq()],
+                            comparators=[gast.Constant(value=k, kind=None)])
+
+    def read(t, key):
+        """The value of record ``t`` at the key expression ``key``: one of its variables, or
+        a choice among those the key may name."""
+        ks = [k for k in records[t] if k in f.keys_of(key)]
+        out = at(t, ks[-1])
+        for k in reversed(ks[:-1]):
+            out = gast.IfExp(test=is_key(key, k), body=at(t, k), orelse=out)
+        return out
+
     class Split(gast.NodeTransformer):
         def visit_Subscript(self, n):
             self.generic_visit(n)
             if _name_of(n.value) in records:
-                return at(n.value.id, n.slice.value)
+                return read(n.value.id, n.slice)
             return n
 
         def visit_Call(self, n):
             self.generic_visit(n)
-            read = RECORD_READS.get(f.helper(n))
-            if read is not None and _name_of(n.args[read[0]]) in records:
-                return at(n.args[read[0]].id, f.key_arg(n, read[1]))
+            found = RECORD_READS.get(f.helper(n))
+            if found is not None and _name_of(n.args[found[0]]) in records:
+                return read(n.args[found[0]].id, n.args[found[1]])
             return n
 
         def visit_Expr(self, s):
@@ -289,9 +381,19 @@ def _rewrite(f, records, tapes, bind):
                 return [assign(var[t, k], method(f.pop_of(v), k, "pop"), loc)
                         for k in records[t]]
             positions, key_at, value = RECORD_CALLS[f.helper(v)]
-            key = f.key_arg(v, key_at)
             args = [self.visit(a) for a in v.args]
-            return [assign(var[t, k], value([at(v.args[p].id, k) for p in positions], args,
-                                            k == key, h), loc)
+            if key_at is None or isinstance(v.args[key_at], gast.Constant):
+                key = f.key_arg(v, key_at)
+                return [assign(var[t, k], value([at(v.args[p].id, k) for p in positions],
+                                                args, k == key, h), loc)
+                        for k in records[t]]
+            key, may = v.args[key_at], f.key_at(v, key_at)
+
+            def made(k, hit):   # the value at k, where the key is k (hit) or another
+                return value([at(v.args[p].id, k) for p in positions],
+                             [clone(a) for a in args], hit, h)
+            return [assign(var[t, k], gast.IfExp(test=is_key(key, k), body=made(k, True),
+                                                 orelse=made(k, False))
+                           if k in may else made(k, False), loc)
                     for k in records[t]]
     Split().visit(f.node)

@@ -76,6 +76,7 @@ class Inliner:
         args = node.args
         for n in local_names:
             callee.names[n] = self.namer.fresh(n)
+            self.user_names[callee.names[n]] = n   # (messages name the user's variable)
         params = [a.id for a in args.posonlyargs + args.args]
         kwonly = [a.id for a in args.kwonlyargs]
         values = [gast.Starred(value=self.expr(a.value, scope), ctx=gast.Load())

@@ -69,6 +69,7 @@ class Function:
     groups: tuple = None                       # per user parameter: its leaf parameters
     companions: tuple = ()                     # FunctionDefs it calls, emitted beside it
     split: object = None                       # compiled vmap: runs in chunks of lanes
+    user_names: dict = field(default_factory=dict)   # a renamed local -> the user's name
 
     @property
     def name(self):

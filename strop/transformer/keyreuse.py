@@ -35,6 +35,7 @@ def check_key_reuse(fn):
         if (first, again) in seen:
             return
         seen.add((first, again))
+        name = fn.user_names.get(name, name)   # key, not the inliner's key_1
         where = f"line {first.lineno}" if first and again and first.filename == again.filename \
             else str(first)
         warnings.warn(KeyReuseWarning(

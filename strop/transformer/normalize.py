@@ -58,6 +58,8 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands):
         self.lifted = {}         # id(cell) -> a local a lifted local function reads (inline.py)
         self.constants = {}      # generated name -> the constant an inlined parameter holds
         self.classes = {}        # parameter -> the registered pytree class its argument is
+        self.user_names = {}     # an inlined function's renamed local -> its name there
+        self.sequences = set()   # parameters given a list or tuple, never rebound
 
     # --- entry -----------------------------------------------------------------------------
     def function(self):
@@ -87,7 +89,7 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands):
                                 type_params=[])
         fdef.loc = parsed.location(parsed.node)
         return ir.Function(fdef, dict(self.refs), dict(self.free), nparams=len(params),
-                           guards=tuple(self.guards))
+                           guards=tuple(self.guards), user_names=dict(self.user_names))
 
     def block(self, stmts, scope, loop=False):
         """The statements of a nested block; ``loop``: a loop body, entered with nothing
@@ -417,13 +419,18 @@ def _as_store(node):
     return node
 
 
-def normalize(parsed, check=None, inline_helpers=True, keep_custom=True, classes=None):
+def normalize(parsed, check=None, inline_helpers=True, keep_custom=True, classes=None,
+              sequences=()):
     """``inline_helpers``: inline runtime helpers that have no derivative rule (for a
     transform that differentiates the code; compiled code calls them instead).
     ``keep_custom``: keep calls of custom_jvp/custom_vjp functions (whose rules a derivative
-    uses) rather than inline their primal function."""
+    uses) rather than inline their primal function.  ``sequences``: the parameters whose
+    arguments are lists or tuples (NumPy reads them as arrays: operands.py)."""
     n = Normalizer(parsed, check)
     n.inline_helpers = inline_helpers
     n.keep_custom = keep_custom
     n.classes = classes or {}
+    stored = {s.id for s in gast.walk(parsed.node) if isinstance(s, gast.Name)
+              and isinstance(s.ctx, (gast.Store, gast.Del))}
+    n.sequences = set(sequences) - stored
     return n.function()

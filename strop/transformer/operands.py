@@ -5,8 +5,10 @@ NumPy turns a list or tuple given as an array operand into an array (np.asarray)
 container of values, so each such operand is made explicit here:
 
 - an array parameter of a NumPy function (every input of a ufunc; the parameters in
-  ``ARRAY_PARAMS`` of a function with a rule) given a display holding a name, or a name bound
-  to a display: ``np.asarray`` of it, made a name first (vmap stacks a named container's lanes);
+  ``ARRAY_PARAMS`` of a function with a rule) given a display holding a name, a name bound
+  to a display, or a parameter given a list or tuple (rebuilt from its leaves in the function:
+  transformer/flatten.py): ``np.asarray`` of it, made a name first (vmap stacks a named
+  container's lanes); NumPy does the same, and compiled code then sees an array;
 - ``-``, ``/``, ``//``, ``**``, ``@`` with one sequence operand: only arrays take those, so the
   same;
 - ``+`` and ``*`` with a sequence operand: NumPy's where the other operand is a bound array,
@@ -72,9 +74,12 @@ class Operands:
         return args, kws
 
     def holds_values(self, node, atom):
-        """A sequence operand that holds a name (a constant list stays as NumPy reads it)."""
+        """A sequence operand that holds a name (a constant list stays as NumPy reads it), or
+        a parameter given a list or tuple (``sequences``)."""
         if isinstance(atom, (gast.List, gast.Tuple)):
             return any(isinstance(n, gast.Name) for n in gast.walk(atom))
+        if isinstance(atom, gast.Name) and atom.id in self.sequences:
+            return True
         return self.is_sequence(node, atom) and not self.is_ref(atom)
 
 

@@ -59,6 +59,21 @@ def test_key_reuse_warns_naming_both_lines():
     assert record[0].message.location.lineno == line_of(draws_twice, "random.uniform(key")
 
 
+def outer_of_draws_twice(x, key):
+    return np.sum(draws_twice(key) * x)
+
+
+def test_key_reuse_in_an_inlined_function_names_the_users_variable():
+    # draws_twice's `key` is renamed when it is inlined into outer_of_draws_twice (whose own
+    # parameter is `key` too): the suggested fix names the variable the user wrote
+    with pytest.warns(KeyReuseWarning) as record:
+        grad(outer_of_draws_twice)(np.ones(3, np.float32), random.PRNGKey(0))
+    message = str(record[0].message)
+    assert "the PRNG key `key` was already used" in message
+    assert "`key, sub = strop.random.split(key)`" in message
+    assert "key_1" not in message
+
+
 def test_split_keys_do_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error", KeyReuseWarning)
