@@ -205,3 +205,32 @@ def powers(x, n):
 def test_array_tape_of_a_range_that_runs_no_iteration(n):
     """An array tape made for range(n) of a negative n is empty, as the loop runs no trip."""
     assert jit(grad(powers))(2.0, n) == grad(powers)(2.0, n)
+
+
+def sum_where_positive(a, b):
+    s = 0.0
+    for r in a:
+        if r > 0.0:    # its temporaries are None, taped, in the trips that skip it
+            s = s + np.sum(b * r * np.ones((2, 3)), axis=1)[1]
+    return s
+
+
+def return_from_loop(a, b):
+    for r in a:
+        if b >= 0.5:
+            return np.sum(b * np.ones((2, 3)), axis=1)[1]
+    return np.sum(a)
+
+
+@pytest.mark.parametrize("f", [sum_where_positive, return_from_loop])
+@pytest.mark.parametrize("a", [[-0.3, 0.5, -0.2, 0.7], [0.4, -0.5]])
+def test_temporaries_of_a_branch_taped_in_a_loop(f, a):
+    """Compiled code types a name bound to None before the branch that assigns it as an
+    Optional array: a helper given one must see an array (it saw a number: expand_to returned
+    its cotangent unexpanded, "unable to broadcast" or a wrong shape)."""
+    for b in (0.75, 0.25):
+        args = (np.array(a), b)
+        want = grad(f, argnums=(0, 1))(*args)
+        got = jit(grad(f, argnums=(0, 1)))(*args)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-6)

@@ -2,6 +2,8 @@
 type of a cotangent, literal flags, implementations written out for a tuple's length, calls
 into NumPy from compiled code, and the step that compiles the other helpers from their own
 source."""
+import functools
+
 import numba
 import numba.extending
 import numpy as np
@@ -15,6 +17,28 @@ SCALARS = (types.Float, types.Integer, types.Boolean)
 # indexes with the user's index (x[idx] = v) takes these, so that an index out of range raises
 # IndexError (the runner then names the user's line) instead of writing outside the array
 CHECKED = {"boundscheck": True}
+
+
+def overload(fn, optional=False, **options):
+    """``numba.extending.overload`` for strop's implementations: an argument typed Optional
+    (a name bound to None before a branch assigns it, as reverse mode's taped temporaries are)
+    is refused unless the implementation says it takes one (``optional=True``), so that Numba
+    types the call with the value's own type and checks at run time that it is not None.
+    Without this, an implementation that tells arrays from numbers by their Numba type reads
+    an Optional array as a number: a silent wrong shape (``expand_to`` returned its cotangent
+    unexpanded)."""
+    def register(typer):
+        if optional:
+            return numba.extending.overload(fn, **options)(typer)
+
+        @functools.wraps(typer)
+        def typing(*args, **kws):
+            if any(isinstance(t, types.Optional) for t in (*args, *kws.values())):
+                return None
+            return typer(*args, **kws)
+        numba.extending.overload(fn, **options)(typing)
+        return typer
+    return register
 
 
 def add_into(out, idx, g):

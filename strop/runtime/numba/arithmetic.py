@@ -1,10 +1,10 @@
 """Numba implementation of arithmetic.py's ``weak``: a Python number cast to the type of
 what it meets, as NumPy types it (Numba would make float64 of it)."""
 from numba import types
-from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
+from ._common import overload
 
 
 @overload(rt.weak)

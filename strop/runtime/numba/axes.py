@@ -9,10 +9,10 @@ whole-array function Numba has is applied to each row."""
 import numpy as np
 from numba import types
 from numba.core.errors import TypingError
-from numba.extending import overload, register_jitable
+from numba.extending import register_jitable
 from numba.np.numpy_support import as_dtype
 
-from ._common import _none, _unrolled
+from ._common import _none, _unrolled, overload
 
 
 @register_jitable

@@ -1,11 +1,11 @@
 """Numba implementations of base.py's helpers: the algebra of cotangents."""
 import numpy as np
 from numba import types
-from numba.extending import overload, register_jitable
+from numba.extending import register_jitable
 from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
-from ._common import SCALARS, _float_of, _none, _unrolled
+from ._common import SCALARS, _float_of, _none, _unrolled, overload
 
 
 @register_jitable
@@ -14,7 +14,7 @@ def _not_a_real_number(out):
                     "for non-scalar outputs, or reduce it (e.g. .sum())")
 
 
-@overload(rt.seed_grad)
+@overload(rt.seed_grad, optional=True)
 def _seed_grad(out):
     real = out.type if isinstance(out, types.Optional) else out   # (None on another path)
     if isinstance(real, types.Float) or isinstance(real, types.Array) and real.ndim == 0 and \

@@ -3,12 +3,12 @@ ranks and flags the argument types give when the code compiles."""
 import numba
 import numpy as np
 from numba import types
-from numba.extending import overload, register_jitable
+from numba.extending import register_jitable
 from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
 from ._common import (CHECKED, SCALARS, _flag, _float_of, _none, _through_numpy, _unrolled,
-                      add_into)
+                      add_into, overload)
 from .base import _not_a_real_number, _sum_to
 from .products import _floats, _product_dtype, _vjp_type
 from .reductions import _share

@@ -4,11 +4,10 @@ lists (``[]``, ``append``, ``pop``)."""
 import numpy as np
 from numba import types
 from numba.core.errors import NumbaTypeError
-from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
-from ._common import CHECKED, put_into
+from ._common import CHECKED, overload, put_into
 
 
 @overload(rt.tape_array)
@@ -30,8 +29,16 @@ def _tape_put(tape, i, v):
     return put
 
 
-@overload(rt.shape_like)
+@overload(rt.shape_like, optional=True)
 def _shape_like(x):
+    if isinstance(x, types.Optional) and isinstance(x.type, types.Array):
+        dt = as_dtype(x.type.dtype)
+
+        def maybe(x):   # None where the branch assigning it was not taken: None taped
+            if x is None:
+                return None
+            return np.broadcast_to(np.zeros((), dt), x.shape)
+        return maybe
     if isinstance(x, types.Array):
         dt = as_dtype(x.dtype)
         return lambda x: np.broadcast_to(np.zeros((), dt), x.shape)

@@ -23,11 +23,11 @@ spinning beside BLAS's.  Direct loops were not tried.
 import numba
 import numpy as np
 from numba import types
-from numba.extending import overload, register_jitable
+from numba.extending import register_jitable
 from numba.np.numpy_support import as_dtype
 
 from ...runtime import conv as rc
-from ._common import _through_numpy
+from ._common import _through_numpy, overload
 
 
 # --- the kernels: lhs (N, D, H, W, C), rhs (KD, KH, KW, I, O); geometry as 3-element arrays ---

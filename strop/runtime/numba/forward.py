@@ -2,10 +2,9 @@
 check of what a custom_vjp's bwd returns."""
 import numpy as np
 from numba import types
-from numba.extending import overload
 
 from ... import runtime as rt
-from ._common import SCALARS, _float_of, _none, _unrolled
+from ._common import SCALARS, _float_of, _none, _unrolled, overload
 
 
 @overload(rt.output_tangent)

@@ -2,12 +2,12 @@
 tuples at a constant index), functional item assignment, and ``.at[idx]``."""
 import numpy as np
 from numba import types
-from numba.extending import overload, register_jitable
+from numba.extending import register_jitable
 from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
 from ...runtime.indexing import _default_fill
-from ._common import CHECKED, SCALARS, _float_of, _none, _unrolled, add_into, put_into
+from ._common import CHECKED, SCALARS, _float_of, _none, _unrolled, add_into, overload, put_into
 
 
 @overload(rt.getitem_vjp, jit_options=CHECKED)

@@ -14,9 +14,9 @@ import inspect
 import numba
 import numpy as np
 from numba import types
-from numba.extending import overload, register_jitable
+from numba.extending import register_jitable
 
-from ._common import _unrolled
+from ._common import _unrolled, overload
 
 SIDES = (3, 1)   # the lengths of every axis of the arrays tried, in turn
 

@@ -11,10 +11,9 @@ where Numba can (__init__.py).
 import numpy as np
 from numba import types
 from numba.core.errors import TypingError
-from numba.extending import overload
 
 from ... import runtime as rt
-from ._common import SCALARS, _float_of, _none, _unrolled
+from ._common import SCALARS, _float_of, _none, _unrolled, overload
 
 LEAVES = (types.Array,) + SCALARS
 

@@ -4,9 +4,10 @@ implementation has one branch per axis of the operand's rank.
 (In the strop/runtime/ layout this is runtime/numba/lax.py.)"""
 import numpy as np
 from numba import types
-from numba.extending import overload, register_jitable
+from numba.extending import register_jitable
 
 from ...runtime import lax as rl
+from ._common import overload
 
 register_jitable(rl.stop_gradient)
 register_jitable(rl.start_in_dim)

@@ -15,10 +15,10 @@ import ast
 import numpy as np
 from numba import types
 from numba.core.registry import cpu_target
-from numba.extending import overload
 
 from ... import runtime as rt
 from ...runtime.arithmetic import CHAIN_OPERATORS
+from ._common import overload
 
 # arrays below this size run the array expression: the loop's shape checks cost more there
 LOOP_SIZE = 64

@@ -7,10 +7,10 @@ the call, and jit runs the python backend after a JitFallbackWarning, with the s
 """
 import numpy as np
 from numba import types
-from numba.extending import overload, register_jitable
+from numba.extending import register_jitable
 
 from ... import runtime as rt
-from ._common import SCALARS, _float_of, _none
+from ._common import SCALARS, _float_of, _none, overload
 
 
 @register_jitable

@@ -3,11 +3,11 @@ vector and a matrix as loops, the rest through NumPy (BLAS)."""
 import numba
 import numpy as np
 from numba import types
-from numba.extending import overload, register_jitable
+from numba.extending import register_jitable
 from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
-from ._common import _float_of, _through_numpy
+from ._common import _float_of, _through_numpy, overload
 
 
 def _matmul_type(a, b):

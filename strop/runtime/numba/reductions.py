@@ -1,10 +1,10 @@
 """Numba implementations of reductions.py's helpers, over all of an array (axis None)."""
 import numpy as np
 from numba import types
-from numba.extending import overload, register_jitable
+from numba.extending import register_jitable
 
 from ... import runtime as rt
-from ._common import _float_of, _none
+from ._common import _float_of, _none, overload
 
 
 @overload(rt.mean_grad)

@@ -1,11 +1,10 @@
 """Numba implementations of twins.py's twins."""
 import numpy as np
 from numba import types
-from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
 from ..twins import array, reshape, where
-from ._common import SCALARS, _none, _unrolled
+from ._common import SCALARS, _none, _unrolled, overload
 
 
 @overload(reshape)
@@ -50,7 +49,7 @@ def _array(object, dtype=None):
     return lambda object, dtype=None: np.array(object)
 
 
-@overload(where)
+@overload(where, optional=True)
 def _where(condition, x=None, y=None):
     if _none(x) and _none(y):
         return lambda condition, x=None, y=None: np.where(condition)

@@ -3,9 +3,9 @@
 import numba
 import numpy as np
 from numba import types
-from numba.extending import overload
 
 from ..via_numpy import LARGE, VIA_NUMPY
+from ._common import overload
 
 
 def _through_numpy_when_large(ufunc, stub):

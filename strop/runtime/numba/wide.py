@@ -1,11 +1,10 @@
 """Numba implementations of wide.py's helpers."""
 import numpy as np
 from numba import types
-from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
-from ._common import _unrolled
+from ._common import _unrolled, overload
 
 
 @overload(rt.widest)
