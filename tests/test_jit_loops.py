@@ -131,3 +131,15 @@ def test_only_chains_over_three_names_become_loops():
     assert "z = f(a) + b + c" in text             # a call: not a chain
     assert "w = elementwise('weak(2, _0) * _1 - _2', a, b, c)" in text
     assert "v = a @ b + c" in text
+
+
+def powers_of_negative_numbers(a, b, c):     # (-0.3) ** 2 is a folded constant -0.3 squared
+    return a * (b * (-0.3) ** 2) + c * (-1) ** 3
+
+
+def test_a_chain_keeps_the_parentheses_of_a_negative_number():
+    # found by the fuzzer (seed 9202, program 3): the chain's text read -0.3 ** 2
+    args = (np.arange(100.0), np.linspace(0.0, 1.0, 100), np.ones(100))
+    got = jit(powers_of_negative_numbers)(*args)
+    np.testing.assert_allclose(got, powers_of_negative_numbers(*args), rtol=1e-15)
+    assert "elementwise(" in strop.source(jit(powers_of_negative_numbers))

@@ -9,13 +9,12 @@ its Numba implementation runs one loop nest where the arrays among the operands 
 shape, and the expression itself elsewhere (numbers, broadcasting, other dtypes).  Compiled
 code only; as Python, ``elementwise`` evaluates the text.
 """
-import ast
-
 import gast
 
 from .. import runtime
 from ..runtime.arithmetic import CHAIN_OPERATORS
 from ..transformer import ir
+from ..transformer.unparse import unparse
 from .cpu import _bind, callee_of
 
 MIN_NAMES = 3
@@ -36,7 +35,7 @@ def loop_chains(node, refs):
                 names.append(n.id)
         if len(names) < MIN_NAMES:
             continue
-        text = ast.unparse(_Placeholders(names, refs).visit(gast.gast_to_ast(s.value)))
+        text = unparse(_Placeholders(names, refs).visit(ir.clone(s.value)))
         fn = _bind(refs, runtime.elementwise, "elementwise", local)
         s.value = ir.call(fn, [ir.const(text), *[ir.name(n) for n in names]])
     return node
@@ -73,13 +72,12 @@ def _is_weak(n, refs):
     return refs.get(n.id) is runtime.weak
 
 
-class _Placeholders(ast.NodeTransformer):
+class _Placeholders(gast.NodeTransformer):
     """The chain's names as ``_0``, ``_1``, ...; the weak helper as ``weak``."""
 
     def __init__(self, names, refs):
         self.names, self.refs = names, refs
 
     def visit_Name(self, node):
-        if self.refs.get(node.id) is runtime.weak:
-            return ast.Name(id="weak", ctx=ast.Load())
-        return ast.Name(id=f"_{self.names.index(node.id)}", ctx=ast.Load())
+        weak = self.refs.get(node.id) is runtime.weak
+        return ir.name("weak" if weak else f"_{self.names.index(node.id)}")
