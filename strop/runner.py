@@ -36,9 +36,11 @@ class Staged:
     """One generated function: its IR, its module, and what runs it."""
 
     def __init__(self, fn, origin, backend, reason="first call", donated=(), ranks=(),
-                 array_tapes=True):
+                 weak=(), array_tapes=True):
+        """``ranks``: (parameter, rank) the call gave; ``weak``: the parameters it passed
+        Python ints (NumPy types them as weak)."""
         self.fn, self.backend, self.origin = fn, backend, origin
-        self.made = (fn, origin, backend, reason, donated, ranks)
+        self.made = (fn, origin, backend, reason, donated, ranks, weak)
         refs = dict(fn.refs)
         node = lower(fn.node, refs, _compiled_variant) if backend == "cpu" else fn.node
         companions = tuple(lower(c, refs, _compiled_variant) for c in fn.companions) \
@@ -64,8 +66,8 @@ class Staged:
                     "result: x = f(x)), or do not donate it"),
                 stacklevel=user_stacklevel())
         if backend == "cpu" and array_tapes:
-            node = fuse(weaken(node, refs))
-            companions = tuple(fuse(weaken(c, refs)) for c in companions)
+            node = fuse(weaken(node, refs, weak))
+            companions = tuple(fuse(weaken(c, refs, weak)) for c in companions)
         shown = dataclasses.replace(fn, node=node, refs=refs, companions=companions)
         text, linemap, injected = emitter.emit(shown, origin)
 

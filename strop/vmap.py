@@ -321,7 +321,7 @@ def _has_dask(args):
 
 
 def _rank(kind):
-    if kind == api.SCALAR:
+    if kind in (api.SCALAR, api.INT):
         return 0
     if isinstance(kind, str) and kind.startswith("array") and kind[5:].isdigit():
         return int(kind[5:])
