@@ -132,6 +132,9 @@ class Calls:
             return self.debug_call(obj.__strop_debug__, e, scope, into)
         if getattr(obj, "__strop_lax__", None):   # strop.lax: the Python it means
             return self.lax_call(obj, e, scope, into)
+        if getattr(obj, "__strop_setting__", False) and not e.args and not e.keywords:
+            # a value of the settings the code is made for (dtypes.default_float())
+            return self.to_name(self.constant_atom(obj(), obj.__name__), into)
         if obj is dict and not e.args:
             return self.to_name(gast.Dict(keys=[ir.const(k.arg) for k in e.keywords],
                                           values=[self.expr(k.value, scope) for k in e.keywords]),
