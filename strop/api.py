@@ -17,7 +17,7 @@ from .transformer.reverse import reverse
 from .transformed import (Transformed, _arity, _user_function, arg_names, defined_at,
                           transformable, with_defaults)
 # what jacobians.py, custom.py and vmap.py import from here
-from .transformed import ARRAY, SCALAR, _origin, _settings  # noqa: F401
+from .transformed import ARRAY, INT, SCALAR, _origin, _settings  # noqa: F401
 from .tree_util import tree_leaves
 
 

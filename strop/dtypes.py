@@ -32,3 +32,13 @@ def canonicalize_tree(tree):
 def is_float_leaf(value):
     return isinstance(value, float) or (
         isinstance(value, (np.ndarray, np.generic)) and np.issubdtype(value.dtype, np.inexact))
+
+
+def default_float():
+    """The default float type: float64 with enable_x64, else float32 (JAX's).  Called in a
+    transformed function (``strop.nn``'s code), it is a constant of the code made, which is
+    made again when the setting changes."""
+    return np.float64 if config.read("enable_x64") else np.float32
+
+
+default_float.__strop_setting__ = True

@@ -16,7 +16,7 @@ derivative NumPy's formula would give is not JAX's, or not finite, the function 
 | softmax, log_softmax | the same shift: large logits do not overflow |
 | gelu | ``approximate=True`` by default (the tanh form), as JAX |
 | elu | the ``expm1`` branch sees only ``x <= 0``, so its derivative is finite everywhere |
-| one_hot | float32 by default (JAX's default without ``enable_x64``; pass ``dtype`` for 64 bits), JAX's ``axis`` |
+| one_hot | JAX's default float by default (float32, float64 with ``enable_x64``), JAX's ``axis`` |
 
 ``gelu(x, approximate=False)`` needs ``erf``, which NumPy lacks: ``erf`` here is XLA's float32
 rational interpolant (Eigen's), about 1e-7 accurate in float64 too.
@@ -24,6 +24,7 @@ rational interpolant (Eigen's), about 1e-7 accurate in float64 too.
 import numpy as np
 
 from .custom import custom_jvp
+from .dtypes import default_float
 from .lax import stop_gradient
 
 __all__ = ["relu", "relu6", "sigmoid", "log_sigmoid", "softplus", "soft_sign", "silu",
@@ -191,13 +192,13 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
 
 
 def one_hot(x, num_classes, *, dtype=None, axis=-1):
-    """``x[..., None] == arange(num_classes)`` as ``dtype`` (float32 by default: JAX's
-    default without ``enable_x64``), the new axis at ``axis``."""
+    """``x[..., None] == arange(num_classes)`` as ``dtype`` (by default JAX's default float:
+    float32, float64 with ``enable_x64``), the new axis at ``axis``."""
     hot = np.expand_dims(x, -1) == np.arange(num_classes)
     if axis != -1:
         hot = np.moveaxis(hot, -1, axis)
     if dtype is None:
-        return hot.astype(np.float32)
+        return hot.astype(default_float())
     return hot.astype(dtype)
 
 

@@ -40,9 +40,11 @@ class Staged:
     """One generated function: its IR, its module, and what runs it."""
 
     def __init__(self, fn, origin, backend, reason="first call", donated=(), ranks=(),
-                 array_tapes=True, islands=()):
+                 weak=(), array_tapes=True, islands=()):
+        """``ranks``: (parameter, rank) the call gave; ``weak``: the parameters it passed
+        Python ints (NumPy types them as weak)."""
         self.fn, self.backend, self.origin = fn, backend, origin
-        self.made = (fn, origin, backend, reason, donated, ranks)
+        self.made = (fn, origin, backend, reason, donated, ranks, weak)
         self.islands = tuple(islands)   # (path, length) of statements run in object mode
         self.with_array_tapes = array_tapes
         refs = dict(fn.refs)
@@ -70,9 +72,10 @@ class Staged:
                     "result: x = f(x)), or do not donate it"),
                 stacklevel=user_stacklevel())
         if backend == "cpu" and array_tapes:
-            companions = tuple(loop_chains(fuse(weaken(c, refs, number_params(node, c))), refs)
-                               for c in companions)
-            node = loop_chains(fuse(weaken(node, refs)), refs)
+            companions = tuple(
+                loop_chains(fuse(weaken(c, refs, set(weak) | number_params(node, c))), refs)
+                for c in companions)
+            node = loop_chains(fuse(weaken(node, refs, weak)), refs)
         if self.islands:
             node = with_islands(node, refs, self.islands)
         self.node = node

@@ -86,7 +86,8 @@ class Transformed:
             donated = [start[i] - sum(1 for j in self.static_argnums if j < i)
                        for i in getattr(self, "donate_argnums", ())]
             self._cache[key] = Staged(fn, _origin(self.fun), self.backend, reason, donated,
-                                      tuple(given_ranks(kind_of).items()))
+                                      tuple(given_ranks(kind_of).items()),
+                                      tuple(n for n, k in kind_of.items() if k == INT))
         return self._cache[key]
 
     def defaulted(self, npassed, keywords):
@@ -206,12 +207,15 @@ class Transformed:
 
 
 SCALAR, ARRAY, TREE = "scalar", "array", "tree"
+INT = "int"   # a Python int: a number, which NumPy treats as weak (float32 array * 2: float32)
 
 
 def _kind(a):
     """What generated code may assume of an argument: a number (specialized as a scalar), an
     array, a dict/list/tuple flattened to its leaves ((TREE, its structure, each leaf's kind)),
     or another container (differentiated leaf by leaf)."""
+    if type(a) is int:
+        return INT
     if isinstance(a, (float, int, np.floating, np.integer)):
         return SCALAR
     if isinstance(a, np.ndarray):
@@ -257,7 +261,8 @@ def _with_free_kinds(inner):
             kind = _kind(var.read())
         except (KeyError, ValueError, NameError):
             continue
-        if kind == SCALAR or isinstance(kind, str) and kind.startswith(ARRAY) and kind != ARRAY:
+        if kind in (SCALAR, INT) or isinstance(kind, str) and kind.startswith(ARRAY) and \
+                kind != ARRAY:
             kinds[name] = kind
             guards.append(KindGuard(var, kind))
     if not guards:

@@ -297,20 +297,25 @@ class Vectorized(api.Transformed):
             body = [ir.assign("_lanes", ir.call("each", [ir.name(fn.name + "_lane"), flags] + [
                 ir.name(p) for p in params]), loc)]
             body[0].note = f"run lane by lane: {why.reason}"
-        out = ir.name("_lanes")
-        spec = self.out_axes
-        if spec not in (0, None) or isinstance(spec, tuple):
-            refs["out_axis"] = runtime.out_axis
-        if spec not in (0, None) and not isinstance(spec, tuple):
-            out = ir.call("out_axis", [out, ir.const(spec)])
-        elif isinstance(spec, tuple):
-            out = gast.Tuple(elts=[ir.subscript("_lanes", ir.const(i)) if a == 0 else ir.call(
-                "out_axis", [ir.subscript("_lanes", ir.const(i)), ir.const(a)])
-                for i, a in enumerate(spec)], ctx=gast.Load())
-        ret = ir.stmt(gast.Return(value=out), loc)
+        refs.update(out_axis=runtime.out_axis, unbatched=runtime.unbatched)
+        ret = ir.stmt(gast.Return(value=_placed(ir.name("_lanes"), self.out_axes)), loc)
         new = copy.copy(node)
         new.name, new.body = node.name + "_vmap", prologue + body + [ret]
         return ir.Function(new, refs, fn.free, fn.nparams, fn.guards, fn.groups, companions)
+
+
+def _placed(lanes, spec):
+    """The outputs of a run lane by lane (``lanes``, each stacked lanes first) where
+    ``out_axes`` (``spec``, a prefix of their structure) puts them."""
+    if isinstance(spec, (tuple, list)):
+        return gast.Tuple(elts=[_placed(ir.subscript(lanes, ir.const(i)), a)
+                                for i, a in enumerate(spec)], ctx=gast.Load())
+    if isinstance(spec, dict):
+        return gast.Dict(keys=[ir.const(k) for k in spec], values=[
+            _placed(ir.subscript(lanes, ir.const(k)), a) for k, a in spec.items()])
+    if spec is None:
+        return ir.call("unbatched", [lanes])
+    return lanes if spec == 0 else ir.call("out_axis", [lanes, ir.const(spec)])
 
 
 def _has_dask(args):
@@ -321,7 +326,7 @@ def _has_dask(args):
 
 
 def _rank(kind):
-    if kind == api.SCALAR:
+    if kind in (api.SCALAR, api.INT):
         return 0
     if isinstance(kind, str) and kind.startswith("array") and kind[5:].isdigit():
         return int(kind[5:])

@@ -234,3 +234,33 @@ def test_temporaries_of_a_branch_taped_in_a_loop(f, a):
         got = jit(grad(f, argnums=(0, 1)))(*args)
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def mixed_kinds(i, f, u):
+    return i + f, u / u, np.clip(i, 0.0, 1), np.maximum(i, f[0]), i * f[1]
+
+
+def test_ufunc_results_have_numpy_2_dtypes():
+    """An integer and a float operand promote as NumPy 2 promotes them (int32 + float32 is
+    float64, uint8 / uint8 float64), where Numba's rule for mixed kinds kept float32;
+    np.clip's result has the dtype of its three arguments (Numba's kept the array's)."""
+    _both(mixed_kinds, np.array([-1, 0, 2], np.int32), np.array([0.5, 1.5, 2.5], np.float32),
+          np.array([1, 3, 7], np.uint8))
+
+
+def weak_numbers(x, n):
+    total = np.sum(x) / len(x) + x.shape[0] * x[0] / x.size
+    for i in range(3):
+        total = total + x[i] * i
+    return x * n, total, np.maximum(x, n - 1), x / (n + len(x))
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_python_ints_are_weak(x64):
+    """len(), a shape's item, a range's counter and a Python int argument are Python ints,
+    which NumPy treats as weak (a float32 array times one stays float32); Numba types them
+    int64, and float32 arithmetic with them became float64."""
+    from strop import config
+    with config.override(enable_x64=x64):
+        _both(weak_numbers, np.array([1.5, 2.5, 3.5], np.float32), 3)
+        _both(weak_numbers, np.array([1, 2, 4], np.int32), 3)

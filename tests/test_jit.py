@@ -825,14 +825,41 @@ def made_inside(x):
 @pytest.mark.parametrize("backend", ["python", "cpu"])
 def test_arrays_made_inside_follow_the_64_bit_policy(backend):
     # DESIGN: with x64 off, arrays made inside a function are 32-bit as at the boundary;
-    # a dtype written in the call is kept
-    with config.override(enable_x64=False):
+    # a 64-bit dtype written in the call warns and is 32-bit (as JAX truncates it)
+    with config.override(enable_x64=False), pytest.warns(
+            strop.errors.StropWarning, match="requested dtype float64 in zeros"):
         a, b, i, z = jit(made_inside, backend=backend)(np.float32(0.5))
-    assert (a.dtype, b.dtype, i.dtype, z.dtype) == (np.float32, np.float32, np.int32, np.float64)
+    assert (a.dtype, b.dtype, i.dtype, z.dtype) == (np.float32, np.float32, np.int32, np.float32)
     np.testing.assert_allclose(a, made_inside(0.5)[0], rtol=1e-6)
     with config.override(enable_x64=True):
         a, b, i, _ = jit(made_inside, backend=backend)(0.5)
     assert (a.dtype, b.dtype, i.dtype) == (np.float64, np.float64, np.int64)
+
+
+def asks_for_64_bits(x, key):
+    y = np.zeros(3, dtype=np.float64) + x.astype(np.float64) + np.float64(2.0)
+    n = np.arange(3, dtype="int64") + np.ones(3, int)
+    return y, n, strop.random.uniform(key, (2,), np.float64), np.full(2, 1.0, dtype=float)
+
+
+@pytest.mark.parametrize("backend", ["python", "cpu"])
+def test_an_explicit_64_bit_dtype_warns_and_is_32_bit(backend):
+    """DESIGN's 64-bit row, as JAX: with x64 off a 64-bit dtype asked for by name warns at the
+    user's line and gives 32 bits; Python's float/int name the default types, silently."""
+    f = jit(asks_for_64_bits, backend=backend)
+    with config.override(enable_x64=False), warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        out = f(np.ones(3, np.float32), strop.random.PRNGKey(0))
+    assert [a.dtype for a in out] == [np.float32, np.int32, np.float32, np.float32]
+    messages = [str(w.message) for w in seen if issubclass(w.category, strop.errors.StropWarning)]
+    for what in ("float64 in zeros", "float64 in astype", "float64 in float64()",
+                 "int64 in arange", "float64 in uniform"):
+        assert any(what in m and "line " in m for m in messages), (what, messages)
+    assert len(messages) == 5
+    with config.override(enable_x64=True), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = jit(asks_for_64_bits, backend=backend)(np.ones(3), strop.random.PRNGKey(0))
+    assert [a.dtype for a in out] == [np.float64, np.int64, np.float64, np.float64]
 
 
 def stacked(x):

@@ -52,6 +52,23 @@ def test_stop_gradient_advice_is_valid():
     np.testing.assert_allclose(grad(stopped)(np.ones(2)), [math.erf(1.0)] * 2, rtol=1e-6)
 
 
+def vectorized_sin(x):
+    return np.sum(np.vectorize(math.sin)(x))
+
+
+@pytest.mark.parametrize("transform", ["grad", "jvp"])
+def test_no_derivative_rule_names_the_users_expression(transform):
+    """The function without a rule is named as the user wrote it, not as the temporary the
+    normalized code holds it in (``_t1``)."""
+    with pytest.raises(TransformError, match=r"no derivative rule for np\.vectorize\(math\.sin"
+                                             r"\)") as e:
+        if transform == "grad":
+            grad(vectorized_sin)(np.ones(2))
+        else:
+            strop.jvp(vectorized_sin, (np.ones(2),), (np.ones(2),))
+    assert "_t1" not in str(e.value) and "test_messages.py" in str(e.value)
+
+
 def test_numpy_functions_given_to_transforms():
     parts = jit(np.split, backend="python")(np.arange(6.0), 3)
     assert [p.tolist() for p in parts] == [[0, 1], [2, 3], [4, 5]]

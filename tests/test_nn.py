@@ -63,8 +63,24 @@ def test_one_hot():
     np.testing.assert_array_equal(nn.one_hot(np.array([0, 2, 5, -1]), 4), REF["one_hot/value"])
     np.testing.assert_array_equal(nn.one_hot(np.array([[0, 1], [3, 2]]), 4, axis=0),
                                   REF["one_hot_axis0/value"])
-    assert nn.one_hot(np.array([1]), 3).dtype == np.float32   # JAX's default without x64
     assert nn.one_hot(np.array([1]), 3, dtype=np.int32).dtype == np.int32
+
+
+def hot(labels):
+    return nn.one_hot(labels, 3)
+
+
+@pytest.mark.parametrize("x64,want", [(False, np.float32), (True, np.float64)])
+def test_one_hot_is_the_default_float(x64, want):
+    """JAX's default float: float32, float64 with x64 on (it stayed float32), called plainly
+    and inside every transform."""
+    labels = np.array([0, 2, 1])
+    with strop.config.override(enable_x64=x64):
+        for f in (nn.one_hot, jit(hot), jit(hot, backend="python"), vmap(hot),
+                  jit(vmap(hot))):
+            got = f(labels) if f is not nn.one_hot else f(labels, 3)
+            assert got.dtype == want
+            np.testing.assert_array_equal(got, np.eye(3)[labels])
 
 
 def test_jvp_and_hessian_against_central_differences():

@@ -790,3 +790,75 @@ def test_outer_trace_and_rows_batched_compile(in_axes):
         for g in got:
             for x, y in zip(strop.tree_util.tree_leaves(g), strop.tree_util.tree_leaves(want)):
                 np.testing.assert_allclose(x, y, rtol=1e-12)
+
+
+# --- out_axes as a pytree prefix, and an empty batch run lane by lane ----------------------
+
+def metrics(x):
+    return {"scaled": x * 2.0, "shifted": (x + 1.0, x[0] * x)}
+
+
+def nested(x):
+    return x, (x * 2.0, x + 1.0)
+
+
+def until_above(x):   # vmap(grad): an array taped in a loop whose trip count differs between
+    s = 0.0           # lanes, run lane by lane
+    while s < x[0] + 2.0:
+        s = s + np.sum(x[1] * x[1] * np.ones(2)) + 0.5   # (>= 0.5: it ends)
+    return s
+
+
+def stacked_along(outs, spec):
+    """The oracle's stacking of per-lane outputs ``outs`` by the out_axes prefix ``spec``."""
+    first = outs[0]
+    if isinstance(first, dict):
+        return {k: stacked_along([o[k] for o in outs], spec[k] if isinstance(spec, dict)
+                                 else spec) for k in first}
+    if isinstance(first, tuple):
+        return tuple(stacked_along([o[k] for o in outs], spec[k] if isinstance(spec, tuple)
+                                   else spec) for k in range(len(first)))
+    return np.stack(outs, axis=spec)
+
+
+@pytest.mark.parametrize("f,spec", [
+    (metrics, {"scaled": 1, "shifted": 0}), (metrics, {"scaled": 0, "shifted": (1, -1)}),
+    (metrics, 1), (nested, 1), (nested, (1, 0)), (nested, (0, (1, 0)))])
+def test_out_axes_a_prefix_of_the_output_tree(f, spec):
+    """out_axes as JAX takes it: an int for every leaf (of nested tuples too), or a tuple or
+    dict that is a prefix of the output's structure (a dict prefix failed, and an int on
+    nested tuples ran lane by lane into a stacking error)."""
+    x = RNG.normal(size=(4, 3))
+    want = stacked_along([f(x[i]) for i in range(4)], spec)
+    got = vmap(f, out_axes=spec)(x)
+    for g, w in zip(strop.tree_util.tree_leaves(got), strop.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+    assert strop.tree_util.tree_structure(got) == strop.tree_util.tree_structure(want)
+    if f is nested:   # (a dict of values of two ranks does not compile: jit falls back)
+        got = jit(vmap(f, out_axes=spec))(x)
+        for g, w in zip(strop.tree_util.tree_leaves(got), strop.tree_util.tree_leaves(want)):
+            np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
+@pytest.mark.parametrize("spec", [1, (1, (1,)), (1, 1)])
+def test_out_axes_of_code_run_lane_by_lane(spec):
+    x = RNG.normal(size=(4, 2))
+    f = grad(until_above)
+    g = vmap(lambda x: (f(x), (f(x) * 2.0,)), out_axes=spec)(x)   # (each(): stacked lanes)
+    want = np.stack([f(x[i]) for i in range(4)], axis=1)
+    np.testing.assert_allclose(g[0], want, rtol=1e-12)
+    np.testing.assert_allclose(g[1][0], 2.0 * want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("compiled_", [False, True])
+def test_an_empty_batch_run_lane_by_lane_says_why_it_fails(compiled_):
+    """With no lane to run, code run lane by lane cannot know its outputs' shapes: the error
+    says so (it was NumPy's "need at least one array to stack")."""
+    f = vmap(grad(until_above))
+    f(np.ones((2, 2)))
+    assert "run lane by lane" in strop.source(f)
+    f = jit(f) if compiled_ else f
+    with pytest.raises(ValueError, match="empty batch \\(0 lanes\\) of code that runs lane by "
+                                         "lane") as e:
+        f(np.zeros((0, 2)))
+    assert "test_vmap.py" in str(e.value)

@@ -4,6 +4,7 @@ Generated code reads as plain Python; two things change for Numba: tapes become 
 with ``append``/``pop`` (Numba infers their item type), and runtime helpers resolve to their
 Numba implementations (``strop/runtime/numba/``, registered with ``numba.extending.overload``).
 """
+import builtins
 import functools
 import hashlib
 import pickle
@@ -204,18 +205,19 @@ def _appends_in_place(node, helpers, refs):
     return InPlace().visit(node)
 
 
-def weaken(node, refs, numbers=()):
+def weaken(node, refs, params=()):
     """Python numbers in arithmetic, as NumPy types them: weak (float32 * 0.5 is float32),
     where Numba would make float64 of it.  Run after the passes that read constants (tapes).
-    ``numbers``: parameters that every caller passes a Python number (number_params)."""
+    ``params``: the parameters passed Python ints, or (a companion's) Python numbers
+    (number_params); see _weak_names."""
     local = names_in(node) - set(refs)
     untwinned = {twin: fn for fn, twin in twins().items()}   # (lowering put twins in)
 
     def bind():
         return _bind(refs, runtime.weak, "weak", local)
-    numbers = _number_names(node) | (set(numbers) & _stored_once(node))
+    numbers = _weak_names(node, refs, params)
 
-    def is_number(c):   # 0.5, or a name bound once to it (a parameter of inlined code)
+    def is_number(c):   # 0.5, or a name only ever bound to a Python number
         return _is_number(c) or isinstance(c, gast.Name) and c.id in numbers
 
     def callee(call):
@@ -319,6 +321,88 @@ def number_params(caller, callee):
     return found or set()
 
 
+def _weak_names(node, refs, params=()):
+    """Names every binding of which is a Python number, which NumPy treats as weak (a float32
+    array times one is float32) where Numba types it int64 or float64: a number, ``len()``, an
+    item of a shape, ``.size``/``.ndim``, ``int()``/``float()``/``round()``, the counter of
+    ``for i in range(...)``, a parameter ``params`` names (passed a Python int), and
+    arithmetic of those.  The largest such set: ``i = i + 1`` keeps ``i`` a Python int."""
+    local = {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and not isinstance(
+        n.ctx, gast.Load)}     # (a builtin is a name only read)
+    bindings = {}    # name -> [its bound value, or None where that is not a Python number]
+
+    def bind(target, value):
+        for n in gast.walk(target):
+            if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+                bindings.setdefault(n.id, []).append(value if n is target else None)
+    for n in gast.walk(node):
+        if isinstance(n, gast.Assign):
+            for t in n.targets:
+                bind(t, n.value if len(n.targets) == 1 else None)
+        elif isinstance(n, gast.For):
+            bind(n.target, _RANGE if _calls(n.iter, range, refs, local) else None)
+        elif isinstance(n, (gast.AugAssign, gast.AnnAssign, gast.NamedExpr)):
+            bind(n.target, None)
+        elif isinstance(n, (gast.withitem, gast.comprehension)):
+            for t in (getattr(n, "optional_vars", None), getattr(n, "target", None)):
+                if t is not None:
+                    bind(t, None)
+        elif isinstance(n, gast.arguments):
+            for a in n.args + n.posonlyargs + n.kwonlyargs + [n.vararg, n.kwarg]:
+                if a is not None:
+                    bind(a, _RANGE if a.id in params else None)
+    shapes = {name for name, values in bindings.items() if len(values) == 1 and (
+        isinstance(values[0], gast.Attribute) and values[0].attr == "shape"
+        or _calls(values[0], np.shape, refs, local))}
+    weak = {name for name, values in bindings.items() if all(v is not None for v in values)}
+
+    def is_weak(e):
+        if e is _RANGE or _is_number(e):
+            return True
+        if isinstance(e, gast.Name):
+            return e.id in weak
+        if isinstance(e, gast.BinOp):
+            return not isinstance(e.op, gast.MatMult) and is_weak(e.left) and is_weak(e.right)
+        if isinstance(e, gast.UnaryOp):
+            return not isinstance(e.op, gast.Not) and is_weak(e.operand)
+        if isinstance(e, gast.Attribute):
+            return e.attr in ("size", "ndim")
+        if isinstance(e, gast.Subscript):
+            return isinstance(e.value, gast.Name) and e.value.id in shapes and not isinstance(
+                e.slice, gast.Slice)
+        if isinstance(e, gast.Call) and not e.keywords:
+            fn = _callee(e, refs, local)
+            if any(fn is f for f in (len, int, float, np.size, np.ndim)) or (
+                    fn is round and len(e.args) == 1):
+                return True
+            return any(fn is f for f in (abs, min, max)) and all(map(is_weak, e.args))
+        return False
+    changed = True
+    while changed:
+        changed = False
+        for name in sorted(weak):
+            if not all(map(is_weak, bindings[name])):
+                weak.discard(name)
+                changed = True
+    return weak
+
+
+_RANGE = object()   # the binding of a range's counter, or of a parameter given a Python int
+
+
+def _callee(call, refs, local):
+    """``callee_of``, builtins included (generated code names them without binding them)."""
+    fn = callee_of(call, refs)
+    f = call.func
+    if fn is None and isinstance(f, gast.Name) and f.id not in local:
+        fn = getattr(builtins, f.id, None)
+    return fn
+
+
+def _calls(e, fn, refs, local):
+    return isinstance(e, gast.Call) and _callee(e, refs, local) is fn
+
+
 def _bind(refs, obj, base, taken=()):
     """The name ``refs`` binds ``obj`` to, binding it to ``base`` (made free, and not one of
     the function's own names, ``taken``) if none."""
@@ -357,6 +441,7 @@ def compile_function(function, cache=True, companions=()):
     from ..numba_ids import install
     install()     # before the helpers compile: their symbols never meet another process's
     from ..runtime import numba as _implementations  # noqa: F401  (the helpers' Numba code)
+    from ..runtime.numba.promotion import promoting
     if companions:
         # NumPy's error model: a lane sees array elements, whose division by zero NumPy
         # makes inf, not an error (and vmap's wide loops compute lanes that are done)
@@ -369,11 +454,12 @@ def compile_function(function, cache=True, companions=()):
         seen = types.FunctionType(function.__code__, space, function.__name__,
                                   function.__defaults__, function.__closure__)
         seen.__qualname__, seen.__module__ = function.__qualname__, function.__module__
-        return _sealed(numba.njit(cache=cache, boundscheck=True, nogil=True,
-                                  error_model="numpy")(seen))
+        return _sealed(promoting(numba.njit(cache=cache, boundscheck=True, nogil=True,
+                                            error_model="numpy")(seen)))
     # boundscheck: an index out of range raises IndexError, never reads garbage; NumPy's error
     # model: 1.0 / 0.0 is inf and 0.0 / 0.0 nan, as NumPy computes them, not ZeroDivisionError
-    return _sealed(numba.njit(cache=cache, boundscheck=True, error_model="numpy")(function))
+    return _sealed(promoting(numba.njit(cache=cache, boundscheck=True,
+                                        error_model="numpy")(function)))
 
 
 def _sealed(dispatcher):

@@ -14,8 +14,8 @@ __all__ = ["select", "broadcast_lanes", "align_lanes", "align_to", "unalign", "l
            "lane_axis", "each", "lanes_max", "lanes_min", "matmul_lanes", "take_lanes",
            "getitem_lanes", "unbroadcast_lanes", "expand_to_lanes", "seed_grad_lanes",
            "transpose_lanes", "squeeze_lanes", "lane_index", "safe_index", "array_lanes",
-           "reshape_lanes", "getitem_vjp_lanes", "moveaxis_lanes", "out_axis", "lanes_like",
-           "set_lane", "extremum_grad_lanes", "one_lane", "tensordot_lanes",
+           "reshape_lanes", "getitem_vjp_lanes", "moveaxis_lanes", "out_axis", "unbatched",
+           "lanes_like", "set_lane", "extremum_grad_lanes", "one_lane", "tensordot_lanes",
            "tensordot_vjp_lanes", "concatenate_vjp_lanes", "container_like", "setitem_lanes",
            "outer_lanes", "trace_lanes"]
 
@@ -88,7 +88,14 @@ def moveaxis_lanes(x, source):
 
 
 def out_axis(x, axis):
-    """A batched output's lanes moved from the front to ``axis`` (vmap's ``out_axes``)."""
+    """A batched output's lanes moved from the front to ``axis`` (vmap's ``out_axes``); of
+    a tuple, list or dict, each element's (an int out_axes is a prefix of any tree)."""
+    if isinstance(x, (tuple, list)):
+        return type(x)(out_axis(e, axis) for e in x)
+    if isinstance(x, dict):
+        return {k: out_axis(e, axis) for k, e in x.items()}
+    if x is None:
+        return None
     nd = np.ndim(x)
     if not -nd <= axis < nd:
         raise ValueError(f"vmap out_axes={axis} is out of bounds for an output of rank "
@@ -97,11 +104,26 @@ def out_axis(x, axis):
     return np.moveaxis(x, 0, axis) if axis != 0 else x
 
 
+def unbatched(x):
+    """An output run lane by lane (stacked lanes first) whose ``out_axes`` is None: the value
+    every lane gave (JAX requires that it not depend on the batched arguments)."""
+    if len(x) == 0 or any(not np.array_equal(x[k], x[0]) for k in range(1, len(x))):
+        raise ValueError("vmap has an output that differs between lanes (or no lane), but "
+                         "out_axes is None for it. Fix: give that output an int out_axes, or "
+                         "make it not depend on the batched arguments")
+    return x[0]
+
+
 def each(fn, batched, *args):
     """``fn`` run lane by lane (what a function without a batching rule gets), stacked.
     ``batched``: which arguments are batched."""
     sizes = {np.shape(a)[0] for a, b in zip(args, batched) if b}
     (n,) = sizes
+    if n == 0:   # (stacking no lanes failed: "need at least one array to stack")
+        raise ValueError("vmap over an empty batch (0 lanes) of code that runs lane by lane: "
+                         "with no lane to run, the shapes and dtypes of the outputs are "
+                         "unknown (JAX traces them; strop runs the code). Fix: skip the call "
+                         "for an empty batch, or give it at least one lane")
     outs = [fn(*[a[i] if b else a for a, b in zip(args, batched)]) for i in range(n)]
     return _stack(outs)
 

@@ -25,4 +25,11 @@ def where(condition, x=None, y=None):
     return np.where(condition) if x is None and y is None else np.where(condition, x, y)
 
 
-TWINS = {np.reshape: reshape, np.matmul: matmul, np.array: array, np.where: where}
+def clip(a, a_min, a_max):
+    """np.clip; compiled, its result has NumPy's dtype (Numba's keeps ``a``'s:
+    ``np.clip(int_array, 0.0, 1)`` stayed an int array)."""
+    return np.clip(a, a_min, a_max)
+
+
+TWINS = {np.reshape: reshape, np.matmul: matmul, np.array: array, np.where: where,
+         np.clip: clip}

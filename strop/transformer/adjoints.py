@@ -144,7 +144,7 @@ class Adjoints:
             return pre, [(value.value.id, ir.call(self.helper("getattr_vjp"), [
                 g, ir.clone(value.value), ir.const(value.attr)]))]
         if rule is None:
-            raise no_rule(key, value, getattr(s, "loc", None), "custom_vjp")
+            raise no_rule(key, value, getattr(s, "loc", None), "custom_vjp", self.fn)
         if not rule.differentiable:
             return pre, []
         bound = rule.bind(args, dict(kws))

@@ -282,7 +282,7 @@ class Forward:
             # a field of a pytree object (a named tuple, a registered class)
             return ir.attr(self.tan(value.value.id), value.attr)
         if rule is None:
-            raise no_rule(key, value, getattr(s, "loc", None), "custom_jvp")
+            raise no_rule(key, value, getattr(s, "loc", None), "custom_jvp", self.fn)
         if not rule.differentiable:
             return None
         bound = rule.bind(args, dict(kws))

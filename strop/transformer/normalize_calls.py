@@ -1,12 +1,13 @@
 """A-normal form of calls (part of the normalizer, which mixes it in): ``.at[...]`` updates,
 methods resolved to NumPy functions, user functions and strop transforms inlined."""
 import inspect
+import warnings
 
 import gast
 import numpy as np
 
 from ..config import config
-from ..errors import TransformError
+from ..errors import StropWarning, TransformError, user_stacklevel
 from . import ir
 from .parse import BUILTIN, CLOSURE, GLOBAL
 from .normalize_exprs import is_at
@@ -30,6 +31,12 @@ AT_OPS = {"set": "at_set", "add": "at_add", "multiply": "at_multiply", "mul": "a
 # 64-bit policy holds inside functions)
 MAKERS = {np.ones: 1, np.zeros: 1, np.empty: 1, np.full: 2, np.eye: 3, np.identity: 1,
           np.linspace: 5, np.arange: 3, np.array: 1, np.asarray: 1}
+
+# with 64-bit values off, a dtype asked for explicitly: a 64-bit one is made 32-bit, with a
+# warning (as JAX warns); Python's number types name the default types, 32-bit, silently
+WIDE_DTYPES = {np.dtype(np.float64): np.float32, np.dtype(np.int64): np.int32,
+               np.dtype(np.uint64): np.uint32, np.dtype(np.complex128): np.complex64}
+NUMBER_TYPES = {float: np.float32, int: np.int32, complex: np.complex64}
 
 # builtins that make an iterator: a value made by one in transformed code is made a list
 ITERATORS = (zip, enumerate, reversed)
@@ -97,6 +104,8 @@ class Calls:
             kws = [(k.arg, self.expr(k.value, scope)) for k in e.keywords]
             if func.attr in VARARG_METHODS and len(args) > 1:
                 args = [gast.Tuple(elts=args, ctx=gast.Load())]
+            if func.attr == "astype":
+                args, kws = self.requested_dtype("astype", 0, args, kws, e, scope)
             np_fn = ARRAY_METHODS.get(func.attr) or VARARG_METHODS.get(func.attr)
             if np_fn is not None:
                 target = ir.attr(self.bind_ref("np", np), np_fn.__name__)
@@ -123,6 +132,9 @@ class Calls:
             return self.debug_call(obj.__strop_debug__, e, scope, into)
         if getattr(obj, "__strop_lax__", None):   # strop.lax: the Python it means
             return self.lax_call(obj, e, scope, into)
+        if getattr(obj, "__strop_setting__", False) and not e.args and not e.keywords:
+            # a value of the settings the code is made for (dtypes.default_float())
+            return self.to_name(self.constant_atom(obj(), obj.__name__), into)
         if obj is dict and not e.args:
             return self.to_name(gast.Dict(keys=[ir.const(k.arg) for k in e.keywords],
                                           values=[self.expr(k.value, scope) for k in e.keywords]),
@@ -162,6 +174,10 @@ class Calls:
             if isinstance(atom, gast.Name) and atom.id in self.functions:
                 self.materialize(atom.id, e, scope)
         args, kws = self.array_operands(obj, e.args, args, kws)
+        args, kws = self.requested_dtype(obj, _dtype_position(obj), args, kws, e, scope)
+        if isinstance(obj, type) and issubclass(obj, np.generic) and np.dtype(
+                obj) in WIDE_DTYPES and not config.read("enable_x64"):   # np.float64(x)
+            callee = self.dtype_atom(callee, f"{obj.__name__}()", e, scope)
         if any(obj is it for it in ITERATORS):
             # an iterator as a value: a list, which its consumer and its adjoint can both read
             made = self.to_name(ir.call(callee, args, kws))
@@ -170,6 +186,48 @@ class Calls:
             made = self.to_name(ir.call(callee, args, kws))
             return self.to_name(ir.call(self.helper("narrow"), [made]), into)
         return self.to_name(ir.call(callee, args, kws), into)
+
+    def requested_dtype(self, fn, at, args, kws, e, scope):
+        """The arguments of a call of ``fn`` that takes a dtype (``dtype=``, or by position
+        ``at``), the dtype as ``dtype_atom`` makes it."""
+        what = fn if isinstance(fn, str) else getattr(fn, "__name__", "this call")
+        kws = [(k, self.dtype_atom(v, what, e, scope) if k == "dtype" else v) for k, v in kws]
+        if at is not None and at < len(args):
+            args = list(args)
+            args[at] = self.dtype_atom(args[at], what, e, scope)
+        return args, kws
+
+    def dtype_atom(self, atom, what, e, scope):
+        """A dtype written in the code (``np.float64``, ``"int64"``, ``float``) as the NumPy
+        type it names (Numba takes no strings), under the 64-bit policy: with 64-bit values
+        off, a 64-bit type asked for is its 32-bit counterpart, with a warning (as JAX warns),
+        and Python's number types name the default ones, 32-bit.  Anything else as it is."""
+        value = atom.value if isinstance(atom, gast.Constant) else self.ref_object(atom) \
+            if self.is_ref(atom) or isinstance(atom, gast.Name) and atom.id in ("float", "int",
+                                                                              "complex") \
+            else None
+        if value is None or isinstance(value, bool):
+            return atom
+        x64 = config.read("enable_x64")
+        if isinstance(value, type) and value in NUMBER_TYPES:
+            dt = np.dtype(value if x64 else NUMBER_TYPES[value])
+        else:
+            try:
+                dt = np.dtype(value)
+            except TypeError:
+                return atom
+            if not x64 and dt in WIDE_DTYPES:
+                warnings.warn(StropWarning(
+                    f"explicitly requested dtype {dt} in {what} is not available with 64-bit "
+                    f"values off, and is truncated to {np.dtype(WIDE_DTYPES[dt])}",
+                    scope.parsed.location(e),
+                    fix="turn 64-bit values on: strop.config.update('enable_x64', True) or "
+                        "STROP_ENABLE_X64=1 (as JAX's jax_enable_x64); or ask for the 32-bit "
+                        "dtype"), stacklevel=user_stacklevel())
+                dt = np.dtype(WIDE_DTYPES[dt])
+            elif not isinstance(value, str) or dt.kind not in "biufc":
+                return atom
+        return ir.attr(self.bind_ref("np", np), dt.type.__name__)
 
     def debug_call(self, kind, e, scope, into):
         """``debug.print(fmt, *args)`` / ``debug.callback(fn, *args)``: a call of an effect
@@ -255,6 +313,20 @@ def _makes_wide(obj, args, kws):
         return False
     return at is not None and len(args) <= at and not any(
         k in ("dtype", "retstep") for k, _ in kws) and not config.read("enable_x64")
+
+
+def _dtype_position(fn):
+    """Where ``fn`` takes its dtype by position (np.zeros: 1, np.full: 2), or None."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    for i, p in enumerate(params):
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            return None
+        if p.name == "dtype":
+            return i
+    return None
 
 
 def _is_helper_without_rule(obj):

@@ -92,20 +92,52 @@ def _as_node(v):
     return ir.const(v)
 
 
-def no_rule(key, value, loc, custom):
+def no_rule(key, value, loc, custom, fn=None):
     """The error for a value with no derivative rule that depends on the differentiated
-    input; ``custom``: the decorator that defines one in this mode (custom_vjp, custom_jvp)."""
+    input; ``custom``: the decorator that defines one in this mode (custom_vjp, custom_jvp);
+    ``fn``: the function, whose temporaries the message spells as the user wrote them."""
     return TransformError(
-        f"no derivative rule for {_describe(key, value)}, and its result depends on the "
+        f"no derivative rule for {_describe(key, value, fn)}, and its result depends on the "
         f"differentiated input", loc,
         fix=f"use a NumPy function strop differentiates (see docs/rules.md), wrap the value in "
             f"strop.lax.stop_gradient (`y = lax.stop_gradient(f(x))`) if no derivative should "
             f"flow, or define the derivative with strop.{custom}")
 
 
-def _describe(key, value):
+def _describe(key, value, fn=None):
     if isinstance(key, tuple):
         return f"the method .{key[1]}()" if key[0] == "method" else f"the attribute .{key[1]}"
     if key is None:
-        return unparse(value.func) if isinstance(value, gast.Call) else type(value).__name__
+        if not isinstance(value, gast.Call):
+            return type(value).__name__
+        return unparse(_as_written(value.func, _temporaries(fn)) if fn is not None else
+                       value.func)
     return rule_name(key)
+
+
+def _temporaries(fn):
+    """{temporary: the value bound to it} of ``fn``'s temporaries bound once (``_t1``)."""
+    bound = {}
+    for n in gast.walk(fn.node):
+        if isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(
+                n.targets[0], gast.Name) and n.targets[0].id.startswith("_t"):
+            name = n.targets[0].id
+            bound[name] = None if name in bound else n.value
+    return {k: v for k, v in bound.items() if v is not None}
+
+
+def _as_written(node, temporaries, depth=8):
+    """``node`` with the temporaries in it replaced by what they hold (``_t1(x)`` of
+    ``_t1 = np.vectorize(f)`` is ``np.vectorize(f)(x)``): the expression the user wrote."""
+    node = ir.clone(node)
+    if depth == 0:
+        return node
+    if isinstance(node, gast.Name) and node.id in temporaries:
+        return _as_written(temporaries[node.id], temporaries, depth - 1)
+    for field, old in gast.iter_fields(node):
+        if isinstance(old, gast.AST):
+            setattr(node, field, _as_written(old, temporaries, depth - 1))
+        elif isinstance(old, list):
+            setattr(node, field, [_as_written(v, temporaries, depth - 1) if isinstance(
+                v, gast.AST) else v for v in old])
+    return node

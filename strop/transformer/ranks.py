@@ -43,11 +43,11 @@ INT_OPS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)
 
 
 def given_ranks(kinds):
-    """{parameter: rank} from the kinds a call gave ("scalar", "array<rank>"; see
+    """{parameter: rank} from the kinds a call gave ("scalar", "int", "array<rank>"; see
     strop/transformed.py); other kinds (a container, an array of unknown rank) are absent."""
     out = {}
     for p, k in kinds.items():
-        if k == "scalar":
+        if k in ("scalar", "int"):
             out[p] = 0
         elif isinstance(k, str) and k.startswith("array") and k[5:].isdigit():
             out[p] = int(k[5:])

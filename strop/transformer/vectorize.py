@@ -43,7 +43,7 @@ from . import ir, versions
 from .lanes import lane_block  # noqa: F401  (re-exported)
 from .vectorize_base import NotBatchable, OutAxesError
 from .vectorize_calls import Calls
-from .vectorize_containers import Containers, shape_of
+from .vectorize_containers import Containers, _container, is_none, shape_of
 from .vectorize_control import Statements, annotate_live
 from .vectorize_exprs import Expressions
 from .vectorize_special import SpecialCalls
@@ -168,16 +168,27 @@ class Vectorize(Statements, Expressions, Containers, Calls, SpecialCalls):
 
     # --- outputs ---------------------------------------------------------------------------
     def returned(self, value):
-        """The return value with each output's lanes as ``out_axes`` asks (set by the caller
-        in ``self.out_axes``: an int, None, or a tuple for a returned tuple)."""
-        spec = self.out_axes
-        if isinstance(value, gast.Tuple) and isinstance(spec, tuple):
-            if len(spec) != len(value.elts):
-                raise NotBatchable(f"out_axes {spec!r} has {len(spec)} entries but the function "
-                                   f"returns {len(value.elts)} values", self.loc,)
-            return gast.Tuple(elts=[self.out(e, a) for e, a in zip(value.elts, spec)],
-                              ctx=gast.Load())
-        return self.out(value, spec)
+        """The return value with each output's lanes where ``out_axes`` puts them (set by the
+        caller in ``self.out_axes``: an int or None for every output, or a tuple, list or
+        dict that is a prefix of the output's structure, as JAX takes it)."""
+        return self.placed(value, self.out_axes)
+
+    def placed(self, node, spec):
+        if not isinstance(spec, (tuple, list, dict)):
+            return self.out(node, spec)
+        elems = self.elems_of(node)
+        if elems is None or isinstance(spec, dict) != isinstance(elems, dict) or (
+                set(spec) != set(elems) if isinstance(spec, dict) else len(spec) != len(elems)):
+            raise NotBatchable(f"out_axes {spec!r} is not a prefix of the output's structure "
+                               f"as vmap knows it", self.loc)
+        parts = dict(enumerate(node.elts)) if isinstance(node, (gast.Tuple, gast.List)) else \
+            {k.value: v for k, v in zip(node.keys, node.values)} if isinstance(
+                node, gast.Dict) else {k: ir.subscript(node, ir.const(k)) for k in (
+                    elems if isinstance(elems, dict) else range(len(elems)))}
+        keys = list(spec) if isinstance(spec, dict) else range(len(spec))
+        out = _container(elems, [parts[k] if is_none(parts[k]) else self.placed(
+            parts[k], spec[k]) for k in keys])
+        return gast.List(elts=out.elts, ctx=gast.Load()) if isinstance(node, gast.List) else out
 
     def out(self, node, axis):
         b = self.is_b(node) if isinstance(node, gast.Name) else any(
@@ -188,15 +199,14 @@ class Vectorize(Statements, Expressions, Containers, Calls, SpecialCalls):
             return node
         if isinstance(node, gast.Name) and node.id in self.containers or \
                 self.elems_of(node) is not None:
-            if axis != 0:
-                raise NotBatchable("out_axes other than 0 for an output that is a container",
-                                   self.loc)
-            return self.lanes_of(node)   # each element's lanes
-        if isinstance(node, gast.Dict):
+            if not (b and isinstance(node, gast.Subscript)):   # (a batched container's
+                node = self.lanes_of(node)   # each element's lanes    element: lanes)
+        elif isinstance(node, gast.Dict):
             raise NotBatchable("vmap returns a dict only where its keys are constants",
                                self.loc)
-        node = self.bcast(node, b)
-        if axis != 0:
+        else:
+            node = self.bcast(node, b)
+        if axis != 0:   # (of a container: of each element)
             node = ir.call(self.helper("out_axis"), [node, ir.const(axis)])
         return node
 

@@ -28,6 +28,12 @@ def _seed_grad_lanes(out):
 
 @overload(rt.out_axis)
 def _out_axis(x, axis):
+    if isinstance(x, types.BaseTuple):
+        parts = "".join(f"out_axis(x[{k}], axis), " for k in range(len(x)))
+        return _unrolled(f"def impl(x, axis):\n    return ({parts})\n", out_axis=rt.out_axis)
+    if isinstance(x, types.NoneType):
+        return lambda x, axis: None
+
     def impl(x, axis):
         if not -x.ndim <= axis < x.ndim:
             raise ValueError("vmap out_axes is out of bounds for the output's rank")

@@ -3,7 +3,7 @@ import numpy as np
 from numba import types
 from numba.np.numpy_support import as_dtype
 
-from ..twins import array, reshape, where
+from ..twins import array, clip, reshape, where
 from ._common import SCALARS, _none, _unrolled, overload
 
 
@@ -58,3 +58,23 @@ def _where(condition, x=None, y=None):
         dt = np.result_type(as_dtype(types.unliteral(x)), as_dtype(types.unliteral(y))).type
         return lambda condition, x=None, y=None: dt(x) if condition else dt(y)
     return lambda condition, x=None, y=None: np.where(condition, x, y)
+
+
+@overload(clip)
+def _clip(a, a_min, a_max):
+    """``a`` cast to the dtype NumPy promotes the three to (a Python number, a literal here,
+    is weak), then Numba's np.clip, which keeps ``a``'s dtype."""
+    def dtype_of(t):
+        if isinstance(t, types.Literal) and isinstance(t.literal_value, (int, float)):
+            return t.literal_value
+        return as_dtype(t.dtype if isinstance(t, types.Array) else types.unliteral(t))
+    try:
+        dt = np.result_type(*[dtype_of(t) for t in (a, a_min, a_max) if not _none(t)])
+    except Exception:   # (not NumPy's numbers: Numba's np.clip says what it takes)
+        return lambda a, a_min, a_max: np.clip(a, a_min, a_max)
+    if isinstance(a, types.Array) and as_dtype(a.dtype) != dt:
+        return lambda a, a_min, a_max: np.clip(a.astype(dt), a_min, a_max)
+    if isinstance(a, SCALARS) and as_dtype(types.unliteral(a)) != dt:
+        cast = dt.type
+        return lambda a, a_min, a_max: np.clip(cast(a), a_min, a_max)
+    return lambda a, a_min, a_max: np.clip(a, a_min, a_max)
