@@ -123,13 +123,15 @@ def test_only_chains_over_three_names_become_loops():
             y = a * 2.0 + b
             z = f(a) + b + c
             w = weak(2, a) * b - c
+            u = a * weak(d, a) + c
             v = a @ b + c
-            return x, y, z, w, v
+            return x, y, z, w, v, u
         """)
     assert "x = elementwise('_0 * _1 + _2 * _0', a, b, c)" in text
     assert "y = a * 2.0 + b" in text              # two names: Numba's loop vectorizes
     assert "z = f(a) + b + c" in text             # a call: not a chain
     assert "w = elementwise('weak(2, _0) * _1 - _2', a, b, c)" in text
+    assert "u = elementwise('_0 * weak(_1, _0) + _2', a, d, c)" in text  # a number's name
     assert "v = a @ b + c" in text
 
 
@@ -142,4 +144,13 @@ def test_a_chain_keeps_the_parentheses_of_a_negative_number():
     args = (np.arange(100.0), np.linspace(0.0, 1.0, 100), np.ones(100))
     got = jit(powers_of_negative_numbers)(*args)
     np.testing.assert_allclose(got, powers_of_negative_numbers(*args), rtol=1e-15)
-    assert "elementwise(" in strop.source(jit(powers_of_negative_numbers))
+    # the text of a chain holding a negative constant
+    import gast
+    from strop.codegen.loops import loop_chains
+    from strop.transformer.unparse import unparse
+    node = gast.parse("def g(a, d, c):\n    x = a * (d * 0.3 ** 2) + c\n").body[0]
+    for n in gast.walk(node):
+        if isinstance(n, gast.Constant) and n.value == 0.3:
+            n.value = -0.3                 # as the normalizer folds -0.3
+    loop_chains(node, {})
+    assert "x = elementwise('_0 * (_1 * (-0.3) ** 2) + _2', a, d, c)" in unparse(node)

@@ -49,7 +49,8 @@ def _chain(e, refs):
         return type(e.value) in (bool, int, float)
     if isinstance(e, gast.Call):
         return callee_of(e, refs) is runtime.weak and len(e.args) == 2 and not e.keywords \
-            and isinstance(e.args[0], gast.Constant) and isinstance(e.args[1], gast.Name)
+            and isinstance(e.args[0], (gast.Constant, gast.Name)) \
+            and isinstance(e.args[1], gast.Name)
     if isinstance(e, gast.BinOp):
         return type(e.op).__name__ in CHAIN_OPERATORS and _chain(e.left, refs) and _chain(e.right, refs)
     if isinstance(e, gast.UnaryOp):
