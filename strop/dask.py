@@ -80,7 +80,15 @@ class _Pickler(cloudpickle.Pickler):
             if name not in self.sources:
                 self.sources[name] = linecache.getlines(name, obj.__globals__)
             return self._dynamic_function_reduce(obj)
+        if isinstance(obj, types.CodeType) and obj.co_filename:
+            # cloudpickle >= 3.1 sends code as from "<dynamic-code>"; strop reads the source
+            # through the file name, so it travels beside a copy without it
+            return _named_code, (obj.replace(co_filename=""), obj.co_filename)
         return super().reducer_override(obj)
+
+
+def _named_code(code, filename):
+    return code.replace(co_filename=filename)
 
 
 def _importable(fn):
