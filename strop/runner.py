@@ -73,9 +73,9 @@ class Staged:
                 stacklevel=user_stacklevel())
         if backend == "cpu" and array_tapes:
             companions = tuple(
-                loop_chains(fuse(weaken(c, refs, set(weak) | number_params(node, c))), refs)
+                loop_chains(fuse(weaken(c, refs, set(weak) | number_params(node, c)), refs), refs)
                 for c in companions)
-            node = loop_chains(fuse(weaken(node, refs, weak)), refs)
+            node = loop_chains(fuse(weaken(node, refs, weak), refs), refs)
         if self.islands:
             node = with_islands(node, refs, self.islands)
         self.node = node

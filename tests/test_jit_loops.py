@@ -154,3 +154,57 @@ def test_a_chain_keeps_the_parentheses_of_a_negative_number():
             n.value = -0.3                 # as the normalizer folds -0.3
     loop_chains(node, {})
     assert "x = elementwise('_0 * (_1 * (-0.3) ** 2) + _2', a, d, c)" in unparse(node)
+
+
+def stepper(u0, alpha, steps):      # a chain in a loop: the adjoint reads its parts' shapes
+    u = u0.copy()
+    for _ in range(steps):
+        lap = u[2:] - 2 * u[1:-1] + u[:-2]
+        u[1:-1] = u[1:-1] + alpha * lap
+    return np.sum(u ** 2)
+
+
+def broadcasting_steps(x, b, c):    # the chain's parts broadcast: their shapes are not x's
+    s = 0.0
+    for k in range(3):
+        t = x[:, None] * b + c * k - x[:, None]
+        s = s + np.sum(t * t)
+    return s
+
+
+def rebound_between(x, y):          # y rebound after the chain, before the loop's tapes
+    s = 0.0
+    for k in range(3):
+        t = x * y + x * 2.0 - y
+        y = y[:-1]
+        x = x[1:]
+        s = s + np.sum(t * t)
+    return s
+
+
+@pytest.mark.parametrize("fn, args", [
+    (stepper, (np.sin(np.linspace(0.0, 3.0, 200)), 0.2, 5)),
+    (broadcasting_steps, (np.linspace(0.0, 1.0, 4), np.linspace(1.0, 2.0, 6), 0.5)),
+    (rebound_between, (np.linspace(0.0, 1.0, 8), np.linspace(1.0, 3.0, 8))),
+])
+def test_parts_of_a_chain_read_for_their_shape_are_fused(fn, args):
+    """A temporary taped for its shape only (unbroadcast's second argument) no longer keeps a
+    chain from fusing: the tape keeps chain_like(...) of the chain's operands instead."""
+    static = (2,) if fn is stepper else ()
+    g = grad(fn, argnums=(0, 1))
+    jg = jit(g, static_argnums=static)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JitFallbackWarning)
+        got = jg(*args)
+    want = g(*args)
+    for x, y in zip(got, want):
+        assert np.shape(x) == np.shape(y)
+        np.testing.assert_allclose(x, y, rtol=1e-12)
+    np.testing.assert_allclose(got[0], numeric_vjp(fn, list(args), 0, 1.0), rtol=1e-6, atol=1e-7)
+    text = strop.source(jg)
+    if fn is stepper:
+        assert "chain_like('weak(2, _0) * _0', _t2)" in text, text
+        assert "lap = elementwise('_0 - weak(2, _1) * _1 + _2', " in text, text
+    if fn is rebound_between:      # x and y are rebound before the tapes: what reads them
+        assert "_t1 = x * y\n" in text, text          # is not fused, the rest is
+        assert "_tape_t3.append(chain_like('_0 + _1', _t1, _t2))" in text, text

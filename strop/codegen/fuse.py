@@ -8,56 +8,113 @@ operand of an operator of a later statement of the same block, is written into t
 (``_bt2 = bh * (1 - h ** 2)``: one pass).  It never moves across control flow, a call made
 for its effect, or a statement that rebinds a name it reads (an update in place rebinds its
 array), so it reads the same values where it lands.  Compiled code only: NumPy fuses nothing.
+
+A temporary the adjoint reads only for its shape (``_tape.append(shape_like(_t3))``, see
+transformer/tapes) is fused too: its stand-in becomes ``chain_like("weak(2, _0) * _0", _t2)``,
+the shape and dtype of the chain over its operands, where those operands are not rebound
+before the stand-in is made (it reads them where it is).
 """
 import re
 from collections import Counter
 
 import gast
 
+from .. import runtime
+from ..transformer import ir
+from .cpu import _bind, callee_of
+from .loops import chain_text, is_chain
+
 TEMP = re.compile(r"_b?t\d+$")          # the temporaries the transforms make
 OPERATORS = (gast.BinOp, gast.UnaryOp, gast.Compare)
 
 
-def fuse(node):
+def fuse(node, refs):
     """``node`` (a FunctionDef) with single-use elementwise temporaries written in place."""
     names = [n for n in gast.walk(node) if isinstance(n, gast.Name)]
     loads = Counter(n.id for n in names if isinstance(n.ctx, gast.Load))
     stores = Counter(n.id for n in names if isinstance(n.ctx, gast.Store))
-    _block(node.body, lambda t: loads[t] == 1 and stores[t] == 1 and TEMP.match(t))
+    shapes = Counter(a.id for a in (_shape_of(n, refs) for n in gast.walk(node)) if a)
+    fusion = _Fusion(refs, shapes, lambda t: loads[t] - shapes[t] == 1 and stores[t] == 1 and
+                     TEMP.match(t))
+    fusion.block(node.body)
+    if fusion.stand_ins:
+        fusion.stand_in(node, ir.names_in(node) - set(refs))
     return node
 
 
-def _block(stmts, single):
-    for s in stmts:
-        for body in ("body", "orelse"):
-            if isinstance(getattr(s, body, None), list):
-                _block(getattr(s, body), single)
-    pending, fused = {}, set()          # temporary -> its statement, not yet used
-    for s in stmts:
-        if not (isinstance(s, gast.Assign) and len(s.targets) == 1):
-            pending.clear()             # control flow, effects, returns: nothing crosses
-            continue
-        s.value = _Substitute(pending, fused).visit(s.value)
-        written = {n.id for n in gast.walk(s.targets[0]) if isinstance(n, gast.Name)}
-        for t in [t for t, d in pending.items() if _reads(d.value) & written]:
-            del pending[t]
-        target = s.targets[0]
-        if isinstance(target, gast.Name) and single(target.id) and isinstance(
-                s.value, OPERATORS) and not _matmul(s.value):
-            pending[target.id] = s
-    stmts[:] = [s for s in stmts if id(s) not in fused]
+def _shape_of(node, refs):
+    """The name in ``shape_like(name)``, or None."""
+    if isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords and \
+            isinstance(node.args[0], gast.Name) and callee_of(node, refs) is runtime.shape_like:
+        return node.args[0]
+    return None
+
+
+class _Fusion:
+    def __init__(self, refs, shapes, single):
+        self.refs, self.shapes, self.single = refs, shapes, single
+        self.stand_ins = {}     # fused temporary read for its shape -> its value
+
+    def block(self, stmts):
+        for s in stmts:
+            for body in ("body", "orelse"):
+                if isinstance(getattr(s, body, None), list):
+                    self.block(getattr(s, body))
+        pending, fused = {}, set()          # temporary -> its statement, not yet used
+        for i, s in enumerate(stmts):
+            if not (isinstance(s, gast.Assign) and len(s.targets) == 1):
+                pending.clear()             # control flow, effects, returns: nothing crosses
+                continue
+            s.value = _Substitute(pending, fused, self).visit(s.value)
+            written = {n.id for n in gast.walk(s.targets[0]) if isinstance(n, gast.Name)}
+            for t in [t for t, d in pending.items() if _reads(d.value) & written]:
+                del pending[t]
+            target = s.targets[0]
+            if isinstance(target, gast.Name) and self.single(target.id) and isinstance(
+                    s.value, OPERATORS) and not _matmul(s.value) and self.shape_read_later(
+                    target.id, s.value, stmts[i + 1:]):
+                pending[target.id] = s
+        stmts[:] = [s for s in stmts if id(s) not in fused]
+
+    def shape_read_later(self, t, value, later):
+        """Whether every ``shape_like(t)`` is in ``later`` (this block), where the names of
+        the chain ``value`` still hold what they hold here."""
+        if not self.shapes[t]:
+            return True
+        if not is_chain(value, self.refs):
+            return False
+        reads, seen = _reads(value), 0
+        for s in later:
+            seen += sum(1 for n in gast.walk(s) if getattr(_shape_of(n, self.refs), "id", 0) == t)
+            if seen == self.shapes[t]:
+                return True
+            if {n.id for n in gast.walk(s) if isinstance(n, gast.Name) and
+                    isinstance(n.ctx, gast.Store)} & reads:
+                return False
+        return False
+
+    def stand_in(self, node, local):
+        """Each fused temporary's ``shape_like(t)``: the chain's over its operands."""
+        fn = _bind(self.refs, runtime.chain_like, "chain_like", local)
+        for n in gast.walk(node):
+            a = _shape_of(n, self.refs)
+            if a is not None and a.id in self.stand_ins:
+                text, names = chain_text(self.stand_ins[a.id], self.refs)
+                n.func, n.args = ir.name(fn), [ir.const(text), *map(ir.name, names)]
 
 
 class _Substitute(gast.NodeTransformer):
     """Operands of operators that name a pending temporary: its value instead."""
 
-    def __init__(self, pending, fused):
-        self.pending, self.fused = pending, fused
+    def __init__(self, pending, fused, fusion):
+        self.pending, self.fused, self.fusion = pending, fused, fusion
 
     def operand(self, node):
         if isinstance(node, gast.Name) and node.id in self.pending:
             stmt = self.pending.pop(node.id)
             self.fused.add(id(stmt))
+            if self.fusion.shapes[node.id]:
+                self.fusion.stand_ins[node.id] = ir.clone(stmt.value)
             return stmt.value
         return self.visit(node)
 

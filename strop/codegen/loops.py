@@ -26,22 +26,27 @@ def loop_chains(node, refs):
     local = ir.names_in(node) - set(refs)
     for s in gast.walk(node):
         if not (isinstance(s, gast.Assign) and len(s.targets) == 1
-                and isinstance(s.targets[0], gast.Name) and _chain(s.value, refs)
+                and isinstance(s.targets[0], gast.Name) and is_chain(s.value, refs)
                 and not isinstance(s.value, (gast.Name, gast.Constant, gast.Call))):
             continue
-        names = []
-        for n in _in_order(s.value):
-            if n.id not in names and not _is_weak(n, refs):
-                names.append(n.id)
+        text, names = chain_text(s.value, refs)
         if len(names) < MIN_NAMES:
             continue
-        text = unparse(_Placeholders(names, refs).visit(ir.clone(s.value)))
         fn = _bind(refs, runtime.elementwise, "elementwise", local)
         s.value = ir.call(fn, [ir.const(text), *[ir.name(n) for n in names]])
     return node
 
 
-def _chain(e, refs):
+def chain_text(e, refs):
+    """(the text of chain ``e`` naming its operands ``_0``, ``_1``, ...; the operands)."""
+    names = []
+    for n in _in_order(e):
+        if n.id not in names and not _is_weak(n, refs):
+            names.append(n.id)
+    return unparse(_Placeholders(names, refs).visit(ir.clone(e))), names
+
+
+def is_chain(e, refs):
     """Whether ``e`` is operators over names, numbers and ``weak(number, name)`` only."""
     if isinstance(e, gast.Name):
         return True
@@ -52,12 +57,12 @@ def _chain(e, refs):
             and isinstance(e.args[0], (gast.Constant, gast.Name)) \
             and isinstance(e.args[1], gast.Name)
     if isinstance(e, gast.BinOp):
-        return type(e.op).__name__ in CHAIN_OPERATORS and _chain(e.left, refs) and _chain(e.right, refs)
+        return type(e.op).__name__ in CHAIN_OPERATORS and is_chain(e.left, refs) and is_chain(e.right, refs)
     if isinstance(e, gast.UnaryOp):
-        return type(e.op).__name__ in CHAIN_OPERATORS and _chain(e.operand, refs)
+        return type(e.op).__name__ in CHAIN_OPERATORS and is_chain(e.operand, refs)
     if isinstance(e, gast.Compare):
         return len(e.ops) == 1 and type(e.ops[0]).__name__ in CHAIN_OPERATORS and \
-            _chain(e.left, refs) and _chain(e.comparators[0], refs)
+            is_chain(e.left, refs) and is_chain(e.comparators[0], refs)
     return False
 
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from .base import add, like, unbroadcast, zeros_like
 
-__all__ = ["weak", "elementwise", "balanced_eq", "plus", "plus_vjp", "times", "times_vjp", "times_jvp"]
+__all__ = ["weak", "elementwise", "chain_like", "balanced_eq", "plus", "plus_vjp", "times", "times_vjp", "times_jvp"]
 
 
 def weak(number, like):
@@ -32,6 +32,18 @@ def elementwise(chain, *operands):
     one shape (Numba's own loop for an expression keeps broadcasting checks inside it, so it
     does not vectorize).  As Python, the expression itself."""
     return eval(chain, {"weak": weak}, {f"_{i}": v for i, v in enumerate(operands)})
+
+
+def chain_like(chain, *operands):
+    """``shape_like(elementwise(chain, *operands))`` without computing the chain: what a tape
+    keeps of a temporary that compiled code fused into a longer chain (codegen/fuse.py), which
+    the adjoint reads only for its shape and dtype.  Of numbers, the chain's value."""
+    if not any(isinstance(o, np.ndarray) for o in operands):
+        return elementwise(chain, *operands)
+    probes = [np.ones((), o.dtype) if isinstance(o, np.ndarray) else o for o in operands]
+    with np.errstate(all="ignore"):
+        dtype = np.result_type(elementwise(chain, *probes))
+    return np.broadcast_to(np.zeros((), dtype), np.broadcast_shapes(*map(np.shape, operands)))
 
 
 def balanced_eq(x, z, y):

@@ -127,4 +127,29 @@ def _elementwise(chain, *args):
     return space["impl"]
 
 
-IMPLEMENTED = {rt.elementwise}
+@overload(rt.chain_like, prefer_literal=True)
+def _chain_like(chain, *args):
+    if not isinstance(chain, types.StringLiteral):
+        return None
+    if len(args) == 1 and isinstance(args[0], types.StarArgTuple):
+        args = tuple(args[0])
+    arrays = [k for k, t in enumerate(args) if isinstance(t, types.Array)]
+    if not arrays:
+        return lambda chain, *args: rt.elementwise(chain, *args)
+    ctx = cpu_target.typing_context
+    ctx.refresh()
+    try:
+        whole = _type_of(ast.parse(chain.literal_value, mode="eval").body, args, ctx)
+    except Exception:
+        whole = None
+    if not isinstance(whole, types.Array):
+        return None
+    shape = f"np.broadcast_shapes({', '.join(f'args[{k}].shape' for k in arrays)})" \
+        if len(arrays) > 1 else f"args[{arrays[0]}].shape"
+    space = {"np": np, "DTYPE": np.dtype(str(whole.dtype))}
+    exec(f"def impl(chain, *args):\n    return np.broadcast_to(np.zeros((), DTYPE), {shape})\n",
+         space)
+    return space["impl"]
+
+
+IMPLEMENTED = {rt.elementwise, rt.chain_like}
