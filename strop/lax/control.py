@@ -2,6 +2,10 @@
 control flow each primitive means, with JAX's checks.  Inside a transformed function these
 calls never run: transformer/lax_lower.py rewrites them into the same ``if``/``while``/``for``
 (``lowered`` marks them for it)."""
+import threading
+import types
+import warnings
+
 import numpy as np
 
 from ..runtime import lax as rl
@@ -20,13 +24,17 @@ def lowered(fn):
 @lowered
 def cond(pred, true_fun, false_fun, *operands):
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``; ``pred`` a scalar.
-    Only the branch taken runs (JAX traces both: their outputs' types are compared only in
-    transformed code, where strop reads both)."""
+    The outputs of both must have the same structure and types, as JAX checks when it traces
+    both: the branch not taken is run too, for its outputs' types (``_check_branches``)."""
     _callable("cond", true_fun=true_fun, false_fun=false_fun)
     if np.shape(pred) != ():
         raise lax_error(TypeError, f"Pred must be a scalar, got {pred} of shape "
                                    f"{np.shape(pred)}.")
-    return true_fun(*operands) if pred else false_fun(*operands)
+    taken = 0 if pred else 1
+    fns = [true_fun, false_fun]
+    out = fns[taken](*operands)
+    _check_branches("cond", fns, taken, out, operands)
+    return out
 
 
 @lowered
@@ -41,7 +49,9 @@ def switch(index, branches, *operands):
         raise lax_error(TypeError, f"Index type must be an integer, got {index} as "
                                    f"{np.result_type(index)}")
     i = min(max(int(index), 0), len(branches) - 1)
-    return branches[i](*operands)
+    out = branches[i](*operands)
+    _check_branches("switch", branches, i, out, operands)
+    return out
 
 
 @lowered
@@ -51,8 +61,12 @@ def while_loop(cond_fun, body_fun, init_val):
     _callable("while_loop", cond_fun=cond_fun, body_fun=body_fun)
     init_leaves, tree = tree_flatten(init_val)
     val = init_val
+    trips = 0
     while _predicate(cond_fun(val)):
         val = body_fun(val)
+        trips += 1
+        if trips > _PROBE_TRIPS and _probing.active:
+            raise _ProbeAbandoned()   # a branch not taken may loop on operands not its own
         _check_carry("while_loop", tree, init_leaves, val)
     return val
 
@@ -157,3 +171,153 @@ def _describe(value):
         return f"a {type(value).__name__} of length {len(value)}"
     return rl.type_text(value) if hasattr(value, "shape") or np.isscalar(value) else \
         type(value).__name__
+
+
+# --- the types of the branches not taken ----------------------------------------------------
+#
+# JAX traces every branch of a cond or switch and compares the types of their outputs; a plain
+# call runs one.  The others are run too, on the same operands, for the types of their
+# outputs only, where that cannot be seen: NumPy's warnings and errors silenced, any exception
+# taken to mean "not known" (a branch not taken may fail on operands meant for the other: a
+# check of the taken branch's result is all that is lost), never a branch with effects
+# (print, strop.debug, callbacks: they would run where the program did not ask for them), and
+# without probing again inside (a cond nested in a branch not taken runs its own branch
+# only).  A while_loop run inside a probe gives up after _PROBE_TRIPS trips.
+
+_probing = threading.local()
+_probing.active = False
+_PROBE_TRIPS = 100_000
+_EFFECT_NAMES = frozenset({"print", "debug", "callback", "io_callback", "pure_callback",
+                           "input", "open", "breakpoint", "write", "writelines", "flush",
+                           "savetxt", "save", "savez", "tofile", "system", "sleep"})
+_PURE_MODULES = ("numpy", "math", "cmath", "strop.lax", "strop.nn", "strop.runtime",
+                 "strop.tree_util", "strop.ops", "operator", "builtins")
+
+
+class _ProbeAbandoned(Exception):
+    pass
+
+
+def _check_branches(what, fns, taken, out, operands):
+    if getattr(_probing, "active", False) or len(fns) < 2:
+        return
+    outs = {taken: out}
+    for k, fn in enumerate(fns):
+        if k != taken and not _has_effects(fn):
+            got = _probe(fn, operands)
+            if got is not _UNKNOWN:
+                outs[k] = got
+    if len(outs) < 2:
+        return
+    first = min(outs)
+    leaves, tree = tree_flatten(outs[first])
+    for k in sorted(outs):
+        if k == first:
+            continue
+        other, other_tree = tree_flatten(outs[k])
+        where = _where(what, fns, first, k)
+        if other_tree != tree:
+            raise lax_error(TypeError, rl.branch_structure_message(
+                what, _tree_text(tree), _tree_text(other_tree), k, where) if first == 0 else
+                _renamed(what, first, rl.branch_structure_message(
+                    what, _tree_text(tree), _tree_text(other_tree), k, where)))
+        paths = _paths(outs[first], len(leaves)) if len(leaves) > 1 else [""]
+        diffs = [d for d in (rl.branch_diff(p, a, b) for p, a, b in zip(paths, leaves, other))
+                 if d]
+        if diffs:
+            message = rl.branch_type_message(what, k, diffs, where)
+            raise lax_error(TypeError, message if first == 0 else
+                            _renamed(what, first, message))
+
+
+_UNKNOWN = object()
+
+
+def _probe(fn, operands):
+    _probing.active = True
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fn(*operands)
+    except Exception:     # noqa: BLE001  (a branch not taken may fail: its type is unknown)
+        return _UNKNOWN
+    finally:
+        _probing.active = False
+
+
+def _renamed(what, first, message):
+    """A message about branch ``first`` (not 0: branch 0's probe failed) and another."""
+    if what == "cond":     # first is 0 whenever both of a cond's outputs are known
+        return message
+    return message.replace("branch 0", f"branch {first}")
+
+
+def _where(what, fns, first, k):
+    lines = []
+    for i in (first, k):
+        name = rl.branch_names(what, k)[0 if i == first else 1]
+        if what == "switch" and i == first:
+            name = f"branch {first}"
+        fn = fns[i]
+        code = getattr(fn, "__code__", None)
+        at = f" at {code.co_filename}:{code.co_firstlineno}" if code is not None else ""
+        lines.append(f"{name} is {getattr(fn, '__name__', type(fn).__name__)}{at}")
+    return "\n".join(lines) + "\n"
+
+
+def _paths(tree, n):
+    """JAX's text of each leaf's path ([1], ['b']); "" for an output that is one leaf."""
+    out = []
+
+    def walk(x, path):
+        if isinstance(x, (tuple, list)):
+            for i, v in enumerate(x):
+                walk(v, f"{path}[{i}]")
+        elif isinstance(x, dict):
+            for key in sorted(x):
+                walk(x[key], f"{path}[{key!r}]")
+        elif x is not None:
+            out.append(path)
+    walk(tree, "")
+    return out if len(out) == n else [f"[{k}]" for k in range(n)]
+
+
+def _has_effects(fn, depth=4, seen=None):
+    """Whether running ``fn`` may do what a program can see (print, strop.debug, callbacks,
+    I/O), as far as its code and the functions it names show; what cannot be seen into
+    counts as an effect, except NumPy's and strop.lax's own functions."""
+    seen = set() if seen is None else seen
+    if id(fn) in seen:
+        return False
+    seen.add(id(fn))
+    module = getattr(fn, "__module__", None) or ""
+    if module.startswith("strop.debug"):
+        return True
+    if isinstance(fn, np.ufunc) or module.split(".")[0] == "numpy" or \
+            module.startswith(_PURE_MODULES):
+        return False
+    if isinstance(fn, types.MethodType):
+        return _has_effects(fn.__func__, depth, seen)
+    code = getattr(fn, "__code__", None)
+    if code is None or depth == 0:
+        return True
+    names = set()
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        names.update(c.co_names)
+        names.update(c.co_freevars)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    if names & _EFFECT_NAMES:
+        return True
+    namespace = dict(getattr(fn, "__globals__", {}))
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        try:
+            namespace[name] = cell.cell_contents
+        except ValueError:
+            pass
+    for name in names:
+        obj = namespace.get(name)
+        if callable(obj) and not isinstance(obj, type) and _has_effects(obj, depth - 1, seen):
+            return True
+    return False

@@ -10,7 +10,7 @@ time (transformer/lax_lower.py), so that each rule has one start index to deal w
 import numpy as np
 
 __all__ = ["slice_in_dim", "update_slice_in_dim", "stop_gradient", "carry_matches",
-           "start_in_dim"]
+           "start_in_dim", "check_branch_types"]
 
 # the lane-by-lane versions vmap calls (batching table: transformer/rules/lax.py)
 LANES = ["slice_in_dim_lanes", "update_slice_in_dim_lanes"]
@@ -165,10 +165,65 @@ def carry_type_message(what, where, init=None, new=None):
             f"they differ:\n{detail}\n{REVISE_TYPES}")
 
 
-def branch_structure_message(what, first, other, index):
-    return (f"{what} branch outputs must have the same pytree structure, but they differ: "
-            f"branch 0 returns {first} but branch {index} returns {other}.\nRevise the "
-            f"branches so that they have the same pytree structure.")
+def branch_names(what, index):
+    """How JAX names branch 0 and branch ``index`` of a cond (true_fun, false_fun) or a
+    switch."""
+    if what == "cond":
+        return "true_fun", "false_fun"
+    return "branch 0", f"branch {index}"
+
+
+def branch_structure_message(what, first, other, index, where=""):
+    """``where``: lines naming the two functions (a plain call knows them), or ""."""
+    a, b = branch_names(what, index)
+    return (f"{what} branch outputs must have the same pytree structure, but they differ:\n"
+            f"{where}{a} output is {first} but {b} output is {other}, so their pytree "
+            f"structures differ.\nRevise {a} and/or {b} so that they have the same pytree "
+            f"structure.")
+
+
+def branch_leaf_matches(a, b):
+    """Whether two leaves of branch outputs have the same type as JAX's check sees it: the
+    same shape and the same dtype, 64-bit ones taken as 32-bit unless enable_x64.  A Python
+    number is JAX's weakly typed int32, float32 or complex64 (64-bit with enable_x64): it
+    matches an array of that dtype (1.0 and a float32 array), not one of another (1 and a
+    float32 array: JAX rejects it too)."""
+    return np.shape(a) == np.shape(b) and \
+        canonical_dtype(np.result_type(a)) == canonical_dtype(np.result_type(b))
+
+
+def branch_type_message(what, index, diffs, where=""):
+    """``diffs``: (path text or "", type of branch 0's leaf, type of branch ``index``'s,
+    "shapes" or "dtypes") for each leaf that differs."""
+    a, b = branch_names(what, index)
+    lines = [f"the output of {a}{' at path ' + p if p else ''} has type {t0} but the "
+             f"corresponding output of {b} has type {t1}, so the {part} do not match"
+             for p, t0, t1, part in diffs]
+    detail = lines[0][0].upper() + lines[0][1:] + "." if len(lines) == 1 else \
+        ";\n".join("  * " + line for line in lines) + "."
+    return (f"{what} branches must have equal output types but they differ.\n{where}"
+            f"{detail}\nRevise {a} and/or {b} so that all output types match.")
+
+
+def branch_diff(path, a, b):
+    """The ``diffs`` entry of two leaves, or None where they match."""
+    if branch_leaf_matches(a, b):
+        return None
+    part = "shapes" if np.shape(a) != np.shape(b) else "dtypes"
+    return path, type_text(a), type_text(b), part
+
+
+class BranchTypeError(TypeError):
+    """Raised by generated Python code where branch outputs differ in type: the runner makes it
+    a LaxTypeError at the user's line."""
+
+
+def check_branch_types(what, index, paths, firsts, others):
+    """Generated code's check of two branches' outputs (vmap computes both): raises a
+    BranchTypeError with JAX's words where they differ."""
+    diffs = [d for d in (branch_diff(p, x, y) for p, x, y in zip(paths, firsts, others)) if d]
+    if diffs:
+        raise BranchTypeError(branch_type_message(what, index, diffs))
 
 
 SCAN_LENGTHS = "scan got values with different leading axis sizes"
