@@ -7,10 +7,12 @@ versions are in numba/lax.py, their rules in transformer/rules/lax.py.
 ``dynamic_slice`` and ``dynamic_update_slice`` over several axes are these two, one axis at a
 time (transformer/lax_lower.py), so that each rule has one start index to deal with.
 """
+import re
+
 import numpy as np
 
 __all__ = ["slice_in_dim", "update_slice_in_dim", "stop_gradient", "carry_matches",
-           "start_in_dim", "check_branch_types"]
+           "start_in_dim", "branch_type", "branch_types_agree"]
 
 # the lane-by-lane versions vmap calls (batching table: transformer/rules/lax.py)
 LANES = ["slice_in_dim_lanes", "update_slice_in_dim_lanes"]
@@ -214,16 +216,98 @@ def branch_diff(path, a, b):
 
 
 class BranchTypeError(TypeError):
-    """Raised by generated Python code where branch outputs differ in type: the runner makes it
-    a LaxTypeError at the user's line."""
+    """Raised by generated code where branch outputs differ in type: the runner makes it a
+    LaxTypeError at the user's line."""
 
 
-def check_branch_types(what, index, paths, firsts, others):
-    """Generated code's check of two branches' outputs (vmap computes both): raises a
-    BranchTypeError with JAX's words where they differ."""
-    diffs = [d for d in (branch_diff(p, x, y) for p, x, y in zip(paths, firsts, others)) if d]
-    if diffs:
-        raise BranchTypeError(branch_type_message(what, index, diffs))
+# --- the branches' types in generated code ---------------------------------------------------
+#
+# The lowering of a cond or switch sets, in each branch, a witness of each output leaf's type:
+#     _cond_type1 = None
+#     if p:  ...; _cond1 = a; _cond_type1 = branch_type(a, _cond_type1, "cond", 0, "")
+#     else:  ...; _cond1 = b; _cond_type1 = branch_type(b, _cond_type1, "cond", 1, "")
+#     branch_types_agree(_cond_type1)
+# Compiled, the witness is a value of no size whose Numba type is the leaf's dtype (as JAX
+# canonicalizes it) and rank; Numba types both branches and cannot unify two witnesses of
+# different types where the branches meet (read by ``branch_types_agree``), so code whose
+# branches differ fails to compile, and the runner says why in JAX's words
+# (``compile_error_message``); code whose branches agree pays nothing.  Run as Python, the
+# witness is (dtype, shape); where vmap runs both branches of a batched predicate one after
+# the other, the second compares its type with the first's.
 
 
-SCAN_LENGTHS = "scan got values with different leading axis sizes"
+def branch_type(x, prev, what, index, path):
+    """The type of branch ``index``'s leaf ``x`` (at ``path``) as JAX compares them; raises
+    where ``prev`` (an earlier branch's, or None) differs."""
+    try:
+        t = (canonical_dtype(np.result_type(x)), np.shape(x))
+    except TypeError:        # not an array or a number: its structure was compared
+        return prev
+    if prev is not None and prev != t:
+        part = "shapes" if prev[1] != t[1] else "dtypes"
+        raise BranchTypeError(branch_type_message(what, index, [
+            (path, _type_text(*prev), _type_text(*t), part)]))
+    return t
+
+
+def branch_types_agree(witness):
+    """Reads the witness where the branches meet (so that Numba unifies its types)."""
+    return None
+
+
+def _type_text(dtype, shape):
+    return f"{dtype.name}[{','.join(map(str, shape))}]"
+
+
+_UNIFY = re.compile(r"Cannot unify (.+?) and (.+?) for '(_(cond|switch)(_type)?\d*)(\.\d+)?'")
+_NUMBA_TYPE = re.compile(r"(?:UniTuple\()?(?:dtype\()?([a-z]+\d*)\)?(?: x (\d+)\))?$")
+_NUMBA_ARRAY = re.compile(r"array\(([a-z]+\d*), (\d+)d, \w+\)$")
+
+
+def compile_error_message(text):
+    """JAX's words for a Numba typing error where a lowered cond's or switch's branches meet
+    with outputs of different types, or None for any other error (or for outputs JAX takes as
+    one type: a number and an array of rank 0, which Numba cannot unify either)."""
+    m = _UNIFY.search(text)
+    if m is None:
+        return None
+    what = m.group(4)
+    types_ = [_jax_type(t, witness=m.group(5) is not None) for t in m.group(1, 2)]
+    if None in types_ or types_[0] == types_[1]:
+        return None
+    (d0, r0), (d1, r1) = types_
+    part = "shapes" if r0 != r1 else "dtypes"
+    a, b = (_unknown_text(d0, r0), _unknown_text(d1, r1))
+    return (f"{what} branches must have equal output types but they differ.\n"
+            f"One branch has an output of type {a} where another has type {b}, so the {part} "
+            f"do not match (compiled code knows ranks, not lengths: ? is a length).\n"
+            f"Revise the branches so that all output types match.")
+
+
+_LITERAL = {"int": "int64", "float": "float64", "bool": "bool_", "complex": "complex128"}
+
+
+def _jax_type(text, witness):
+    text = text.strip()
+    lit = re.match(r"Literal\[(\w+)\]", text)
+    if lit is not None:
+        text = _LITERAL.get(lit.group(1), "?")
+    m = _NUMBA_ARRAY.match(text)
+    if m is not None:
+        dtype, rank = m.group(1), int(m.group(2))
+    else:
+        m = _NUMBA_TYPE.match(text)
+        if m is None:
+            return None
+        dtype = m.group(1)
+        rank = int(m.group(2)) - 1 if witness and m.group(2) else 0
+    if dtype.startswith("bool"):
+        dtype = "bool_"
+    try:
+        return canonical_dtype(np.dtype(dtype)), rank
+    except TypeError:
+        return None
+
+
+def _unknown_text(dtype, rank):
+    return f"{dtype.name}[{','.join('?' * rank)}]"

@@ -236,10 +236,21 @@ class LaxLowering(LaxArrays, LaxConv, LaxTrees):
             if not same_structure(shape, other):
                 raise self.lax_error(TypeError, rl.branch_structure_message(
                     what, text(shape), text(other), k))
-        outs = [self.namer.temp(f"_{what}") for _ in leaf_paths(shape)]
+        paths = leaf_paths(shape)
+        outs = [self.namer.temp(f"_{what}") for _ in paths]
+        # each output's type, witnessed in each branch (runtime/lax.py, branch_type): compiled
+        # code whose branches' output types differ does not compile; vmap running both
+        # branches of a batched predicate compares them
+        types = [self.namer.temp(f"_{what}_type") for _ in paths]
+        for t in types:
+            self.emit(ir.assign(t, ir.const(None)))
+        texts = ["".join(f"[{k!r}]" for k in p) if len(paths) > 1 else "" for p in paths]
         blocks = []
-        for stmts, (_, leaves) in built:
+        for k, (stmts, (_, leaves)) in enumerate(built):
             stmts.extend(ir.assign(o, leaf, self.loc) for o, leaf in zip(outs, leaves))
+            stmts.extend(ir.assign(t, ir.call(self.lax_helper("branch_type"), [
+                ir.clone(leaf), ir.name(t), ir.const(what), ir.const(k), ir.const(p)]),
+                self.loc) for t, leaf, p in zip(types, leaves, texts))
             blocks.append(stmts or [gast.Pass()])
 
         def chain(k):
@@ -249,6 +260,9 @@ class LaxLowering(LaxArrays, LaxConv, LaxTrees):
             return stmts + [ir.if_(t, blocks[k], chain(k + 1), self.loc)]
         for s in chain(0):
             self.emit(s)
+        for t in types:
+            self.emit(ir.stmt(gast.Expr(value=ir.call(self.lax_helper("branch_types_agree"),
+                                                      [ir.name(t)])), self.loc))
         return self.tree_build(shape, iter([ir.name(o) for o in outs]))
 
     def lower_while_loop(self, a, e, scope):

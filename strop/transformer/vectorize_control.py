@@ -4,6 +4,7 @@ assignments keep other lanes' values."""
 import gast
 
 from .. import runtime
+from ..runtime import lax as rl
 from ..runtime.effects import is_effect
 from . import analysis, ir
 from .lanes import lane_block
@@ -57,8 +58,11 @@ class Statements:
         pre = []
         elems = self.elems_of(s.value)
         value, batched, rank = self.expr(s.value, mask, pre)
-        masked = mask is not None and region is not None and t in region and t in self.defined
         fn = self.fn.callee(s.value.func) if isinstance(s.value, gast.Call) else None
+        # a witness of a branch's output type (lax_lower.py) is the same in every lane: the
+        # lanes of the branch that ran last compare theirs with it, none keeps another's
+        masked = mask is not None and region is not None and t in region and \
+            t in self.defined and fn is not rl.branch_type
         if masked and fn in RESIZING:
             raise NotBatchable(f"vmap cannot batch {fn.__name__} on {t} under control flow on a "
                                f"batched value: its length would differ between lanes", loc)

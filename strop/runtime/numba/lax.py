@@ -4,7 +4,8 @@ implementation has one branch per axis of the operand's rank.
 (In the strop/runtime/ layout this is runtime/numba/lax.py.)"""
 import numpy as np
 from numba import types
-from numba.extending import register_jitable
+from numba.core import cgutils
+from numba.extending import intrinsic, register_jitable
 
 from ...runtime import lax as rl
 from ._common import overload
@@ -180,3 +181,54 @@ def _carry_matches(init, new):
     if ni == 0:
         return lambda init, new: True
     return lambda init, new: init.shape == new.shape
+
+
+# --- the witness of a branch output's type (runtime/lax.py, ``branch_type``) -----------------
+
+def _witness_type(t):
+    """A type of no size standing for ``t``'s dtype (as JAX canonicalizes it) and rank: a
+    tuple of rank + 1 dtypes, which Numba unifies only with the same tuple."""
+    dtype = t.dtype if isinstance(t, types.Array) else t
+    if not isinstance(dtype, (types.Boolean, types.Integer, types.Float, types.Complex)):
+        return None
+    canonical = rl.canonical_dtype(np.dtype(str(dtype) if not isinstance(
+        dtype, types.Boolean) else "bool"))
+    ndim = t.ndim if isinstance(t, types.Array) else 0
+    return types.UniTuple(types.DType(numba_from_dtype(canonical)), ndim + 1)
+
+
+def numba_from_dtype(dtype):
+    from numba.np.numpy_support import from_dtype
+    return from_dtype(dtype)
+
+
+@intrinsic
+def _witness(typingctx, x):
+    w = _witness_type(x)
+
+    def codegen(context, builder, signature, args):
+        return cgutils.get_null_value(context.get_value_type(signature.return_type))
+    return w(x), codegen
+
+
+@overload(rl.branch_type, prefer_literal=True)
+def _branch_type(x, prev, what, index, path):
+    """The witness of ``x``'s type; where vmap ran an earlier branch (``prev`` a witness, not
+    None), the two must be of one type, else the code raises (the Python run then says which
+    shapes)."""
+    w = _witness_type(x)
+    if w is None:
+        return lambda x, prev, what, index, path: prev
+    if isinstance(prev, (types.NoneType, types.Omitted)) or prev == w:
+        return lambda x, prev, what, index, path: _witness(x)
+    message = ("branches must have equal output types but they differ (run as Python, the "
+               "function says which)")
+
+    def impl(x, prev, what, index, path):
+        raise TypeError(message)
+    return impl
+
+
+@overload(rl.branch_types_agree)
+def _branch_types_agree(witness):
+    return lambda witness: None
