@@ -195,7 +195,7 @@ class Staged:
         try:
             self.generated.function(*args, *free)
         except Exception as e:
-            if type(e) is type(error) or isinstance(e, runtime_lax.BranchTypeError) and \
+            if type(e) is type(error) or isinstance(e, runtime_lax.LaxCheckError) and \
                     isinstance(error, TypeError):
                 raise mapped(e, self.generated) from None
         # the Python run did not fail the same way: report what the compiled code said
@@ -336,7 +336,7 @@ def mapped(e, gen, tb=None):
         linemap = gen.linemap if path == gen.path else LINEMAPS.get(path)
         if linemap is not None:
             loc = emitter.user_location(linemap, lineno) or loc
-    if isinstance(e, runtime_lax.BranchTypeError):   # a check of strop.lax: its error
+    if isinstance(e, runtime_lax.LaxCheckError):   # a check of strop.lax: its error
         return LaxTypeError(str(e), loc)
     if loc is None:
         return e

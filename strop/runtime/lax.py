@@ -12,7 +12,7 @@ import re
 import numpy as np
 
 __all__ = ["slice_in_dim", "update_slice_in_dim", "stop_gradient", "carry_matches",
-           "start_in_dim", "branch_type", "branch_types_agree"]
+           "start_in_dim", "branch_type", "branch_types_agree", "carry_check"]
 
 # the lane-by-lane versions vmap calls (batching table: transformer/rules/lax.py)
 LANES = ["slice_in_dim_lanes", "update_slice_in_dim_lanes"]
@@ -87,6 +87,13 @@ def carry_matches(init, new):
         if kinds is not None:
             return np.result_type(other).kind in kinds or type(other) in _WEAK_KINDS
     return canonical_dtype(np.result_type(init)) == canonical_dtype(np.result_type(new))
+
+
+def carry_check(init, new, what, where):
+    """Generated code's check that a loop's carry kept its type: raises JAX's error, with both
+    types (``where``: "carry", or "carry[1]")."""
+    if not carry_matches(init, new):
+        raise LaxCheckError(carry_type_message(what, where, init, new))
 
 
 def canonical_dtype(dtype):
@@ -215,9 +222,12 @@ def branch_diff(path, a, b):
     return path, type_text(a), type_text(b), part
 
 
-class BranchTypeError(TypeError):
-    """Raised by generated code where branch outputs differ in type: the runner makes it a
-    LaxTypeError at the user's line."""
+SCAN_LENGTHS = "scan got values with different leading axis sizes"
+
+
+class LaxCheckError(TypeError):
+    """Raised by generated code's checks of strop.lax (branch outputs, a loop's carry) where
+    types differ: the runner makes it a LaxTypeError at the user's line."""
 
 
 # --- the branches' types in generated code ---------------------------------------------------
@@ -245,7 +255,7 @@ def branch_type(x, prev, what, index, path):
         return prev
     if prev is not None and prev != t:
         part = "shapes" if prev[1] != t[1] else "dtypes"
-        raise BranchTypeError(branch_type_message(what, index, [
+        raise LaxCheckError(branch_type_message(what, index, [
             (path, _type_text(*prev), _type_text(*t), part)]))
     return t
 

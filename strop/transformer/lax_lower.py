@@ -11,7 +11,7 @@ means (part of the normalizer), so that grad, jvp, vmap, jit and strop.source ne
 The functions are inlined (lambdas, nested defs, module functions, transforms), their lines
 kept, so errors and ``strop.source``'s comments name the user's lines.  A carry is one variable
 per leaf of its pytree (lax_trees.py), checked after each step to keep its structure (when
-transforming) and its types (``carry_matches``, when running), as JAX checks them.  The ys of
+transforming) and its types (``carry_check``, when running), as JAX checks them.  The ys of
 a scan go into arrays made from the first step's outputs: that step is written out before the
 loop (Numba and the derivative passes need an array of a known type before the loop).
 
@@ -189,10 +189,9 @@ class LaxLowering(LaxArrays, LaxConv, LaxTrees):
         for path, old, leaf, name in zip(paths, init, new, names):
             if isinstance(leaf, gast.Name) and leaf.id == name:
                 continue
-            ok = self.to_name(ir.call(self.lax_helper("carry_matches"), [ir.clone(old), leaf]))
             where = "carry" + "".join(f"[{k!r}]" for k in path) if path else "carry"
-            self.raise_if(gast.UnaryOp(op=gast.Not(), operand=ok), TypeError,
-                          rl.carry_type_message(what, where))
+            self.to_name(ir.call(self.lax_helper("carry_check"), [
+                ir.clone(old), ir.clone(leaf), ir.const(what), ir.const(where)]))
         # all at once: a leaf may be another leaf's variable (a swap)
         new = [self.to_name(leaf, force=True) if isinstance(leaf, gast.Name) and leaf.id in
                names and leaf.id != name else leaf for leaf, name in zip(new, names)]
@@ -261,8 +260,7 @@ class LaxLowering(LaxArrays, LaxConv, LaxTrees):
         for s in chain(0):
             self.emit(s)
         for t in types:
-            self.emit(ir.stmt(gast.Expr(value=ir.call(self.lax_helper("branch_types_agree"),
-                                                      [ir.name(t)])), self.loc))
+            self.to_name(ir.call(self.lax_helper("branch_types_agree"), [ir.name(t)]))
         return self.tree_build(shape, iter([ir.name(o) for o in outs]))
 
     def lower_while_loop(self, a, e, scope):

@@ -162,25 +162,34 @@ def _maybe_weak(t):
     return isinstance(t, (types.Integer, types.Float, types.Complex)) and t.bitwidth in (64, 128)
 
 
-@overload(rl.carry_matches)
-def _carry_matches(init, new):
-    """Compiled code cannot tell a Python number from a 64-bit NumPy scalar, so such a number
-    matches as a weakly typed one would; arrays and other numbers match by kind (their widths
-    agree once Numba unifies the carry's type)."""
+def _carry_static(init, new):
+    """What the types of a carry and a step's result say: it matches (True), it does not
+    (False), the lengths decide ("shape"), or nothing is known (None)."""
     ki, kn = _kind(init), _kind(new)
     if ki is None or kn is None:
         return None
     ni = init.ndim if isinstance(init, types.Array) else 0
     nn = new.ndim if isinstance(new, types.Array) else 0
     if ni != nn:
-        return lambda init, new: False
+        return False
     ok = ki == kn or _maybe_weak(init) and kn in _WEAK[ki] or _maybe_weak(new) and \
         ki in _WEAK[kn]
     if not ok:
-        return lambda init, new: False
-    if ni == 0:
-        return lambda init, new: True
-    return lambda init, new: init.shape == new.shape
+        return False
+    return True if ni == 0 else "shape"
+
+
+@overload(rl.carry_matches)
+def _carry_matches(init, new):
+    """Compiled code cannot tell a Python number from a 64-bit NumPy scalar, so such a number
+    matches as a weakly typed one would; arrays and other numbers match by kind (their widths
+    agree once Numba unifies the carry's type)."""
+    known = _carry_static(init, new)
+    if known is None:
+        return None
+    if known == "shape":
+        return lambda init, new: init.shape == new.shape
+    return (lambda init, new: True) if known else (lambda init, new: False)
 
 
 # --- the witness of a branch output's type (runtime/lax.py, ``branch_type``) -----------------
@@ -232,3 +241,45 @@ def _branch_type(x, prev, what, index, path):
 @overload(rl.branch_types_agree)
 def _branch_types_agree(witness):
     return lambda witness: None
+
+
+def _literal(t):
+    return getattr(t, "literal_value", None)
+
+
+def _numba_type_text(t):
+    w = _witness_type(t)
+    if w is None:
+        return str(t)
+    return f"{w.dtype.dtype}[{','.join('?' * (w.count - 1))}]"
+
+
+@overload(rl.carry_check, prefer_literal=True)
+def _carry_check(init, new, what, where):
+    """As carry_matches decides; a mismatch its types show raises JAX's message with them; one
+    of lengths only (the same rank) raises a shorter one (run as Python, the function says
+    which lengths)."""
+    ok = _carry_static(init, new)
+    if ok is None:
+        return None
+    ni = init.ndim if isinstance(init, types.Array) else 0
+    nn = new.ndim if isinstance(new, types.Array) else 0
+    if ok is True:
+        return lambda init, new, what, where: None
+    w, place = _literal(what) or "loop", _literal(where) or "carry"
+    if ok is False:
+        detail = (f"The input {place} has type {_numba_type_text(init)} but the corresponding "
+                  f"output has type {_numba_type_text(new)}, so the "
+                  f"{'shapes' if ni != nn else 'dtypes'} do not match.")
+        message = rl.carry_type_message(w, place).replace(
+            f"The input {place} and the corresponding output differ in dtype or shape.", detail)
+
+        def impl(init, new, what, where):
+            raise TypeError(message)
+        return impl
+    message = rl.carry_type_message(w, place)
+
+    def impl(init, new, what, where):
+        if init.shape != new.shape:
+            raise TypeError(message)
+    return impl

@@ -28,9 +28,9 @@ defjvp(rl.update_slice_in_dim,
        joint="update_slice_in_dim(doperand, dupdate, start, axis, negative)")
 
 defnondiff({rl.stop_gradient: None, rl.carry_matches: None, rl.start_in_dim: None,
-            rl.branch_type: None, rl.branch_types_agree: None})
+            rl.branch_type: None, rl.branch_types_agree: None, rl.carry_check: None})
 
 batching.ELEMENTWISE.add(rl.stop_gradient)
-batching.SHAPE_ONLY.update({rl.carry_matches, rl.branch_type, rl.branch_types_agree})
+batching.SHAPE_ONLY.update({rl.carry_matches, rl.carry_check, rl.branch_type})
 batching.LANES.update({rl.slice_in_dim: rl.slice_in_dim_lanes,
                        rl.update_slice_in_dim: rl.update_slice_in_dim_lanes})
