@@ -40,6 +40,7 @@ log = logging.getLogger("strop")
 
 class Staged:
     """One generated function: its IR, its module, and what runs it."""
+    branches_checked = False   # Transformed.check_branches ran for it
 
     def __init__(self, fn, origin, backend, reason="first call", donated=(), ranks=(),
                  weak=(), array_tapes=True, islands=()):

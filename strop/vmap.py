@@ -25,7 +25,7 @@ from .runner import Staged
 from .transformer import ir
 from .transformer.lanes import companion, lane_loop
 from .transformer.vectorize import NotBatchable, OutAxesError, vectorize
-from .tree_util import tree_leaves, tree_structure
+from .tree_util import tree_leaves, tree_map, tree_structure
 
 
 def _is_axis(a):
@@ -72,6 +72,13 @@ class Vectorized(api.Transformed):
         t._outer = None
         t._unmapped = {}   # {(defaulted, passed): this vmap with those defaults unmapped}
         return t
+
+    def plain_args(self, args):
+        """Lane 0 of every argument, where all are mapped on their leading axis."""
+        if self.in_axes != 0 or not all(np.ndim(leaf) > 0 and len(leaf) > 0
+                                         for a in args for leaf in tree_leaves(a)):
+            return None
+        return [tree_map(lambda leaf: leaf[0], a) for a in args]
 
     @property
     def plain(self):

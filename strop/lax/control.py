@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 
+from ..errors import LaxTypeError
 from ..runtime import lax as rl
 from ..tree_util import tree_flatten, tree_structure
 from .errors import lax_error
@@ -198,6 +199,29 @@ class _ProbeAbandoned(Exception):
     pass
 
 
+def check_branch_types(fn, args):
+    """``fn(*args)`` run for the checks of its conds' and switches' branch types only: their
+    error raised, anything else it raises or warns ignored (see Transformed.check_branches);
+    nothing run where ``fn`` may have effects."""
+    if _has_effects(fn):
+        return
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fn(*args)
+    except LaxTypeError as e:
+        if getattr(e, "branches", False):
+            raise e.with_traceback(None) from None
+    except Exception:    # noqa: BLE001  (the transformed code meets it, if it is real)
+        pass
+
+
+def _mismatch(message):
+    e = lax_error(TypeError, message)
+    e.branches = True
+    return e
+
+
 def _check_branches(what, fns, taken, out, operands):
     if getattr(_probing, "active", False) or len(fns) < 2:
         return
@@ -217,7 +241,7 @@ def _check_branches(what, fns, taken, out, operands):
         other, other_tree = tree_flatten(outs[k])
         where = _where(what, fns, first, k)
         if other_tree != tree:
-            raise lax_error(TypeError, rl.branch_structure_message(
+            raise _mismatch(rl.branch_structure_message(
                 what, _tree_text(tree), _tree_text(other_tree), k, where) if first == 0 else
                 _renamed(what, first, rl.branch_structure_message(
                     what, _tree_text(tree), _tree_text(other_tree), k, where)))
@@ -226,8 +250,7 @@ def _check_branches(what, fns, taken, out, operands):
                  if d]
         if diffs:
             message = rl.branch_type_message(what, k, diffs, where)
-            raise lax_error(TypeError, message if first == 0 else
-                            _renamed(what, first, message))
+            raise _mismatch(message if first == 0 else _renamed(what, first, message))
 
 
 _UNKNOWN = object()

@@ -197,6 +197,7 @@ def _carry_matches(init, new):
 def _witness_type(t):
     """A type of no size standing for ``t``'s dtype (as JAX canonicalizes it) and rank: a
     tuple of rank + 1 dtypes, which Numba unifies only with the same tuple."""
+    t = types.unliteral(t)
     dtype = t.dtype if isinstance(t, types.Array) else t
     if not isinstance(dtype, (types.Boolean, types.Integer, types.Float, types.Complex)):
         return None
