@@ -2,6 +2,7 @@
 control flow each primitive means, with JAX's checks.  Inside a transformed function these
 calls never run: transformer/lax_lower.py rewrites them into the same ``if``/``while``/``for``
 (``lowered`` marks them for it)."""
+import dis
 import threading
 import types
 import warnings
@@ -203,7 +204,8 @@ def check_branch_types(fn, args):
     """``fn(*args)`` run for the checks of its conds' and switches' branch types only: their
     error raised, anything else it raises or warns ignored (see Transformed.check_branches);
     nothing run where ``fn`` may have effects."""
-    if _has_effects(fn):
+    args = _read_only(args)
+    if args is None or _has_effects(fn):
         return
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -226,8 +228,9 @@ def _check_branches(what, fns, taken, out, operands):
     if getattr(_probing, "active", False) or len(fns) < 2:
         return
     outs = {taken: out}
+    operands = _read_only(operands)
     for k, fn in enumerate(fns):
-        if k != taken and not _has_effects(fn):
+        if k != taken and operands is not None and not _has_effects(fn):
             got = _probe(fn, operands)
             if got is not _UNKNOWN:
                 outs[k] = got
@@ -305,6 +308,41 @@ def _paths(tree, n):
     return out if len(out) == n else [f"[{k}]" for k in range(n)]
 
 
+def _read_only(values):
+    """``values`` with each array a read-only view (a branch not taken must not change what
+    the program sees), or None where a leaf is neither an array nor a number (an iterator
+    it would advance, an object it might change)."""
+    leaves, tree = tree_flatten(list(values))
+    out = []
+    for leaf in leaves:
+        if isinstance(leaf, np.ndarray):
+            leaf = leaf.view()
+            leaf.flags.writeable = False
+        elif not isinstance(leaf, (bool, int, float, complex, np.generic)):
+            return None
+        out.append(leaf)
+    return tree.unflatten(out)
+
+
+# what changes state in place: bytecode that stores into an object, a global or an enclosing
+# function's variable, and the methods that change an array, a list, a dict or a set
+_STORES = frozenset({"STORE_SUBSCR", "STORE_SLICE", "STORE_ATTR", "STORE_GLOBAL",
+                     "DELETE_SUBSCR", "DELETE_SLICE", "DELETE_ATTR", "DELETE_GLOBAL"})
+_IN_PLACE = frozenset({"fill", "sort", "put", "itemset", "resize", "partition", "setfield",
+                       "append", "extend", "insert", "pop", "remove", "clear", "update",
+                       "setdefault", "popitem", "add", "discard", "reverse", "next", "send",
+                       "seed", "shuffle", "__setitem__", "__delitem__", "setattr", "delattr",
+                       "exec", "eval", "globals", "vars"})
+
+
+def _stores(code):
+    for ins in dis.get_instructions(code):
+        if ins.opname in _STORES or ins.opname == "STORE_DEREF" and \
+                ins.argval in code.co_freevars:
+            return True
+    return "out" in [k for c in code.co_consts if isinstance(c, tuple) for k in c]
+
+
 def _has_effects(fn, depth=4, seen=None):
     """Whether running ``fn`` may do what a program can see (print, strop.debug, callbacks,
     I/O), as far as its code and the functions it names show; what cannot be seen into
@@ -331,8 +369,14 @@ def _has_effects(fn, depth=4, seen=None):
         names.update(c.co_names)
         names.update(c.co_freevars)
         stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-    if names & _EFFECT_NAMES:
+    if names & _EFFECT_NAMES or names & _IN_PLACE:
         return True
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        if _stores(c):
+            return True
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
     namespace = dict(getattr(fn, "__globals__", {}))
     for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
         try:
@@ -341,6 +385,14 @@ def _has_effects(fn, depth=4, seen=None):
             pass
     for name in names:
         obj = namespace.get(name)
+        if isinstance(obj, types.ModuleType) and (obj.__name__.startswith("numpy.random") or
+                                                  name == "random" and obj is not _strop_random()):
+            return True   # NumPy's global generator: its state is the program's
         if callable(obj) and not isinstance(obj, type) and _has_effects(obj, depth - 1, seen):
             return True
     return False
+
+
+def _strop_random():
+    from .. import random
+    return random

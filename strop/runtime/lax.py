@@ -96,11 +96,14 @@ def carry_check(init, new, what, where):
         raise LaxCheckError(carry_type_message(what, where, init, new))
 
 
-def canonical_dtype(dtype):
-    from ..config import config
-    if dtype.itemsize == 8 and dtype.kind in "iuf" and not config.read("enable_x64"):
+def canonical_dtype(dtype, x64=None):
+    """``dtype`` as JAX has it: 64-bit ones 32-bit unless ``x64`` (by default enable_x64)."""
+    if x64 is None:
+        from ..config import config
+        x64 = config.read("enable_x64")
+    if dtype.itemsize == 8 and dtype.kind in "iuf" and not x64:
         return np.dtype(f"{dtype.kind}4")
-    if dtype.kind == "c" and dtype.itemsize == 16 and not config.read("enable_x64"):
+    if dtype.kind == "c" and dtype.itemsize == 16 and not x64:
         return np.dtype(np.complex64)
     return dtype
 
@@ -234,8 +237,8 @@ class LaxCheckError(TypeError):
 #
 # The lowering of a cond or switch sets, in each branch, a witness of each output leaf's type:
 #     _cond_type1 = None
-#     if p:  ...; _cond1 = a; _cond_type1 = branch_type(a, _cond_type1, "cond", 0, "")
-#     else:  ...; _cond1 = b; _cond_type1 = branch_type(b, _cond_type1, "cond", 1, "")
+#     if p:  ...; _cond1 = a; _cond_type1 = branch_type(a, _cond_type1, "cond", 0, "", False)
+#     else:  ...; _cond1 = b; _cond_type1 = branch_type(b, _cond_type1, "cond", 1, "", False)
 #     branch_types_agree(_cond_type1)
 # Compiled, the witness is a value of no size whose Numba type is the leaf's dtype (as JAX
 # canonicalizes it) and rank; Numba types both branches and cannot unify two witnesses of
@@ -246,11 +249,12 @@ class LaxCheckError(TypeError):
 # the other, the second compares its type with the first's.
 
 
-def branch_type(x, prev, what, index, path):
-    """The type of branch ``index``'s leaf ``x`` (at ``path``) as JAX compares them; raises
-    where ``prev`` (an earlier branch's, or None) differs."""
+def branch_type(x, prev, what, index, path, x64):
+    """The type of branch ``index``'s leaf ``x`` (at ``path``) as JAX compares them (``x64``:
+    enable_x64 when the code was made, which its source thus names); raises where ``prev``
+    (an earlier branch's, or None) differs."""
     try:
-        t = (canonical_dtype(np.result_type(x)), np.shape(x))
+        t = (canonical_dtype(np.result_type(x), x64), np.shape(x))
     except TypeError:        # not an array or a number: its structure was compared
         return prev
     if prev is not None and prev != t:

@@ -24,6 +24,7 @@ import inspect
 import gast
 import numpy as np
 
+from ..config import config
 from ..runtime import lax as rl
 from ..errors import LaxTypeError, LaxValueError
 from . import ir
@@ -244,11 +245,13 @@ class LaxLowering(LaxArrays, LaxConv, LaxTrees):
         for t in types:
             self.emit(ir.assign(t, ir.const(None)))
         texts = ["".join(f"[{k!r}]" for k in p) if len(paths) > 1 else "" for p in paths]
+        x64 = bool(config.read("enable_x64"))
         blocks = []
         for k, (stmts, (_, leaves)) in enumerate(built):
             stmts.extend(ir.assign(o, leaf, self.loc) for o, leaf in zip(outs, leaves))
             stmts.extend(ir.assign(t, ir.call(self.lax_helper("branch_type"), [
-                ir.clone(leaf), ir.name(t), ir.const(what), ir.const(k), ir.const(p)]),
+                ir.clone(leaf), ir.name(t), ir.const(what), ir.const(k), ir.const(p),
+                ir.const(x64)]),
                 self.loc) for t, leaf, p in zip(types, leaves, texts))
             blocks.append(stmts or [gast.Pass()])
 

@@ -194,7 +194,7 @@ def _carry_matches(init, new):
 
 # --- the witness of a branch output's type (runtime/lax.py, ``branch_type``) -----------------
 
-def _witness_type(t):
+def _witness_type(t, x64=None):
     """A type of no size standing for ``t``'s dtype (as JAX canonicalizes it) and rank: a
     tuple of rank + 1 dtypes, which Numba unifies only with the same tuple."""
     t = types.unliteral(t)
@@ -202,7 +202,7 @@ def _witness_type(t):
     if not isinstance(dtype, (types.Boolean, types.Integer, types.Float, types.Complex)):
         return None
     canonical = rl.canonical_dtype(np.dtype(str(dtype) if not isinstance(
-        dtype, types.Boolean) else "bool"))
+        dtype, types.Boolean) else "bool"), x64)
     ndim = t.ndim if isinstance(t, types.Array) else 0
     return types.UniTuple(types.DType(numba_from_dtype(canonical)), ndim + 1)
 
@@ -213,28 +213,28 @@ def numba_from_dtype(dtype):
 
 
 @intrinsic
-def _witness(typingctx, x):
-    w = _witness_type(x)
+def _witness(typingctx, x, x64):
+    w = _witness_type(x, _literal(x64))
 
     def codegen(context, builder, signature, args):
         return cgutils.get_null_value(context.get_value_type(signature.return_type))
-    return w(x), codegen
+    return w(x, x64), codegen
 
 
 @overload(rl.branch_type, prefer_literal=True)
-def _branch_type(x, prev, what, index, path):
+def _branch_type(x, prev, what, index, path, x64):
     """The witness of ``x``'s type; where vmap ran an earlier branch (``prev`` a witness, not
     None), the two must be of one type, else the code raises (the Python run then says which
     shapes)."""
-    w = _witness_type(x)
+    w = _witness_type(x, _literal(x64))
     if w is None:
-        return lambda x, prev, what, index, path: prev
+        return lambda x, prev, what, index, path, x64: prev
     if isinstance(prev, (types.NoneType, types.Omitted)) or prev == w:
-        return lambda x, prev, what, index, path: _witness(x)
+        return lambda x, prev, what, index, path, x64: _witness(x, x64)
     message = ("branches must have equal output types but they differ (run as Python, the "
                "function says which)")
 
-    def impl(x, prev, what, index, path):
+    def impl(x, prev, what, index, path, x64):
         raise TypeError(message)
     return impl
 
