@@ -122,7 +122,9 @@ class Staged:
             if compiled and _is_numba_error(e):
                 branches = runtime_lax.compile_error_message(str(e))
                 if branches is not None:   # a cond's branches differ in type: JAX's error
-                    raise LaxTypeError(branches, numba_location(e, self.generated)) from None
+                    error = LaxTypeError(branches, numba_location(e, self.generated))
+                    error.compiled_branches = True
+                    raise error from None
             if compiled and self.array_tapes and _is_numba_error(e) and "tape_put" in str(e):
                 # an integer before a loop, a float in it: its tapes stay lists, as in Python
                 self.remake(array_tapes=False)

@@ -11,7 +11,7 @@ import numpy as np
 from . import dtypes
 from .config import config
 from .runner import Staged
-from .errors import Location
+from .errors import LaxTypeError, Location
 from .transformer import ir
 from .transformer.check import check
 from .transformer.keyreuse import check_key_reuse
@@ -174,6 +174,10 @@ class Transformed:
                 self.check_branches(full if statics else given)
         try:
             out = st.run(args)
+        except LaxTypeError as e:
+            if getattr(e, "compiled_branches", False):   # Numba's types: a plain call may
+                self.check_branches(full if statics else given)   # say which lengths, paths
+            raise
         except TypeError as e:
             raise _argument_hint(e, self.fun, given, self.static_argnums) from None
         return self.finish(out, key[0])

@@ -236,17 +236,17 @@ class LaxCheckError(TypeError):
 # --- the branches' types in generated code ---------------------------------------------------
 #
 # The lowering of a cond or switch sets, in each branch, a witness of each output leaf's type:
-#     _cond_type1 = None
-#     if p:  ...; _cond1 = a; _cond_type1 = branch_type(a, _cond_type1, "cond", 0, "", False)
-#     else:  ...; _cond1 = b; _cond_type1 = branch_type(b, _cond_type1, "cond", 1, "", False)
+#     if p:  _cond_type1 = branch_type(a, None, "cond", 0, "", False); ...; _cond1 = a
+#     else:  _cond_type1 = branch_type(b, None, "cond", 1, "", False); ...; _cond1 = b
 #     branch_types_agree(_cond_type1)
 # Compiled, the witness is a value of no size whose Numba type is the leaf's dtype (as JAX
 # canonicalizes it) and rank; Numba types both branches and cannot unify two witnesses of
 # different types where the branches meet (read by ``branch_types_agree``), so code whose
 # branches differ fails to compile, and the runner says why in JAX's words
 # (``compile_error_message``); code whose branches agree pays nothing.  Run as Python, the
-# witness is (dtype, shape); where vmap runs both branches of a batched predicate one after
-# the other, the second compares its type with the first's.
+# witness is (dtype, shape).  Where vmap runs the branches of a batched predicate one after
+# the other, it passes each branch the witness the one before set (vectorize_control.py), and
+# the two are compared: compiled, by their Numba types; as Python, with the shapes of a lane.
 
 
 def branch_type(x, prev, what, index, path, x64):

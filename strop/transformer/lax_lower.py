@@ -242,17 +242,16 @@ class LaxLowering(LaxArrays, LaxConv, LaxTrees):
         # code whose branches' output types differ does not compile; vmap running both
         # branches of a batched predicate compares them
         types = [self.namer.temp(f"_{what}_type") for _ in paths]
-        for t in types:
-            self.emit(ir.assign(t, ir.const(None)))
         texts = ["".join(f"[{k!r}]" for k in p) if len(paths) > 1 else "" for p in paths]
         x64 = bool(config.read("enable_x64"))
         blocks = []
         for k, (stmts, (_, leaves)) in enumerate(built):
-            stmts.extend(ir.assign(o, leaf, self.loc) for o, leaf in zip(outs, leaves))
+            # the witnesses first: vmap's selection of lanes fails on shapes that differ
             stmts.extend(ir.assign(t, ir.call(self.lax_helper("branch_type"), [
-                ir.clone(leaf), ir.name(t), ir.const(what), ir.const(k), ir.const(p),
+                ir.clone(leaf), ir.const(None), ir.const(what), ir.const(k), ir.const(p),
                 ir.const(x64)]),
                 self.loc) for t, leaf, p in zip(types, leaves, texts))
+            stmts.extend(ir.assign(o, leaf, self.loc) for o, leaf in zip(outs, leaves))
             blocks.append(stmts or [gast.Pass()])
 
         def chain(k):

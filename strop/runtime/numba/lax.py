@@ -212,13 +212,20 @@ def numba_from_dtype(dtype):
     return from_dtype(dtype)
 
 
-@intrinsic
-def _witness(typingctx, x, x64):
-    w = _witness_type(x, _literal(x64))
+def _witness_of(x64):
+    """The intrinsic making the witness of a value under enable_x64 = ``x64``: one for each
+    setting, as Numba keeps an intrinsic's typing by argument types alone."""
+    @intrinsic
+    def witness(typingctx, x):
+        w = _witness_type(x, x64)
 
-    def codegen(context, builder, signature, args):
-        return cgutils.get_null_value(context.get_value_type(signature.return_type))
-    return w(x, x64), codegen
+        def codegen(context, builder, signature, args):
+            return cgutils.get_null_value(context.get_value_type(signature.return_type))
+        return w(x), codegen
+    return witness
+
+
+_witness32, _witness64 = _witness_of(False), _witness_of(True)
 
 
 @overload(rl.branch_type, prefer_literal=True)
@@ -230,7 +237,9 @@ def _branch_type(x, prev, what, index, path, x64):
     if w is None:
         return lambda x, prev, what, index, path, x64: prev
     if isinstance(prev, (types.NoneType, types.Omitted)) or prev == w:
-        return lambda x, prev, what, index, path, x64: _witness(x, x64)
+        if _literal(x64):
+            return lambda x, prev, what, index, path, x64: _witness64(x)
+        return lambda x, prev, what, index, path, x64: _witness32(x)
     message = ("branches must have equal output types but they differ (run as Python, the "
                "function says which)")
 
