@@ -3,6 +3,7 @@ control flow each primitive means, with JAX's checks.  Inside a transformed func
 calls never run: transformer/lax_lower.py rewrites them into the same ``if``/``while``/``for``
 (``lowered`` marks them for it)."""
 import dis
+import functools
 import threading
 import types
 import warnings
@@ -227,6 +228,9 @@ def _mismatch(message):
 def _check_branches(what, fns, taken, out, operands):
     if getattr(_probing, "active", False) or len(fns) < 2:
         return
+    key = _check_key(fns, operands)
+    if key is not None and key in _CHECKED:
+        return    # these functions, on operands of these types, were compared already
     outs = {taken: out}
     operands = _read_only(operands)
     for k, fn in enumerate(fns):
@@ -242,18 +246,65 @@ def _check_branches(what, fns, taken, out, operands):
         if k == first:
             continue
         other, other_tree = tree_flatten(outs[k])
-        where = _where(what, fns, first, k)
         if other_tree != tree:
-            raise _mismatch(rl.branch_structure_message(
-                what, _tree_text(tree), _tree_text(other_tree), k, where) if first == 0 else
-                _renamed(what, first, rl.branch_structure_message(
-                    what, _tree_text(tree), _tree_text(other_tree), k, where)))
+            message = rl.branch_structure_message(what, _tree_text(tree), _tree_text(other_tree),
+                                                  k, _where(what, fns, first, k))
+            raise _mismatch(message if first == 0 else _renamed(what, first, message))
         paths = _paths(outs[first], len(leaves)) if len(leaves) > 1 else [""]
         diffs = [d for d in (rl.branch_diff(p, a, b) for p, a, b in zip(paths, leaves, other))
                  if d]
         if diffs:
-            message = rl.branch_type_message(what, k, diffs, where)
+            message = rl.branch_type_message(what, k, diffs, _where(what, fns, first, k))
             raise _mismatch(message if first == 0 else _renamed(what, first, message))
+    if key is not None and len(outs) == len(fns):
+        if len(_CHECKED) >= _CHECKED_SIZE:
+            _CHECKED.clear()
+        _CHECKED.add(key)
+
+
+# (the branches' code and closures' types, the operands' types) compared already: a cond in a
+# loop is compared on its first trip, not on every one
+_CHECKED = set()
+_CHECKED_SIZE = 4096
+
+
+def _check_key(fns, operands):
+    """What decides the types of the branches' outputs, as far as it can be known cheaply:
+    each function's code and the types of what its closure holds, and the operands' types;
+    None where a function or a value is not one of those."""
+    parts = []
+    for fn in fns:
+        code = getattr(fn, "__code__", None)
+        if code is None:
+            if not isinstance(fn, np.ufunc):
+                return None
+            parts.append(fn)
+            continue
+        cells = []
+        for cell in fn.__closure__ or ():
+            try:
+                cells.append(_value_key(cell.cell_contents))
+            except (TypeError, ValueError):
+                return None
+        parts.append((code, tuple(cells)))
+    try:
+        return tuple(parts), tuple(_value_key(v) for v in operands)
+    except (TypeError, ValueError):
+        return None
+
+
+def _value_key(v):
+    if isinstance(v, np.ndarray):
+        return v.dtype, v.shape
+    if isinstance(v, (bool, int, float, complex, np.generic)):
+        return type(v)
+    if isinstance(v, (tuple, list)):
+        return type(v), tuple(_value_key(x) for x in v)
+    if isinstance(v, dict):
+        return dict, tuple((k, _value_key(x)) for k, x in sorted(v.items()))
+    if isinstance(v, types.FunctionType):
+        return v.__code__
+    raise TypeError("not a value whose type decides")
 
 
 _UNKNOWN = object()
@@ -345,8 +396,9 @@ def _stores(code):
 
 def _has_effects(fn, depth=4, seen=None):
     """Whether running ``fn`` may do what a program can see (print, strop.debug, callbacks,
-    I/O), as far as its code and the functions it names show; what cannot be seen into
-    counts as an effect, except NumPy's and strop.lax's own functions."""
+    I/O, a change to an object it did not make), as far as its code and the functions it
+    names show; what cannot be seen into counts as an effect, except NumPy's and strop.lax's
+    own functions."""
     seen = set() if seen is None else seen
     if id(fn) in seen:
         return False
@@ -362,35 +414,40 @@ def _has_effects(fn, depth=4, seen=None):
     code = getattr(fn, "__code__", None)
     if code is None or depth == 0:
         return True
-    names = set()
+    names, stores = _code_facts(code)
+    if stores:
+        return True
+    space = getattr(fn, "__globals__", {})
+    cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
+    for name in names:
+        cell = cells.get(name)
+        try:
+            obj = cell.cell_contents if cell is not None else space.get(name)
+        except ValueError:    # a cell not yet set
+            continue
+        if isinstance(obj, types.ModuleType):
+            if obj.__name__.startswith("numpy.random") or name == "random" and \
+                    obj is not _strop_random():
+                return True   # NumPy's global generator: its state is the program's
+        elif callable(obj) and not isinstance(obj, type) and \
+                _has_effects(obj, depth - 1, seen):
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=1024)
+def _code_facts(code):
+    """(the names ``code`` and the functions it defines read, whether they surely have an
+    effect: a name of one, a store into an object, a global or an enclosing variable)."""
+    names, stores = set(), False
     stack = [code]
     while stack:
         c = stack.pop()
         names.update(c.co_names)
         names.update(c.co_freevars)
+        stores = stores or _stores(c)
         stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-    if names & _EFFECT_NAMES or names & _IN_PLACE:
-        return True
-    stack = [code]
-    while stack:
-        c = stack.pop()
-        if _stores(c):
-            return True
-        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-    namespace = dict(getattr(fn, "__globals__", {}))
-    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
-        try:
-            namespace[name] = cell.cell_contents
-        except ValueError:
-            pass
-    for name in names:
-        obj = namespace.get(name)
-        if isinstance(obj, types.ModuleType) and (obj.__name__.startswith("numpy.random") or
-                                                  name == "random" and obj is not _strop_random()):
-            return True   # NumPy's global generator: its state is the program's
-        if callable(obj) and not isinstance(obj, type) and _has_effects(obj, depth - 1, seen):
-            return True
-    return False
+    return frozenset(names), stores or bool(names & (_EFFECT_NAMES | _IN_PLACE))
 
 
 def _strop_random():

@@ -11,6 +11,8 @@ import re
 
 import numpy as np
 
+from ..config import config
+
 __all__ = ["slice_in_dim", "update_slice_in_dim", "stop_gradient", "carry_matches",
            "start_in_dim", "branch_type", "branch_types_agree", "carry_check"]
 
@@ -80,6 +82,9 @@ def carry_matches(init, new):
     32-bit unless enable_x64; a Python number is weakly typed: it may become an array of a
     kind that holds it (0 becomes a float, 0. does not become an int), and a Python number
     returned matches an array of a kind that holds it."""
+    if type(init) is type(new) and (type(init) is not np.ndarray or (
+            init.dtype == new.dtype and init.shape == new.shape)):
+        return True     # the common case, quickly: the same Python type, or array type
     if np.shape(init) != np.shape(new):
         return False
     for weak, other in ((init, new), (new, init)):
@@ -99,7 +104,6 @@ def carry_check(init, new, what, where):
 def canonical_dtype(dtype, x64=None):
     """``dtype`` as JAX has it: 64-bit ones 32-bit unless ``x64`` (by default enable_x64)."""
     if x64 is None:
-        from ..config import config
         x64 = config.read("enable_x64")
     if dtype.itemsize == 8 and dtype.kind in "iuf" and not x64:
         return np.dtype(f"{dtype.kind}4")
@@ -244,24 +248,27 @@ class LaxCheckError(TypeError):
 # different types where the branches meet (read by ``branch_types_agree``), so code whose
 # branches differ fails to compile, and the runner says why in JAX's words
 # (``compile_error_message``); code whose branches agree pays nothing.  Run as Python, the
-# witness is (dtype, shape).  Where vmap runs the branches of a batched predicate one after
+# witness is the leaf itself (read only where compared).  Where vmap runs the branches of a batched predicate one after
 # the other, it passes each branch the witness the one before set (vectorize_control.py), and
 # the two are compared: compiled, by their Numba types; as Python, with the shapes of a lane.
 
 
 def branch_type(x, prev, what, index, path, x64):
-    """The type of branch ``index``'s leaf ``x`` (at ``path``) as JAX compares them (``x64``:
-    enable_x64 when the code was made, which its source thus names); raises where ``prev``
-    (an earlier branch's, or None) differs."""
+    """The witness of branch ``index``'s leaf ``x`` (at ``path``): run as Python, the leaf
+    itself, whose type is read only where ``prev`` (an earlier branch's witness under vmap,
+    or None) is compared with it, as JAX compares them (``x64``: enable_x64 when the code was
+    made, which its source thus names)."""
+    if prev is None:
+        return x
     try:
-        t = (canonical_dtype(np.result_type(x), x64), np.shape(x))
+        a, b = [(canonical_dtype(np.result_type(v), x64), np.shape(v)) for v in (prev, x)]
     except TypeError:        # not an array or a number: its structure was compared
-        return prev
-    if prev is not None and prev != t:
-        part = "shapes" if prev[1] != t[1] else "dtypes"
+        return x
+    if a != b:
+        part = "shapes" if a[1] != b[1] else "dtypes"
         raise LaxCheckError(branch_type_message(what, index, [
-            (path, _type_text(*prev), _type_text(*t), part)]))
-    return t
+            (path, _type_text(*a), _type_text(*b), part)]))
+    return x
 
 
 def branch_types_agree(witness):
