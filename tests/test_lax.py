@@ -473,6 +473,19 @@ def test_weak_branches_pass():
                                           [weak_ints(k) for k in range(4)])
 
 
+def small_ints(n):
+    return lax.cond(n > 2, lambda m: m * 2, lambda m: m, n)
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_compiled_numbers_of_one_kind_pass(x64):
+    """Numba's arithmetic widens numbers (int8 * int8 is an int64) where NumPy keeps them:
+    compiled code compares numbers by kind, and makes no error of it."""
+    with strop.config.override(enable_x64=x64):
+        for n in (np.int8(3), np.int32(3), np.int32(1)):
+            assert compiled(small_ints)(n) == small_ints(n)
+
+
 def test_branches_not_taken_run_without_effects(capsys):
     """A plain call runs the branches not taken for their types only where nothing can see
     it: never one with effects, never on an iterator, never writing into an operand."""

@@ -194,15 +194,24 @@ def _carry_matches(init, new):
 
 # --- the witness of a branch output's type (runtime/lax.py, ``branch_type``) -----------------
 
+# a number's kind, for its witness: Numba's arithmetic on numbers widens them (int8 * int8 is
+# an int64, as Python's ints are), where NumPy and JAX keep the width, so compiled code
+# compares numbers by kind only (arrays keep NumPy's widths: by dtype)
+_NUMBER_KIND = {"b": "bool", "i": "int64", "u": "int64", "f": "float64", "c": "complex128"}
+
+
 def _witness_type(t, x64=None):
-    """A type of no size standing for ``t``'s dtype (as JAX canonicalizes it) and rank: a
-    tuple of rank + 1 dtypes, which Numba unifies only with the same tuple."""
+    """A type of no size standing for ``t``'s dtype (as JAX canonicalizes it; a number's
+    kind) and rank: a tuple of rank + 1 dtypes, which Numba unifies only with the same
+    tuple."""
     t = types.unliteral(t)
     dtype = t.dtype if isinstance(t, types.Array) else t
     if not isinstance(dtype, (types.Boolean, types.Integer, types.Float, types.Complex)):
         return None
     canonical = rl.canonical_dtype(np.dtype(str(dtype) if not isinstance(
         dtype, types.Boolean) else "bool"), x64)
+    if not isinstance(t, types.Array) or t.ndim == 0:   # (JAX: a 0-d array is a number)
+        canonical = np.dtype(_NUMBER_KIND[canonical.kind])
     ndim = t.ndim if isinstance(t, types.Array) else 0
     return types.UniTuple(types.DType(numba_from_dtype(canonical)), ndim + 1)
 
