@@ -74,11 +74,18 @@ class Vectorized(api.Transformed):
         return t
 
     def plain_args(self, args):
-        """Lane 0 of every argument, where all are mapped on their leading axis."""
-        if self.in_axes != 0 or not all(np.ndim(leaf) > 0 and len(leaf) > 0
-                                         for a in args for leaf in tree_leaves(a)):
+        """Lane 0 of the arguments, where each is mapped on its leading axis or not at all
+        (None: another ``in_axes``)."""
+        axes = list(self.in_axes) if isinstance(self.in_axes, (tuple, list)) else \
+            [self.in_axes] * len(args)
+        if len(axes) != len(args) or any(a not in (0, None) for a in axes):
             return None
-        return [tree_map(lambda leaf: leaf[0], a) for a in args]
+        mapped = [a for a, axis in zip(args, axes) if axis == 0]
+        if not mapped or not all(np.ndim(leaf) > 0 and len(leaf) > 0
+                                 for a in mapped for leaf in tree_leaves(a)):
+            return None
+        return [tree_map(lambda leaf: leaf[0], a) if axis == 0 else a
+                for a, axis in zip(args, axes)]
 
     @property
     def plain(self):
