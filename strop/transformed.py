@@ -169,9 +169,9 @@ class Transformed:
         if st is None or not all(g.holds() for g in st.fn.guards):
             st = self.staged(key)     # new, or a function it calls was rebound
         if not st.branches_checked:
-            st.branches_checked = True
             if st.backend == "python" and "branch_type(" in st.generated.source:
-                self.check_branches(full if statics else given)
+                self.check_branches(full if statics else given)   # raises on every call
+            st.branches_checked = True
         try:
             out = st.run(args)
         except LaxTypeError as e:

@@ -398,7 +398,9 @@ BRANCH_TRANSFORMS = {
     "python": lambda f: jit(f, backend="python"),
     "jit": jit,
     "grad": grad,
+    "jit_grad": lambda f: jit(grad(f)),
     "jvp": lambda f: lambda x: jvp(f, (x,), (np.float32(1.),)),
+    "jit_jvp": lambda f: lambda x: jit(lambda v: jvp(f, (v,), (np.float32(1.),))[1])(x),
     "vmap": lambda f: lambda x: vmap(f)(np.array([x, -x], np.float32)),
     "jit_vmap": lambda f: lambda x: jit(vmap(f))(np.array([x, -x], np.float32)),
     "vmap_grad": lambda f: lambda x: vmap(grad(f))(np.array([x, -x], np.float32))}
@@ -410,7 +412,7 @@ def test_branch_types_differ(f, message, how):
     """JAX rejects branches whose outputs differ in structure, dtype or shape; so does strop on
     every path, though only one branch runs: compiled code through the types Numba gives both
     branches, code run as Python and plain calls by running the others for their types."""
-    if how in ("grad", "vmap_grad") and f is branch_trees:
+    if how in ("grad", "jit_grad", "vmap_grad") and f is branch_trees:
         pytest.skip("grad needs a scalar output")
     with strop.config.override(enable_x64=False):
         with pytest.raises(LaxTypeError) as e:
@@ -420,7 +422,7 @@ def test_branch_types_differ(f, message, how):
         assert "cond branch outputs must have the same pytree structure" in text
     else:
         assert "branches must have equal output types but they differ" in text
-        assert message in text or how in ("jit", "jit_vmap") and COMPILED_TEXT[f] in text
+        assert message in text or how.startswith("jit") and COMPILED_TEXT[f] in text
     assert "please report" not in text
     assert e.value.location.filename == __file__
     assert e.value.location.lineno == f.__code__.co_firstlineno + 1
