@@ -247,10 +247,12 @@ class LaxCheckError(TypeError):
 # canonicalizes it) and rank; Numba types both branches and cannot unify two witnesses of
 # different types where the branches meet (read by ``branch_types_agree``), so code whose
 # branches differ fails to compile, and the runner says why in JAX's words
-# (``compile_error_message``); code whose branches agree pays nothing.  Run as Python, the
-# witness is the leaf itself (read only where compared).  Where vmap runs the branches of a batched predicate one after
-# the other, it passes each branch the witness the one before set (vectorize_control.py), and
-# the two are compared: compiled, by their Numba types; as Python, with the shapes of a lane.
+# (``compile_error_message``); code whose branches agree pays nothing.  Compiled code compares
+# numbers by kind only (runtime/numba/lax.py: Numba widens int8 * int8 to int64).  Run as
+# Python, the witness is the leaf itself (read only where compared).  Where vmap runs the
+# branches of a batched predicate one after the other, it passes each branch the witness the
+# one before set (vectorize_control.py), and the two are compared: compiled, by their Numba
+# types; as Python, with the shapes of a lane.
 
 
 def branch_type(x, prev, what, index, path, x64):
@@ -297,6 +299,8 @@ def compile_error_message(text):
     if None in types_ or types_[0] == types_[1]:
         return None
     (d0, r0), (d1, r1) = types_
+    if r0 == r1 == 0 and d0.kind.replace("u", "i") == d1.kind.replace("u", "i"):
+        return None   # numbers of one kind: Numba's widths are not NumPy's
     part = "shapes" if r0 != r1 else "dtypes"
     a, b = (_unknown_text(d0, r0), _unknown_text(d1, r1))
     return (f"{what} branches must have equal output types but they differ.\n"

@@ -6,6 +6,7 @@ import numpy as np
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, register_jitable
+from numba.np.numpy_support import from_dtype
 
 from ...runtime import lax as rl
 from ._common import overload
@@ -213,12 +214,7 @@ def _witness_type(t, x64=None):
     if not isinstance(t, types.Array) or t.ndim == 0:   # (JAX: a 0-d array is a number)
         canonical = np.dtype(_NUMBER_KIND[canonical.kind])
     ndim = t.ndim if isinstance(t, types.Array) else 0
-    return types.UniTuple(types.DType(numba_from_dtype(canonical)), ndim + 1)
-
-
-def numba_from_dtype(dtype):
-    from numba.np.numpy_support import from_dtype
-    return from_dtype(dtype)
+    return types.UniTuple(types.DType(from_dtype(canonical)), ndim + 1)
 
 
 def _witness_of(x64):
@@ -267,10 +263,15 @@ def _literal(t):
 
 
 def _numba_type_text(t):
-    w = _witness_type(t)
-    if w is None:
+    """``float32[?]``: a Numba type as JAX prints a type (the lengths unknown)."""
+    t = types.unliteral(t)
+    dtype = t.dtype if isinstance(t, types.Array) else t
+    try:
+        name = rl.canonical_dtype(np.dtype("bool" if isinstance(dtype, types.Boolean) else
+                                           str(dtype))).name
+    except TypeError:
         return str(t)
-    return f"{w.dtype.dtype}[{','.join('?' * (w.count - 1))}]"
+    return f"{name}[{','.join('?' * (t.ndim if isinstance(t, types.Array) else 0))}]"
 
 
 @overload(rl.carry_check, prefer_literal=True)
