@@ -68,7 +68,7 @@ def while_loop(cond_fun, body_fun, init_val):
     while _predicate(cond_fun(val)):
         val = body_fun(val)
         trips += 1
-        if trips > _PROBE_TRIPS and _probing.active:
+        if trips > _PROBE_TRIPS and getattr(_probing, "active", False):
             raise _ProbeAbandoned()   # a branch not taken may loop on operands not its own
         _check_carry("while_loop", tree, init_leaves, val)
     return val
@@ -205,7 +205,7 @@ def check_branch_types(fn, args):
     """``fn(*args)`` run for the checks of its conds' and switches' branch types only: their
     error raised, anything else it raises or warns ignored (see Transformed.check_branches);
     nothing run where ``fn`` may have effects."""
-    args = _read_only(args)
+    args = _read_only(args, objects=True)
     if args is None or _has_effects(fn):
         return
     try:
@@ -359,17 +359,19 @@ def _paths(tree, n):
     return out if len(out) == n else [f"[{k}]" for k in range(n)]
 
 
-def _read_only(values):
+def _read_only(values, objects=False):
     """``values`` with each array a read-only view (a branch not taken must not change what
     the program sees), or None where a leaf is neither an array nor a number (an iterator
-    it would advance, an object it might change)."""
+    it would advance, an object it might change); ``objects``: other objects are taken as
+    they are, but for iterators (a transformed function changes none: strop checks it)."""
     leaves, tree = tree_flatten(list(values))
     out = []
     for leaf in leaves:
         if isinstance(leaf, np.ndarray):
             leaf = leaf.view()
             leaf.flags.writeable = False
-        elif not isinstance(leaf, (bool, int, float, complex, np.generic)):
+        elif not isinstance(leaf, (bool, int, float, complex, np.generic)) and (
+                not objects or hasattr(leaf, "__next__")):
             return None
         out.append(leaf)
     return tree.unflatten(out)
