@@ -192,10 +192,10 @@ def branch_names(what, index):
 def branch_structure_message(what, first, other, index, where=""):
     """``where``: lines naming the two functions (a plain call knows them), or ""."""
     a, b = branch_names(what, index)
-    return (f"{what} branch outputs must have the same pytree structure, but they differ:\n"
-            f"{where}{a} output is {first} but {b} output is {other}, so their pytree "
-            f"structures differ.\nRevise {a} and/or {b} so that they have the same pytree "
-            f"structure.")
+    return (f"{what} branch outputs must have the same pytree structure, but they differ:\n\n"
+            f"{where + chr(10) if where else ''}{a} output is {first} but {b} output is "
+            f"{other}, so their pytree structures differ.\n\nRevise {a} and/or {b} so that "
+            f"they have the same pytree structure.")
 
 
 def branch_leaf_matches(a, b):
@@ -217,8 +217,9 @@ def branch_type_message(what, index, diffs, where=""):
              for p, t0, t1, part in diffs]
     detail = lines[0][0].upper() + lines[0][1:] + "." if len(lines) == 1 else \
         ";\n".join("  * " + line for line in lines) + "."
-    return (f"{what} branches must have equal output types but they differ.\n{where}"
-            f"{detail}\nRevise {a} and/or {b} so that all output types match.")
+    return (f"{what} branches must have equal output types but they differ.\n\n"
+            f"{where + chr(10) if where else ''}{detail}\n\nRevise {a} and/or {b} so that all "
+            f"output types match.")
 
 
 def branch_diff(path, a, b):
@@ -303,9 +304,9 @@ def compile_error_message(text):
         return None   # numbers of one kind: Numba's widths are not NumPy's
     part = "shapes" if r0 != r1 else "dtypes"
     a, b = (_unknown_text(d0, r0), _unknown_text(d1, r1))
-    return (f"{what} branches must have equal output types but they differ.\n"
+    return (f"{what} branches must have equal output types but they differ.\n\n"
             f"One branch has an output of type {a} where another has type {b}, so the {part} "
-            f"do not match (compiled code knows ranks, not lengths: ? is a length).\n"
+            f"do not match (compiled code knows ranks, not lengths: ? is a length).\n\n"
             f"Revise the branches so that all output types match.")
 
 
