@@ -30,7 +30,9 @@ from .codegen.tapes import arrays_for_tapes, shapes_for_tapes
 from .transformer.ranks import scalar_names
 from .codegen.load import LINEMAPS, load
 from .config import config
-from .errors import DonationWarning, JitFallbackWarning, StropError, user_stacklevel
+from .errors import (DonationWarning, JitFallbackWarning, LaxTypeError, StropError,
+                     user_stacklevel)
+from .runtime import lax as runtime_lax
 from .tree_util import tree_leaves
 
 log = logging.getLogger("strop")
@@ -38,6 +40,7 @@ log = logging.getLogger("strop")
 
 class Staged:
     """One generated function: its IR, its module, and what runs it."""
+    branches_checked = False   # Transformed.check_branches ran for it
 
     def __init__(self, fn, origin, backend, reason="first call", donated=(), ranks=(),
                  weak=(), array_tapes=True, islands=()):
@@ -116,6 +119,12 @@ class Staged:
         except StropError:
             raise
         except Exception as e:
+            if compiled and _is_numba_error(e):
+                branches = runtime_lax.compile_error_message(str(e))
+                if branches is not None:   # a cond's branches differ in type: JAX's error
+                    error = LaxTypeError(branches, numba_location(e, self.generated))
+                    error.compiled_branches = True
+                    raise error from None
             if compiled and self.array_tapes and _is_numba_error(e) and "tape_put" in str(e):
                 # an integer before a loop, a float in it: its tapes stay lists, as in Python
                 self.remake(array_tapes=False)
@@ -189,7 +198,8 @@ class Staged:
         try:
             self.generated.function(*args, *free)
         except Exception as e:
-            if type(e) is type(error):
+            if type(e) is type(error) or isinstance(e, runtime_lax.LaxCheckError) and \
+                    isinstance(error, TypeError):
                 raise mapped(e, self.generated) from None
         # the Python run did not fail the same way: report what the compiled code said
 
@@ -329,6 +339,8 @@ def mapped(e, gen, tb=None):
         linemap = gen.linemap if path == gen.path else LINEMAPS.get(path)
         if linemap is not None:
             loc = emitter.user_location(linemap, lineno) or loc
+    if isinstance(e, runtime_lax.LaxCheckError):   # a check of strop.lax: its error
+        return LaxTypeError(str(e), loc)
     if loc is None:
         return e
     message = f"{e}\n{loc.show()}"

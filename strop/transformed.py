@@ -11,7 +11,7 @@ import numpy as np
 from . import dtypes
 from .config import config
 from .runner import Staged
-from .errors import Location
+from .errors import LaxTypeError, Location
 from .transformer import ir
 from .transformer.check import check
 from .transformer.keyreuse import check_key_reuse
@@ -168,11 +168,41 @@ class Transformed:
         st = self._cache.get(key)
         if st is None or not all(g.holds() for g in st.fn.guards):
             st = self.staged(key)     # new, or a function it calls was rebound
+        if not st.branches_checked:
+            if st.backend == "python" and "branch_type(" in st.generated.source:
+                self.check_branches(full if statics else given)   # raises on every call
+            st.branches_checked = True
         try:
             out = st.run(args)
+        except LaxTypeError as e:
+            if getattr(e, "compiled_branches", False):   # Numba's types: a plain call may
+                self.check_branches(full if statics else given)   # say which lengths, paths
+            raise
         except TypeError as e:
             raise _argument_hint(e, self.fun, given, self.static_argnums) from None
         return self.finish(out, key[0])
+
+    def check_branches(self, args):
+        """Code run as Python runs one branch of a cond or switch, so the types of the others'
+        outputs are unknown to it (compiled code has Numba type them all: runtime/lax.py,
+        branch_type).  At the first call with new kinds of arguments, the user's function is
+        run once as a plain call, which compares the branches' types as JAX does
+        (lax/control.py) and raises its error where they differ; only a function without
+        effects (print, strop.debug, callbacks, I/O) is run again, and anything else that run
+        raises is left to the transformed code to meet."""
+        fun = self
+        while isinstance(fun, Transformed):
+            args = fun.plain_args(args)
+            if args is None:
+                return
+            fun = fun.fun
+        from .lax.control import check_branch_types
+        check_branch_types(fun, args)
+
+    def plain_args(self, args):
+        """The arguments of ``self.fun`` for a call of this one with ``args`` (None: not
+        known)."""
+        return list(args[:self.nargs]) if self.nargs is not None else list(args)
 
     def finish(self, out, kinds):
         """The result as the user sees it: gradients of flattened pytrees rebuilt (the

@@ -25,7 +25,7 @@ from .runner import Staged
 from .transformer import ir
 from .transformer.lanes import companion, lane_loop
 from .transformer.vectorize import NotBatchable, OutAxesError, vectorize
-from .tree_util import tree_leaves, tree_structure
+from .tree_util import tree_leaves, tree_map, tree_structure
 
 
 def _is_axis(a):
@@ -72,6 +72,20 @@ class Vectorized(api.Transformed):
         t._outer = None
         t._unmapped = {}   # {(defaulted, passed): this vmap with those defaults unmapped}
         return t
+
+    def plain_args(self, args):
+        """Lane 0 of the arguments, where each is mapped on its leading axis or not at all
+        (None: another ``in_axes``)."""
+        axes = list(self.in_axes) if isinstance(self.in_axes, (tuple, list)) else \
+            [self.in_axes] * len(args)
+        if len(axes) != len(args) or any(a not in (0, None) for a in axes):
+            return None
+        mapped = [a for a, axis in zip(args, axes) if axis == 0]
+        if not mapped or not all(np.ndim(leaf) > 0 and len(leaf) > 0
+                                 for a in mapped for leaf in tree_leaves(a)):
+            return None
+        return [tree_map(lambda leaf: leaf[0], a) if axis == 0 else a
+                for a, axis in zip(args, axes)]
 
     @property
     def plain(self):

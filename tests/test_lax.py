@@ -311,23 +311,38 @@ def carry_shape(x):
     return lax.fori_loop(0, 3, lambda i, c: c.sum(), x)
 
 
+def carry_length(x):
+    return lax.fori_loop(0, 3, lambda i, c: np.ones(3), x)
+
+
 def xs_lengths(x):
     return lax.scan(lambda c, v: (c + v[0] * v[1], c), 0., (x, np.ones(4)))
 
 
 @pytest.mark.parametrize("f, arg, kind, message", [
     (carry_type, np.int32(0), TypeError, "while_loop body function carry input and carry "
-                                         "output must have equal types"),
+                                         "output must have equal types, but they differ:\n"
+                                         "The input carry has type int32\\[\\] but the "
+                                         "corresponding output has type float"),
     (carry_shape, np.zeros(2), TypeError, "fori_loop body function carry input and carry "
-                                          "output must have equal types"),
+                                          "output must have equal types, but they differ:\n"
+                                          "The input carry has type float64\\[2\\] but the "
+                                          "corresponding output has type float64\\[\\], so "
+                                          "the shapes do not match"),
+    (carry_length, np.zeros(2), TypeError, "The input carry has type float64\\[2\\] but the "
+                                           "corresponding output has type float64\\[3\\], so "
+                                           "the shapes do not match"),
     (xs_lengths, np.ones(3), ValueError, "scan got values with different leading axis sizes")])
 def test_type_errors_when_running(f, arg, kind, message):
     """Checked when the code runs: the same error as a plain call, at the user's line."""
     with pytest.raises(kind, match=message):
         f(arg)
-    for t in (lambda f: jit(f, backend="python"), jit):
+    for t in (lambda f: jit(f, backend="python"), jit) + (
+            (lambda f: grad(lambda x: f(x).sum()),) if f is not carry_type else ()):
         with pytest.raises(kind, match=message) as e:
             t(f)(arg)
+        if kind is TypeError:
+            assert isinstance(e.value, LaxTypeError)
         assert e.value.location.lineno == f.__code__.co_firstlineno + 1
 
 
@@ -337,6 +352,164 @@ def test_weak_carry_may_become_a_float():
         return lax.fori_loop(0, 4, lambda i, acc: acc + x[i], 0)
     x = np.arange(4.) / 2
     assert f(x) == jit(f)(x) == compiled(f)(x) == 3.
+
+
+# --- branch outputs of different types: JAX's TypeError on every path --------------------
+
+def branch_dtypes(x):
+    return lax.cond(x > 0, lambda v: v * 2., lambda v: np.int32(1), x)
+
+
+def branch_shapes(x):
+    return lax.switch(1, [lambda v: v, lambda v: np.ones(3)], x).sum()
+
+
+def branch_trees(x):
+    return lax.cond(x > 0, lambda v: (v, v), lambda v: v, x)
+
+
+def branch_leaf(x):
+    return lax.cond(x > 0, lambda v: (v, v * 2., np.int32(1)), lambda v: (v, np.ones(2), 1.),
+                    x)[0]
+
+
+def branch_weak_int(x):
+    return lax.cond(x > 0, lambda v: 1, lambda v: v, x)
+
+
+BRANCH_ERRORS = [
+    (branch_dtypes, "The output of true_fun has type float32[] but the corresponding output "
+                    "of false_fun has type int32[], so the dtypes do not match"),
+    (branch_shapes, "The output of branch 0 has type float32[] but the corresponding output "
+                    "of branch 1 has type float32[3], so the shapes do not match"),
+    (branch_trees, "true_fun output is (*, *) but false_fun output is *"),
+    (branch_leaf, "at path [1] has type float32[] but the corresponding output of false_fun "
+                  "has type float32[2]"),
+    (branch_weak_int, "The output of true_fun has type int32[] but the corresponding output of "
+                      "false_fun has type float32[], so the dtypes do not match")]
+COMPILED_TEXT = {branch_dtypes: "has an output of type float32[] where another has type "
+                                "int32[]",
+                 branch_shapes: "has an output of type float32[] where another has type "
+                                "float32[?]",
+                 branch_leaf: "has an output of type float32[] where another has type "
+                              "float32[?]"}
+BRANCH_TRANSFORMS = {
+    "plain": lambda f: f,
+    "python": lambda f: jit(f, backend="python"),
+    "jit": jit,
+    "grad": grad,
+    "jit_grad": lambda f: jit(grad(f)),
+    "jvp": lambda f: lambda x: jvp(f, (x,), (np.float32(1.),)),
+    "jit_jvp": lambda f: lambda x: jit(lambda v: jvp(f, (v,), (np.float32(1.),))[1])(x),
+    "vmap": lambda f: lambda x: vmap(f)(np.array([x, -x], np.float32)),
+    "jit_vmap": lambda f: lambda x: jit(vmap(f))(np.array([x, -x], np.float32)),
+    "vmap_grad": lambda f: lambda x: vmap(grad(f))(np.array([x, -x], np.float32))}
+
+
+@pytest.mark.parametrize("how", list(BRANCH_TRANSFORMS))
+@pytest.mark.parametrize("f, message", BRANCH_ERRORS, ids=lambda v: getattr(v, "__name__", ""))
+def test_branch_types_differ(f, message, how):
+    """JAX rejects branches whose outputs differ in structure, dtype or shape; so does strop on
+    every path, though only one branch runs: compiled code through the types Numba gives both
+    branches, code run as Python and plain calls by running the others for their types."""
+    if how in ("grad", "jit_grad", "vmap_grad") and f is branch_trees:
+        pytest.skip("grad needs a scalar output")
+    with strop.config.override(enable_x64=False):
+        with pytest.raises(LaxTypeError) as e:
+            BRANCH_TRANSFORMS[how](f)(np.float32(1.5))
+    text = str(e.value)
+    if f is branch_trees:
+        assert "cond branch outputs must have the same pytree structure" in text
+    else:
+        assert "branches must have equal output types but they differ" in text
+        assert message in text or how.startswith("jit") and COMPILED_TEXT[f] in text
+    assert "please report" not in text
+    assert e.value.location.filename == __file__
+    assert e.value.location.lineno == f.__code__.co_firstlineno + 1
+
+
+def weak_branches(x, n):
+    """Python numbers in one branch and arrays of their dtype in the other: JAX takes them
+    (weakly typed), as strop does on every path."""
+    a = lax.cond(x > 0, lambda v: v * 2., lambda v: 1., x)
+    b = lax.switch(n, [lambda v: (v, 0.), lambda v: (0., v), lambda v: (v + 1., v * v)], x)
+    c = lax.cond(x < 0, lambda: {"s": x, "t": 3.}, lambda: {"s": 0.5, "t": x})
+    return a + b[0] * b[1] + c["s"] - c["t"]
+
+
+def weak_ints(n):
+    return lax.cond(n > 2, lambda m: m * 2, lambda m: 1, n) + lax.switch(
+        n, [lambda m: 7, lambda m: m - 1], n)
+
+
+def test_weak_branches_pass():
+    for x64 in (False, True):
+        with strop.config.override(enable_x64=x64):
+            dtype = np.float64 if x64 else np.float32
+            for x, n in ((1.5, 0), (-0.5, 2), (2., 1)):
+                x = dtype(x)
+                want = weak_branches(x, n)
+                for how in ("python", "jit", "grad", "jvp"):
+                    got = BRANCH_TRANSFORMS[how](lambda v: weak_branches(v, n))(x)
+                    if how in ("plain", "python", "jit"):
+                        assert got == pytest.approx(want)
+            xs = np.array([1.5, -0.5, 2.], dtype)
+            want = [weak_branches(v, 1) for v in xs]
+            np.testing.assert_allclose(vmap(weak_branches, in_axes=(0, None))(xs, 1), want,
+                                       rtol=1e-6)
+            # jit, not compiled: with x64 off vmap broadcasts the unbatched 0. of a branch to
+            # float64 lanes, which Numba cannot unify with float32 ones (a fallback to Python,
+            # older than the branch checks, which rightly take it for no error)
+            np.testing.assert_allclose(jit(vmap(weak_branches, in_axes=(0, None)))(xs, 1),
+                                       want, rtol=1e-6)
+            np.testing.assert_allclose(compiled(grad(weak_branches))(xs[0], 2),
+                                       grad(weak_branches)(xs[0], 2), rtol=1e-6)
+            ints = np.int32 if not x64 else np.int64
+            for n in (ints(0), ints(1), ints(3)):
+                want = weak_ints(n)
+                assert jit(weak_ints)(n) == compiled(weak_ints)(n) == want
+                assert jit(weak_ints, backend="python")(n) == want
+            np.testing.assert_array_equal(vmap(weak_ints)(np.arange(4, dtype=ints)),
+                                          [weak_ints(k) for k in range(4)])
+            np.testing.assert_array_equal(compiled(vmap(weak_ints))(np.arange(4, dtype=ints)),
+                                          [weak_ints(k) for k in range(4)])
+
+
+def small_ints(n):
+    return lax.cond(n > 2, lambda m: m * 2, lambda m: m, n)
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_compiled_numbers_of_one_kind_pass(x64):
+    """Numba's arithmetic widens numbers (int8 * int8 is an int64) where NumPy keeps them:
+    compiled code compares numbers by kind, and makes no error of it."""
+    with strop.config.override(enable_x64=x64):
+        for n in (np.int8(3), np.int32(3), np.int32(1)):
+            assert compiled(small_ints)(n) == small_ints(n)
+
+
+def test_branches_not_taken_run_without_effects(capsys):
+    """A plain call runs the branches not taken for their types only where nothing can see
+    it: never one with effects, never on an iterator, never writing into an operand."""
+    x = np.zeros(3)
+    lax.cond(True, lambda v: v.sum(), lambda v: (strop.debug.print("not taken"), v.sum())[1], x)
+    assert "not taken" not in capsys.readouterr().out
+    it = iter(range(5))
+    assert lax.cond(True, lambda i: next(i), lambda i: next(i) * 10, it) == 0
+    assert next(it) == 1
+    assert lax.cond(True, lambda v: v.sum(), lambda v: np.copyto(v, 5.) or v.sum(), x) == 0.
+    assert not x.any()
+    # a branch not taken that fails on these operands: its type is not known, no error
+    assert lax.switch(0, [lambda v: v[0], lambda v: v[10]], x) == 0.
+
+    def f(v):
+        print("called")   # an effect: the function is never run again for the check
+        return lax.cond(v > 0, lambda w: w * 2., lambda w: np.int32(1), v)
+    with pytest.raises(LaxTypeError):   # the plain call's own check still holds
+        f(1.5)
+    capsys.readouterr()
+    assert grad(f)(1.5) == 2.     # run as Python: the function is not run again to compare
+    assert capsys.readouterr().out == "called\n"
 
 
 iterator = iter(range(10))

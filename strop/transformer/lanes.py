@@ -41,7 +41,9 @@ def lane_block(v, stmts):
     for s in stmts:
         defined = set(v.defined)
         code, kind = classify(v, s)
-        if kind == "plain" and group.stmts and not group.clashes(s):
+        if kind == "plain" and group.stmts and _reads_witness(v, s, group):
+            group.add(s, code)               # a cond's type witnesses stay in its lanes
+        elif kind == "plain" and group.stmts and not group.clashes(s):
             group.hoisted += code            # unbatched: once, before the group's loop
             group.defined |= analysis.block_writes(code)
         elif kind == "lane" and not group.stmts and _is_copy(s):
@@ -57,6 +59,16 @@ def lane_block(v, stmts):
             out += group.flush()
             out += code
     return out + group.flush()
+
+
+def _reads_witness(v, s, group):
+    """Whether ``s`` is where a cond's branches meet to compare their type witnesses
+    (runtime/lax.py, branch_types_agree) and the group sets them: it goes with the group, so
+    that the witnesses, of no lane's value, never leave it."""
+    value = getattr(s, "value", None)
+    return isinstance(s, gast.Assign) and isinstance(value, gast.Call) and \
+        v.fn.callee(value.func) is runtime.lax.branch_types_agree and \
+        bool(analysis.reads(s) & analysis.block_writes(group.stmts))
 
 
 def classify(v, s):

@@ -11,7 +11,7 @@ means (part of the normalizer), so that grad, jvp, vmap, jit and strop.source ne
 The functions are inlined (lambdas, nested defs, module functions, transforms), their lines
 kept, so errors and ``strop.source``'s comments name the user's lines.  A carry is one variable
 per leaf of its pytree (lax_trees.py), checked after each step to keep its structure (when
-transforming) and its types (``carry_matches``, when running), as JAX checks them.  The ys of
+transforming) and its types (``carry_check``, when running), as JAX checks them.  The ys of
 a scan go into arrays made from the first step's outputs: that step is written out before the
 loop (Numba and the derivative passes need an array of a known type before the loop).
 
@@ -24,6 +24,7 @@ import inspect
 import gast
 import numpy as np
 
+from ..config import config
 from ..runtime import lax as rl
 from ..errors import LaxTypeError, LaxValueError
 from . import ir
@@ -189,10 +190,9 @@ class LaxLowering(LaxArrays, LaxConv, LaxTrees):
         for path, old, leaf, name in zip(paths, init, new, names):
             if isinstance(leaf, gast.Name) and leaf.id == name:
                 continue
-            ok = self.to_name(ir.call(self.lax_helper("carry_matches"), [ir.clone(old), leaf]))
             where = "carry" + "".join(f"[{k!r}]" for k in path) if path else "carry"
-            self.raise_if(gast.UnaryOp(op=gast.Not(), operand=ok), TypeError,
-                          rl.carry_type_message(what, where))
+            self.to_name(ir.call(self.lax_helper("carry_check"), [
+                ir.clone(old), ir.clone(leaf), ir.const(what), ir.const(where)]))
         # all at once: a leaf may be another leaf's variable (a swap)
         new = [self.to_name(leaf, force=True) if isinstance(leaf, gast.Name) and leaf.id in
                names and leaf.id != name else leaf for leaf, name in zip(new, names)]
@@ -236,9 +236,21 @@ class LaxLowering(LaxArrays, LaxConv, LaxTrees):
             if not same_structure(shape, other):
                 raise self.lax_error(TypeError, rl.branch_structure_message(
                     what, text(shape), text(other), k))
-        outs = [self.namer.temp(f"_{what}") for _ in leaf_paths(shape)]
+        paths = leaf_paths(shape)
+        outs = [self.namer.temp(f"_{what}") for _ in paths]
+        # each output's type, witnessed in each branch (runtime/lax.py, branch_type): compiled
+        # code whose branches' output types differ does not compile; vmap running both
+        # branches of a batched predicate compares them
+        types = [self.namer.temp(f"_{what}_type") for _ in paths]
+        texts = ["".join(f"[{k!r}]" for k in p) if len(paths) > 1 else "" for p in paths]
+        x64 = bool(config.read("enable_x64"))
         blocks = []
-        for stmts, (_, leaves) in built:
+        for k, (stmts, (_, leaves)) in enumerate(built):
+            # the witnesses first: vmap's selection of lanes fails on shapes that differ
+            stmts.extend(ir.assign(t, ir.call(self.lax_helper("branch_type"), [
+                ir.clone(leaf), ir.const(None), ir.const(what), ir.const(k), ir.const(p),
+                ir.const(x64)]),
+                self.loc) for t, leaf, p in zip(types, leaves, texts))
             stmts.extend(ir.assign(o, leaf, self.loc) for o, leaf in zip(outs, leaves))
             blocks.append(stmts or [gast.Pass()])
 
@@ -249,6 +261,8 @@ class LaxLowering(LaxArrays, LaxConv, LaxTrees):
             return stmts + [ir.if_(t, blocks[k], chain(k + 1), self.loc)]
         for s in chain(0):
             self.emit(s)
+        for t in types:
+            self.to_name(ir.call(self.lax_helper("branch_types_agree"), [ir.name(t)]))
         return self.tree_build(shape, iter([ir.name(o) for o in outs]))
 
     def lower_while_loop(self, a, e, scope):

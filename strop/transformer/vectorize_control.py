@@ -4,6 +4,7 @@ assignments keep other lanes' values."""
 import gast
 
 from .. import runtime
+from ..runtime import lax as rl
 from ..runtime.effects import is_effect
 from . import analysis, ir
 from .lanes import lane_block
@@ -57,8 +58,21 @@ class Statements:
         pre = []
         elems = self.elems_of(s.value)
         value, batched, rank = self.expr(s.value, mask, pre)
-        masked = mask is not None and region is not None and t in region and t in self.defined
         fn = self.fn.callee(s.value.func) if isinstance(s.value, gast.Call) else None
+        if fn is rl.branch_type:
+            # a witness of a branch's output type (lax_lower.py) is the same in every lane (it
+            # asks one); under a batched predicate the branches run one after the other, and
+            # each compares its witness with the one the branch before set
+            if mask is not None and t in self.defined:
+                s = ir.assign(t, gast.Call(func=s.value.func, args=[s.value.args[0], ir.name(t)]
+                                           + s.value.args[2:], keywords=[]), loc)
+            value, _, _ = self.expr(s.value, mask, pre)
+            self.batched.discard(t)
+            self.set_name(t, False, None)
+            self.defined.add(t)
+            self.sure.add(t)
+            return pre + [ir.assign(t, value, loc)]
+        masked = mask is not None and region is not None and t in region and t in self.defined
         if masked and fn in RESIZING:
             raise NotBatchable(f"vmap cannot batch {fn.__name__} on {t} under control flow on a "
                                f"batched value: its length would differ between lanes", loc)
