@@ -695,7 +695,7 @@ def fused(src):
     import gast
     from strop.transformer.unparse import unparse
     from strop.codegen.fuse import fuse
-    return unparse(fuse(gast.parse(textwrap.dedent(src)).body[0])).split("\n")[1:]
+    return unparse(fuse(gast.parse(textwrap.dedent(src)).body[0], {})).split("\n")[1:]
 
 
 def test_a_chain_of_temporaries_becomes_one_expression():
