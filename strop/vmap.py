@@ -21,11 +21,15 @@ import numpy as np
 from . import api
 from . import runtime
 from .codegen.parallel import Split
+from .config import config
 from .runner import Staged
 from .transformer import ir
 from .transformer.lanes import companion, lane_loop
 from .transformer.vectorize import NotBatchable, OutAxesError, vectorize
 from .tree_util import tree_leaves, tree_map, tree_structure
+
+
+_WIDE = {np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.complex128)}
 
 
 def _is_axis(a):
@@ -120,6 +124,15 @@ class Vectorized(api.Transformed):
         if self.uncompiled is not None and st.python is None:   # a fallback runs vmap(f)'s
             st.python = lambda: self.uncompiled.staged(key).generated.function   # code
         return st
+
+    def finish(self, out, kinds):
+        """Lanes stacked into arrays: with 64-bit values off, a 64-bit one (the lanes' Python
+        ints or floats, as a trip counter) is 32-bit, as JAX stacks weak values."""
+        out = super().finish(out, kinds)
+        if config.read("enable_x64") or not any(
+                getattr(leaf, "dtype", None) in _WIDE for leaf in tree_leaves(out)):
+            return out
+        return tree_map(runtime.narrow, out)
 
     def inner_kinds(self, kinds):
         """A lane of a batched array has one dimension less."""

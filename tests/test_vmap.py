@@ -862,3 +862,25 @@ def test_an_empty_batch_run_lane_by_lane_says_why_it_fails(compiled_):
                                          "lane") as e:
         f(np.zeros((0, 2)))
     assert "test_vmap.py" in str(e.value)
+
+
+def newton_steps(a):          # a per-lane Python int counter, and a Python float per lane
+    x = a
+    n = 0
+    while abs(x * x - a) > 1e-4 * a:
+        x = 0.5 * (x + a / x)
+        n = n + 1
+    return x, n, 1.0
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_lanes_of_python_numbers_stack_as_jax_stacks_weak_values(x64):
+    a = np.linspace(1.0, 50.0, 6)
+    want = [newton_steps(v) for v in a]
+    with strop.config.override(enable_x64=x64):
+        for t in (strop.vmap(newton_steps), strop.jit(strop.vmap(newton_steps))):
+            x, n, one = t(a)
+            assert n.dtype == (np.int64 if x64 else np.int32), t
+            assert x.dtype == one.dtype == (np.float64 if x64 else np.float32), t
+            np.testing.assert_array_equal(n, [w[1] for w in want])
+            np.testing.assert_allclose(x, [w[0] for w in want], rtol=1e-5)
