@@ -29,6 +29,8 @@ transposed times the cotangent.  The products are NumPy's np.dot, never ``@`` on
 transposed operand: np.matmul runs a transposed patch matrix (unit stride on the wrong
 axis) through its loop without BLAS.
 """
+import os
+
 import numba
 import numpy as np
 from numba import types
@@ -143,6 +145,14 @@ def _group_slices(n, c, o, fg, bg):
 
 _LANES = {np.dtype(np.float32): 16, np.dtype(np.float64): 8}   # simd.py's vectors
 _pool = None
+
+
+def _forget_pool():
+    global _pool
+    _pool = None    # a forked child has the pool's object but not its threads
+
+
+os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _threads(flops):
