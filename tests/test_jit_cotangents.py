@@ -1,7 +1,10 @@
-"""Compiled cotangent helpers that have loops of their own (runtime/numba/arithmetic.py's
-balanced_eq, base.py's sum to a bias's shape, reductions.py's mean_grad over axes) against
-their NumPy versions (runtime/), called from small njit functions: a jit(grad) of a function
-using all of them took minutes to compile here."""
+"""Compiled helpers that have loops of their own for the cotangents of a CNN's elementwise
+code (runtime/numba/arithmetic.py's balanced_eq, base.py's sum to a bias's shape,
+reductions.py's mean_grad over axes, axes.py's sum and mean over a block of axes) against
+their NumPy versions, called from small njit functions: a jit(grad) of a function using all
+of them took minutes to compile here."""
+import warnings
+
 import numba
 import numpy as np
 
@@ -65,3 +68,29 @@ def test_mean_grad_over_axes():
     for g, w in zip(got, want):
         assert g.dtype == w.dtype == np.float32
         np.testing.assert_array_equal(np.broadcast_to(g[0], w.shape), w)
+
+
+@numba.njit
+def _reductions(a):
+    return (np.mean(a, axis=(1, 2)), np.sum(a, axis=(1, 2)), np.mean(a, axis=1),
+            np.sum(a, axis=(0,)), np.mean(a, axis=(0, 1, 2)),
+            np.sum(a, axis=(2, 1), keepdims=True), np.mean(a, axis=(-3, -2), keepdims=True),
+            np.sum(a, axis=(1, 3)), np.mean(a, axis=-1))
+
+
+def test_sum_and_mean_over_blocks_of_axes():
+    rng = np.random.default_rng(2)
+    for a in (rng.standard_normal((5, 6, 7, 8)).astype(np.float32),
+              rng.standard_normal((5, 6, 7, 8))[:, ::2],     # not contiguous: the other path
+              np.zeros((3, 0, 2, 4), np.float32)):
+        with warnings.catch_warnings():   # the empty array's means: NaN, with warnings
+            warnings.simplefilter("ignore", RuntimeWarning)
+            want = (np.mean(a, axis=(1, 2)), np.sum(a, axis=(1, 2)), np.mean(a, axis=1),
+                    np.sum(a, axis=(0,)), np.mean(a, axis=(0, 1, 2)),
+                    np.sum(a, axis=(2, 1), keepdims=True),
+                    np.mean(a, axis=(-3, -2), keepdims=True), np.sum(a, axis=(1, 3)),
+                    np.mean(a, axis=-1))
+            got = _reductions(a)
+        for g, w in zip(got, want):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
