@@ -13,8 +13,9 @@ padded lhs, no patch matrix), for every geometry: lhs dilation and padding are m
 (a zero-filled copy of lhs), strides and kernel dilations are the kernels' own, groups are
 calls per group.  The lhs transpose is the convolution of the cotangent with the flipped
 kernel, its channels swapped within each group (JAX's), the same kernel; batch groups there
-take the path below.  The kernels release the GIL and split the output rows over a pool of
-Numba's thread count (NUMBA_NUM_THREADS) plain threads: no OpenMP threads left spinning.
+take the path below.  The kernels release the GIL; the output rows are split in chunks that
+the calling thread and a pool of plain threads take in turn, Numba's thread count
+(NUMBA_NUM_THREADS) in all: no OpenMP threads left spinning.
 
 Measured on the benchmark's layer (benchmarks/README.md, conv), one core: the forward
 kernel 90-110 GF/s, the same product through OpenBLAS (np.dot, one thread) 80-85 GF/s and
@@ -29,6 +30,7 @@ transposed times the cotangent.  The products are NumPy's np.dot, never ``@`` on
 transposed operand: np.matmul runs a transposed patch matrix (unit stride on the wrong
 axis) through its loop without BLAS.
 """
+import itertools
 import os
 
 import numba
@@ -162,9 +164,10 @@ def _threads(flops):
 
 
 def _run_rows(kernel, rows, threads, make_args):
-    """``kernel(*make_args(r0, r1))`` over rows 0 .. rows, in chunks on ``threads`` threads
-    (a pool of plain threads: the kernels release the GIL; chunks taken in turn, so a core
-    another process holds slows its share only).  Returns the chunks' argument tuples."""
+    """``kernel(*make_args(r0, r1))`` over rows 0 .. rows, in chunks on ``threads`` threads:
+    this one and ``threads - 1`` of a pool of plain threads (the kernels release the GIL),
+    each taking the next chunk until none is left, so a core another process holds slows
+    its share only.  Returns the chunks' argument tuples."""
     global _pool
     chunks = min(rows, 1 if threads == 1 else 4 * threads)
     bounds = [(rows * k // chunks, rows * (k + 1) // chunks) for k in range(chunks)]
@@ -174,8 +177,17 @@ def _run_rows(kernel, rows, threads, make_args):
         return calls
     if _pool is None:
         from concurrent.futures import ThreadPoolExecutor
-        _pool = ThreadPoolExecutor(threads, thread_name_prefix="strop-conv")
-    for f in [_pool.submit(kernel, *a) for a in calls]:
+        _pool = ThreadPoolExecutor(threads - 1, thread_name_prefix="strop-conv")
+    turns = itertools.count()    # next() of a count is atomic (it holds the GIL)
+
+    def drain():
+        for k in iter(turns.__next__, None):
+            if k >= chunks:
+                return
+            kernel(*calls[k])
+    helpers = [_pool.submit(drain) for _ in range(threads - 1)]
+    drain()
+    for f in helpers:
         f.result()
     return calls
 
