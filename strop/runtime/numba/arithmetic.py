@@ -1,5 +1,7 @@
-"""Numba implementation of arithmetic.py's ``weak``: a Python number cast to the type of
-what it meets, as NumPy types it (Numba would make float64 of it)."""
+"""Numba implementations of arithmetic.py's ``weak`` (a Python number cast to the type of what
+it meets, as NumPy types it: Numba would make float64 of it) and ``balanced_eq`` (one loop in
+the operands' float type)."""
+import numpy as np
 from numba import types
 from numba.np.numpy_support import as_dtype
 
@@ -17,6 +19,74 @@ def _weak(number, like):
         cast = as_dtype(kind).type
         return lambda number, like: cast(number)
     return lambda number, like: number
+
+
+def _float(t):
+    return isinstance(t.dtype if isinstance(t, types.Array) else t, types.Float)
+
+
+@overload(rt.balanced_eq)
+def _balanced_eq(x, z, y):
+    """max/min's share of the cotangent, for float operands where ``z`` (the max or min) is a
+    C-contiguous array and each of ``x``, ``y`` a number or an array of its shape: one loop
+    whose result has the operands' float type.  NumPy's expression makes float64 (booleans
+    divided): here the shares are 0, 1/2 and 1, exact in either type, so the cotangent
+    multiplied by them is the same number, in float32 where the operands are.  The
+    expression took 25-35 ms on 1.6M float32 elements compiled (with the product by the
+    cotangent that followed, in float64), this loop 1-2 ms.  Else (broadcasting): the
+    expression, as the other overloads would compile it (None here)."""
+    ts = (x, z, y)
+    if not (all(_float(t) and (isinstance(t, types.Array) and t.layout == "C" or
+                               isinstance(t, types.Float)) for t in ts)
+            and isinstance(z, types.Array)):
+        return None
+    dt = np.result_type(*[as_dtype(t.dtype if isinstance(t, types.Array) else t) for t in ts])
+    one, two = dt.type(1), dt.type(2)
+
+    def impl(x, z, y):
+        if not (_fits(x, z) and _fits(y, z)):
+            return ((x == z) / (1.0 + (y == z))).astype(dt)
+        out = np.empty(z.shape, dt)
+        o, zf, xf, yf = out.reshape(-1), z.reshape(-1), _flat(x), _flat(y)
+        for i in range(o.size):
+            zi = zf[i]
+            share = one if _at(xf, i) == zi else dt.type(0)
+            o[i] = share / two if _at(yf, i) == zi else share
+        return out
+    return impl
+
+
+def _fits(v, z):
+    """Whether ``v`` is a number or has ``z``'s shape."""
+
+
+def _flat(v):
+    """An array as 1-d (C order), a number as itself."""
+
+
+def _at(v, i):
+    """Element ``i`` of _flat's array, or the number."""
+
+
+@overload(_fits)
+def _fits_impl(v, z):
+    if isinstance(v, types.Array):
+        return lambda v, z: v.shape == z.shape
+    return lambda v, z: True
+
+
+@overload(_flat)
+def _flat_impl(v):
+    if isinstance(v, types.Array):
+        return lambda v: v.reshape(-1)
+    return lambda v: v
+
+
+@overload(_at)
+def _at_impl(v, i):
+    if isinstance(v, types.Array):
+        return lambda v, i: v[i]
+    return lambda v, i: v
 
 
 IMPLEMENTED = {rt.weak}

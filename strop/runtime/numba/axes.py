@@ -61,9 +61,38 @@ def _result_dtype(fn, dtype, *extra):
     return np.asarray(fn(np.ones(2, as_dtype(dtype)), *extra)).dtype
 
 
-def _reduce_text(ndim, axes, k, keep, params, call):
+# sum and mean of a C-contiguous array over a block of consecutive axes before the last:
+# (before, block, after) summed over the block with the after axis innermost (vectorized),
+# each sum in the same order as the row's (the transposing copy of the scheme below took
+# 4 ms of 4.4 for mean(h, axis=(1, 2)) on (32, 28, 28, 64) float32)
+_BLOCK = """
+    lo, hi = ax[0], ax[0]
+    for i in ax:
+        lo, hi = min(lo, i), max(hi, i)
+    if hi - lo + 1 == {k} and hi < {ndim} - 1 and m > 0 and n > 0:
+        q = 1
+        for i in range(hi + 1, {ndim}):
+            q *= a.shape[i]
+        b3 = a.reshape((m // q, n, q))
+        acc = np.zeros((m // q, q), b3.dtype if {same} else dt)
+        for i in range(m // q):
+            s = acc[i]
+            for r in range(n):
+                row = b3[i, r]
+                for j in range(q):
+                    s[j] += row[j]
+        out = np.empty(m, dt)
+        flat = acc.reshape(-1)
+        for r in range(m):
+            out[r] = {finish}
+        return {result}
+"""
+
+
+def _reduce_text(ndim, axes, k, keep, params, call, block=None):
     """An implementation reducing the ``k`` axes ``axes`` of an ``ndim``-array by ``call`` of
-    one row (``row``), shaped as NumPy shapes it (``keep``: keepdims)."""
+    one row (``row``), shaped as NumPy shapes it (``keep``: keepdims); ``block``: the sum's
+    (``"sum"``) or the mean's, of a C-contiguous array, over a block of axes (_BLOCK)."""
     rest = [f"rest[{i}]" for i in range(ndim - k)]
     perm = _tuple(rest + [f"ax[{i}]" for i in range(k)])
     if keep:
@@ -71,6 +100,10 @@ def _reduce_text(ndim, axes, k, keep, params, call):
     else:
         shape = _tuple(f"a.shape[{r}]" for r in rest)
     scalar = not keep and k == ndim
+    result = "out[0]" if scalar else f"out.reshape({shape})"
+    block_text = "" if block is None else _BLOCK.format(
+        k=k, ndim=ndim, same=block[1], result=result,
+        finish="flat[r]" if block[0] == "sum" else "flat[r] / n").rstrip("\n")
     return f"""
 def impl({params}):
     ax = {axes}
@@ -83,13 +116,13 @@ def impl({params}):
         m *= a.shape[rest[i]]
     n = 1
     for i in ax:
-        n *= a.shape[i]
+        n *= a.shape[i]{block_text}
     b = np.ascontiguousarray(a.transpose({perm})).reshape((m, n))
     out = np.empty(m, dt)
     for r in range(m):
         row = b[r]
         out[r] = {call}
-    return {"out[0]" if scalar else f"out.reshape({shape})"}
+    return {result}
 """
 
 
@@ -115,8 +148,12 @@ def _reduction(fn, params, call, extra=()):
             return None
         axes, k = found
         dt = _result_dtype(fn, a.dtype, *extra)
-        return _unrolled(_reduce_text(a.ndim, axes, k, keep, params, call), np=np, dt=dt,
-                         _norm_axis=_norm_axis, _rest=_rest, **HELPERS)
+        block = None
+        if fn in (np.sum, np.mean) and a.layout == "C" and isinstance(a.dtype, types.Float):
+            # the row's accumulator: Numba sums a row in its dtype, the mean divides after
+            block = ("sum" if fn is np.sum else "mean", "True")
+        return _unrolled(_reduce_text(a.ndim, axes, k, keep, params, call, block), np=np,
+                         dt=dt, _norm_axis=_norm_axis, _rest=_rest, **HELPERS)
 
     overload(fn, prefer_literal=True)(_with_params(typer, params))
 

@@ -7,19 +7,32 @@ below run, compiled once (cached on disk), without the bounds checks of generate
 Linked into each generated function instead, they made its LLVM module so large that
 compiling a gradient took a minute; the block costs microseconds a call.
 
-The kernels work on 3 spatial dimensions (fewer are given leading windows of size 1): the
+The kernels work on 3 spatial dimensions (fewer are given leading windows of size 1).  Float32
+and float64 operands take the direct kernels (conv_kernels.py: register-blocked loops over the
+padded lhs, no patch matrix), for every geometry: lhs dilation and padding are materialized
+(a zero-filled copy of lhs), strides and kernel dilations are the kernels' own, groups are
+calls per group.  The lhs transpose is the convolution of the cotangent with the flipped
+kernel, its channels swapped within each group (JAX's), the same kernel; batch groups there
+take the path below.  The kernels release the GIL; the output rows are split in chunks that
+the calling thread and a pool of plain threads take in turn, Numba's thread count
+(NUMBA_NUM_THREADS) in all: no OpenMP threads left spinning.
+
+Measured on the benchmark's layer (benchmarks/README.md, conv), one core: the forward
+kernel 90-110 GF/s, the same product through OpenBLAS (np.dot, one thread) 80-85 GF/s and
+its patch matrix 1-2 ms more; OpenBLAS's two threads were slower than one on the shared
+machine (2-3 other processes).
+
+The other path (empty operands, other dtypes, batch groups of the lhs transpose): the
 patches of lhs (im2col: one row per output position, window * channels columns) times the
 kernel as one BLAS product per group; the lhs transpose is that product with the kernel
 transposed, added back into the patches' places (col2im); the rhs transpose, the patches
-transposed times the cotangent.  The products are NumPy's np.dot (its BLAS, as strop's other
-products from compiled code), never ``@`` on a transposed operand: np.matmul runs a
-transposed patch matrix (unit stride on the wrong axis) through its loop without BLAS, and
-a 9 x 25088 by 25088 x 32 product took a second in the benchmark's CNN.  On the benchmark's
-layer the product is most of the time (the patches, a copy through index tables, take 1-8
-ms of 20-40, with the load); they are made in one thread, which leaves both cores to BLAS: a
-parallel loop (prange), measured, slowed the product that followed, its OpenMP threads
-spinning beside BLAS's.  Direct loops were not tried.
+transposed times the cotangent.  The products are NumPy's np.dot, never ``@`` on a
+transposed operand: np.matmul runs a transposed patch matrix (unit stride on the wrong
+axis) through its loop without BLAS.
 """
+import itertools
+import os
+
 import numba
 import numpy as np
 from numba import types
@@ -27,6 +40,7 @@ from numba.extending import register_jitable
 from numba.np.numpy_support import as_dtype
 
 from ...runtime import conv as rc
+from . import conv_kernels as ck
 from ._common import _through_numpy, overload
 
 
@@ -129,10 +143,171 @@ def _group_slices(n, c, o, fg, bg):
             for k in range(g)], nb, cg
 
 
+# --- the direct kernels (conv_kernels.py): no patch matrix, both cores ------------------
+
+_LANES = {np.dtype(np.float32): 16, np.dtype(np.float64): 8}   # simd.py's vectors
+_pool = None
+
+
+def _forget_pool():
+    global _pool
+    _pool = None    # a forked child has the pool's object but not its threads
+
+
+os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _threads(flops):
+    """How many threads a kernel call of ``flops`` uses: Numba's thread count (the
+    NUMBA_NUM_THREADS setting, the cores by default), one for small calls."""
+    return 1 if flops < 4e6 else max(1, numba.config.NUMBA_NUM_THREADS)
+
+
+def _run_rows(kernel, rows, threads, make_args):
+    """``kernel(*make_args(r0, r1))`` over rows 0 .. rows, in chunks on ``threads`` threads:
+    this one and ``threads - 1`` of a pool of plain threads (the kernels release the GIL),
+    each taking the next chunk until none is left, so a core another process holds slows
+    its share only.  Returns the chunks' argument tuples."""
+    global _pool
+    chunks = min(rows, 1 if threads == 1 else 4 * threads)
+    bounds = [(rows * k // chunks, rows * (k + 1) // chunks) for k in range(chunks)]
+    calls = [make_args(r0, r1) for r0, r1 in bounds]
+    if chunks == 1:
+        kernel(*calls[0])
+        return calls
+    if _pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+        _pool = ThreadPoolExecutor(threads - 1, thread_name_prefix="strop-conv")
+    turns = itertools.count()    # next() of a count is atomic (it holds the GIL)
+
+    def drain():
+        for k in iter(turns.__next__, None):
+            if k >= chunks:
+                return
+            kernel(*calls[k])
+    helpers = [_pool.submit(drain) for _ in range(threads - 1)]
+    drain()
+    for f in helpers:
+        f.result()
+    return calls
+
+
+def _blocks(og, lanes):
+    """(vectors per block, blocks) covering ``og`` output channels with the least padding."""
+    nv = -(-og // lanes)
+    nob = -(-nv // 4)
+    return -(-nv // nob), nob
+
+
+def _pick(table, rv, n):
+    """The kernel of ``table`` for blocks of ``rv`` vectors whose register block fits ``n``
+    rows best: full blocks cost a row more than their rows (the operand loads), each row
+    left over (done alone) three."""
+    rows = min((m for r, m in table if r == rv), key=lambda m: (n // m) * (m + 1) + n % m * 3)
+    return table[rv, rows]
+
+
+def _direct_ok(geo, dt, *arrays):
+    return dt in _LANES and all(a.size for a in arrays) and all(geo.out) and all(geo.rhs)
+
+
+def _padded5(x, geo, dt):
+    """lhs as the kernels read it: padded and dilated (zeros), (N, D, H, W, C)."""
+    x = _five(x, dt)
+    if any(p != (0, 0) for p in geo.pads) or any(d != 1 for d in geo.ld):
+        x = _five(rc._padded(x.reshape(geo.lhs), geo), dt)
+    return x
+
+
+def _three(t, fill):
+    return (fill,) * (3 - len(t)) + tuple(t)
+
+
+def _direct_forward(x, w, geo, dt):
+    n, c, o = geo.lhs[0], geo.lhs[-1], geo.rhs[-1]
+    g = max(geo.fg, geo.bg)
+    nb, cg, og = n // geo.bg, c // geo.fg, o // g
+    xp, w5 = _padded5(x, geo, dt), _kernel5(w, dt)
+    out5 = (nb,) + _three(geo.out[1:-1], 1) + (o,)
+    out = np.empty(out5, dt)
+    rv, nob = _blocks(og, _LANES[dt])
+    vw = rv * _LANES[dt]
+    rows = nb * out5[1] * out5[2]
+    geom = _three(geo.strides, 1) + _three(geo.rd, 1)
+    kernel = _pick(ck.FORWARD, rv, out5[3])
+    for k in range(g):
+        n0, c0, o0 = (k * nb if geo.bg > 1 else 0), (k * cg if geo.fg > 1 else 0), k * og
+        wpk = np.zeros(w5.shape[:-1] + (nob * vw,), dt)
+        wpk[..., :og] = w5[..., o0:o0 + og]
+        wpk = np.ascontiguousarray(np.moveaxis(wpk.reshape(w5.shape[:-1] + (nob, vw)), -2, 0))
+        dst, at = (out, o0) if og == nob * vw else (np.empty(out5[:-1] + (nob * vw,), dt), 0)
+        flops = 2.0 * rows * out5[3] * np.prod(w5.shape[:3]) * cg * nob * vw
+        _run_rows(kernel, rows, _threads(flops),
+                  lambda r0, r1: (xp, wpk, dst, r0, r1, n0, c0, at) + geom)
+        if dst is not out:
+            out[..., o0:o0 + og] = dst[..., :og]
+    return out.reshape(geo.out)
+
+
+def _direct_wgrad(x, ct, geo, dt):
+    n, c, o = geo.lhs[0], geo.lhs[-1], geo.rhs[-1]
+    g = max(geo.fg, geo.bg)
+    nb, cg, og = n // geo.bg, c // geo.fg, o // g
+    xp, g5 = _padded5(x, geo, dt), _five(ct, dt)
+    window = _three(geo.rhs[:-2], 1)
+    gw = np.empty(window + (cg, o), dt)
+    rv, nob = _blocks(og, _LANES[dt])
+    vw = rv * _LANES[dt]
+    rows = nb * g5.shape[1] * g5.shape[2]
+    geom = _three(geo.strides, 1) + _three(geo.rd, 1)
+    kernel = _pick(ck.WGRAD, rv, cg)
+    for k in range(g):
+        n0, c0, o0 = (k * nb if geo.bg > 1 else 0), (k * cg if geo.fg > 1 else 0), k * og
+        if og == nob * vw:
+            src, at = g5, o0
+        else:
+            src, at = np.zeros(g5.shape[:-1] + (nob * vw,), dt), 0
+            src[..., :og] = g5[..., o0:o0 + og]
+        flops = 2.0 * rows * g5.shape[3] * np.prod(window) * cg * nob * vw
+        calls = _run_rows(kernel, rows, _threads(flops),
+                          lambda r0, r1: (xp, src, np.zeros((nob,) + window + (cg, vw), dt),
+                                          r0, r1, n0, c0, at) + geom)
+        gpk = calls[0][2]
+        for a in calls[1:]:
+            gpk += a[2]
+        gw[..., o0:o0 + og] = np.moveaxis(gpk, 0, -2).reshape(window + (cg, nob * vw))[..., :og]
+    return gw.reshape(geo.rhs)
+
+
+def _direct_lhs(ct, w, geo, dt):
+    """The lhs transpose as a convolution (JAX's): the cotangent, dilated by the strides,
+    with the kernel flipped and its channels swapped within each group."""
+    nsp = len(geo.lhs) - 2
+    g = geo.fg
+    window = geo.rhs[:-2]
+    cg, o = geo.rhs[-2], geo.rhs[-1]
+    og = o // g
+    wt = np.asarray(w, dt)[(slice(None, None, -1),) * nsp].reshape(window + (cg, g, og))
+    wt = np.ascontiguousarray(np.swapaxes(wt, -3, -1)).reshape(window + (og, g * cg))
+    pads = []
+    for i in range(nsp):
+        k = rc.dilated(window[i], geo.rd[i])
+        lo = k - geo.pads[i][0] - 1
+        hi = rc.dilated(geo.lhs[1 + i], geo.ld[i]) + k - 1 - \
+            rc.dilated(geo.out[1 + i], geo.strides[i]) - lo
+        pads.append((lo, hi))
+    t = rc.Geometry(ct.shape, wt.shape, geo.ld, tuple(pads), geo.strides, geo.rd, g, 1)
+    if t.out != geo.lhs or not _direct_ok(t, dt, ct, wt):
+        return None
+    return _direct_forward(ct, wt, t, dt)
+
+
 def forward(lhs, rhs, *params):
     dt = np.result_type(lhs, rhs)
-    x, w = _five(lhs, dt), _kernel5(rhs, dt)
     geo, (t0, t1, t2, fg, bg) = _plan(lhs.shape, rhs.shape, *params)
+    if _direct_ok(geo, dt, lhs, rhs):
+        return _direct_forward(lhs, rhs, geo, dt)
+    x, w = _five(lhs, dt), _kernel5(rhs, dt)
     wk = w.reshape(-1, w.shape[-1])
     groups, nb, cg = _group_slices(x.shape[0], x.shape[-1], w.shape[-1], fg, bg)
     if len(groups) == 1:
@@ -150,6 +325,10 @@ def transpose_lhs(ct, rhs, lhs_shape, *params):
     if ct.shape != geo.out:
         raise ValueError(f"convolution: the cotangent's shape {ct.shape} is not the "
                          f"output's {geo.out}")
+    if bg == 1 and _direct_ok(geo, dt, ct, rhs):
+        gx = _direct_lhs(ct, rhs, geo, dt)
+        if gx is not None:
+            return gx
     gx = np.zeros(lhs_shape, dt)
     gx5, w = _five(gx, dt), _kernel5(rhs, dt)
     g2, wk = _five(ct, dt).reshape(-1, ct.shape[-1]), w.reshape(-1, w.shape[-1])
@@ -166,6 +345,8 @@ def transpose_rhs(lhs, ct, rhs_shape, *params):
     if ct.shape != geo.out:
         raise ValueError(f"convolution: the cotangent's shape {ct.shape} is not the "
                          f"output's {geo.out}")
+    if _direct_ok(geo, dt, lhs, ct):
+        return _direct_wgrad(lhs, ct, geo, dt)
     gw = np.zeros(rhs_shape, dt)
     x, g2 = _five(lhs, dt), _five(ct, dt).reshape(-1, ct.shape[-1])
     wk = gw.reshape(-1, gw.shape[-1])

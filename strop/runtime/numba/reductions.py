@@ -4,15 +4,35 @@ from numba import types
 from numba.extending import register_jitable
 
 from ... import runtime as rt
-from ._common import _float_of, _none, overload
+from ._common import _float_of, _none, _unrolled, overload
 
 
 @overload(rt.mean_grad)
 def _mean_grad(a, axis=None, where=True):
+    """1/n as a number of the cotangent's type (1/n computed in float64 and rounded, as
+    NumPy's ``astype`` does): over all of ``a``, or over given axes with ``where`` True
+    (``expand_to`` broadcasts the cotangent; the NumPy version's array of 1/n, a sum over a
+    broadcast boolean array and a division of every element, took 10 ms on 1.6M elements)."""
     dt = _float_of(a)
     if _none(axis) and (_none(where) or isinstance(where, types.BooleanLiteral) or
                         isinstance(where, types.Boolean)):
-        return lambda a, axis=None, where=True: dt(1.0) / a.size
+        return lambda a, axis=None, where=True: dt(1.0 / a.size)
+    if not (isinstance(a, types.Array) and (_none(where) or _true(where))):
+        return None
+    if isinstance(axis, types.Integer):
+        return lambda a, axis=None, where=True: dt(1.0 / a.shape[axis % a.ndim])
+    if isinstance(axis, types.BaseTuple) and all(isinstance(t, types.Integer) for t in axis):
+        n = " * ".join(f"a.shape[axis[{i}] % {a.ndim}]" for i in range(len(axis))) or "1"
+        return _unrolled(f"def impl(a, axis=None, where=True):\n    return dt(1.0 / ({n}))\n",
+                         dt=dt)
+    return None
+
+
+def _true(t):
+    """Whether Numba type ``t`` is the constant True (a literal or a default)."""
+    if isinstance(t, types.Omitted):
+        return t.value is True
+    return isinstance(t, types.BooleanLiteral) and t.literal_value is True or t is True
 
 
 @register_jitable
