@@ -708,7 +708,13 @@ def test_second_derivative_through_rules(f):
     np.testing.assert_allclose(strop.hessian(f)(t), want, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("f", [t_matmul_vec_stack, t_matmul_stack_vec, t_matmul_shapes],
+def t_matmul_broadcast(t):        # the forms of t_matmul_shapes the plain ones do not cover
+    m = B33 * t ** 2
+    return np.sum(np.sin((M223 * t) @ m)) + np.sum(np.sin(m @ (M234[:, :, :3] * t)))
+
+
+# (t_matmul_shapes compiled took 100 s: each product form compiles its helpers' twins)
+@pytest.mark.parametrize("f", [t_matmul_vec_stack, t_matmul_stack_vec, t_matmul_broadcast],
                          ids=name_or_shape)
 def test_second_derivative_of_matmul_compiled(f):
     """jit(grad(grad(f))) compiles (matmul's second-order helpers have Numba twins) and agrees
