@@ -91,7 +91,8 @@ class Staged:
         self.pending = []    # the fallback's (or islands') warnings, given once a run succeeds
         self.uncached = False  # compiled without Numba's cache, after a fault in it
         if config.read("log_compiles"):
-            log.warning("strop: transformed %s into %s (%s)", origin, fn.name, reason)
+            log.warning("strop: transformed %s into %s for the %s backend (%s)", origin, fn.name,
+                        backend, reason)
         # code with debug.print/callback calls those objects of this process: never from
         # a cache (a cached copy would call a pickled copy of the user's callback)
         self.effects = any(getattr(o, "__strop_effect__", False) for o in fn.refs.values())
