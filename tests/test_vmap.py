@@ -884,3 +884,23 @@ def test_lanes_of_python_numbers_stack_as_jax_stacks_weak_values(x64):
             assert x.dtype == one.dtype == (np.float64 if x64 else np.float32), t
             np.testing.assert_array_equal(n, [w[1] for w in want])
             np.testing.assert_allclose(x, [w[0] for w in want], rtol=1e-5)
+
+
+def path_payoff(params, z):    # parameters read from an unbatched array, a loop per example
+    s0 = params[0]; rate = params[1]; sigma = params[2]
+    s = s0
+    for i in range(z.shape[0]):
+        s = s + rate * s * 0.01 + sigma * s * z[i]
+    return np.log(1.0 + s * s)
+
+
+def test_cotangents_of_items_of_an_unbatched_array_are_one_array_for_the_batch():
+    params, zs = np.array([1.0, 0.05, 0.2]), np.random.default_rng(3).normal(size=(40, 9)) * 0.1
+    with strop.config.override(enable_x64=True):
+        t = jit(vmap(grad(path_payoff), in_axes=(None, 0)))
+        got = t(params, zs)
+        want = np.array([grad(path_payoff)(params, z) for z in zs])
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+        text = strop.source(t)
+    # not a lane function: one (batch, 3) array per item, not one small array per lane
+    assert "bparams = getitem_vjp_lanes(" in text, text

@@ -108,7 +108,9 @@ def _batch_wide(v, s):
     """Whether assignment ``s`` runs better on the whole batch than lane by lane:
     ``a @ b`` with one operand batched and the derivatives of products (one BLAS call, or an
     outer product per lane written where it belongs); a cotangent summed to the shape of an
-    unbatched value (a per-example gradient: the cotangent itself, not copied lane by lane);
+    unbatched value (a per-example gradient: the cotangent itself, not copied lane by lane),
+    and of an item of one (``params[k]``: one array for the batch, where a lane loop would
+    allocate one per lane);
     a transcendental ufunc of arrays (NumPy's SIMD loop: Numba calls libm per element; of a
     number per lane it stays in the lane loop, whose other statements it would cut off)."""
     value = s.value
@@ -121,6 +123,8 @@ def _batch_wide(v, s):
         return True
     if fn is runtime.unbroadcast:
         return len(value.args) == 2 and not v.is_b(value.args[1])
+    if fn is runtime.getitem_vjp:   # of an unbatched x[k]: one array, not one per lane
+        return len(value.args) == 3 and not any(map(v.is_b, value.args[1:]))
     return fn in NUMPY_UFUNCS and v.is_b(value.args[0]) and v.rank_of(value.args[0]) != 0
 
 
