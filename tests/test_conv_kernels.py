@@ -43,6 +43,15 @@ def _close(got, want, dt):
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol * (np.abs(want).max() + 1))
 
 
+def _kernels_match_numpy(x, w, ct, out, params):
+    """The direct kernels' forward and both transposes against runtime/conv.py's NumPy ones."""
+    _close(nc.forward(x, w, *params), out, x.dtype)
+    _close(nc.transpose_lhs(ct, w, x.shape, *params),
+           rc.conv_transpose_lhs(ct, w, x.shape, *params), x.dtype)
+    _close(nc.transpose_rhs(x, ct, w.shape, *params),
+           rc.conv_transpose_rhs(x, ct, w.shape, *params), x.dtype)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("seed", range(4))
 def test_direct_kernels_match_numpy(seed, threads, monkeypatch):
@@ -61,11 +70,7 @@ def test_direct_kernels_match_numpy(seed, threads, monkeypatch):
         assert nc._direct_ok(geo, x.dtype, x, w)
         out = rc.conv_forward(x, w, *params)
         ct = rng.standard_normal(out.shape).astype(x.dtype)
-        _close(nc.forward(x, w, *params), out, x.dtype)
-        _close(nc.transpose_lhs(ct, w, x.shape, *params),
-               rc.conv_transpose_lhs(ct, w, x.shape, *params), x.dtype)
-        _close(nc.transpose_rhs(x, ct, w.shape, *params),
-               rc.conv_transpose_rhs(x, ct, w.shape, *params), x.dtype)
+        _kernels_match_numpy(x, w, ct, out, params)
         done += 1
 
 
@@ -77,11 +82,7 @@ def test_benchmark_layer_matches_numpy():
     params = ((1, 1), "SAME", (1, 1), (1, 1), 1, 1)
     out = rc.conv_forward(x, w, *params)
     ct = rng.standard_normal(out.shape).astype(np.float32)
-    _close(nc.forward(x, w, *params), out, np.float32)
-    _close(nc.transpose_lhs(ct, w, x.shape, *params),
-           rc.conv_transpose_lhs(ct, w, x.shape, *params), np.float32)
-    _close(nc.transpose_rhs(x, ct, w.shape, *params),
-           rc.conv_transpose_rhs(x, ct, w.shape, *params), np.float32)
+    _kernels_match_numpy(x, w, ct, out, params)
 
 
 def test_generated_kernels_are_current():

@@ -223,20 +223,30 @@ def _three(t, fill):
     return (fill,) * (3 - len(t)) + tuple(t)
 
 
-def _direct_forward(x, w, geo, dt):
-    n, c, o = geo.lhs[0], geo.lhs[-1], geo.rhs[-1]
+def _direct_plan(geo, dt):
+    """(groups, batch, lhs channels and output channels per group, vectors per block,
+    blocks, block width, the kernels' strides and dilations) of a direct convolution."""
     g = max(geo.fg, geo.bg)
-    nb, cg, og = n // geo.bg, c // geo.fg, o // g
+    nb, cg, og = geo.lhs[0] // geo.bg, geo.lhs[-1] // geo.fg, geo.rhs[-1] // g
+    rv, nob = _blocks(og, _LANES[dt])
+    return g, nb, cg, og, rv, nob, rv * _LANES[dt], _three(geo.strides, 1) + _three(geo.rd, 1)
+
+
+def _group_offsets(geo, k, nb, cg, og):
+    """Group ``k``'s first lhs batch, lhs channel and output channel."""
+    return (k * nb if geo.bg > 1 else 0), (k * cg if geo.fg > 1 else 0), k * og
+
+
+def _direct_forward(x, w, geo, dt):
+    g, nb, cg, og, rv, nob, vw, geom = _direct_plan(geo, dt)
+    o = geo.rhs[-1]
     xp, w5 = _padded5(x, geo, dt), _kernel5(w, dt)
     out5 = (nb,) + _three(geo.out[1:-1], 1) + (o,)
     out = np.empty(out5, dt)
-    rv, nob = _blocks(og, _LANES[dt])
-    vw = rv * _LANES[dt]
     rows = nb * out5[1] * out5[2]
-    geom = _three(geo.strides, 1) + _three(geo.rd, 1)
     kernel = _pick(ck.FORWARD, rv, out5[3])
     for k in range(g):
-        n0, c0, o0 = (k * nb if geo.bg > 1 else 0), (k * cg if geo.fg > 1 else 0), k * og
+        n0, c0, o0 = _group_offsets(geo, k, nb, cg, og)
         wpk = np.zeros(w5.shape[:-1] + (nob * vw,), dt)
         wpk[..., :og] = w5[..., o0:o0 + og]
         wpk = np.ascontiguousarray(np.moveaxis(wpk.reshape(w5.shape[:-1] + (nob, vw)), -2, 0))
@@ -250,19 +260,14 @@ def _direct_forward(x, w, geo, dt):
 
 
 def _direct_wgrad(x, ct, geo, dt):
-    n, c, o = geo.lhs[0], geo.lhs[-1], geo.rhs[-1]
-    g = max(geo.fg, geo.bg)
-    nb, cg, og = n // geo.bg, c // geo.fg, o // g
+    g, nb, cg, og, rv, nob, vw, geom = _direct_plan(geo, dt)
     xp, g5 = _padded5(x, geo, dt), _five(ct, dt)
     window = _three(geo.rhs[:-2], 1)
-    gw = np.empty(window + (cg, o), dt)
-    rv, nob = _blocks(og, _LANES[dt])
-    vw = rv * _LANES[dt]
+    gw = np.empty(window + (cg, geo.rhs[-1]), dt)
     rows = nb * g5.shape[1] * g5.shape[2]
-    geom = _three(geo.strides, 1) + _three(geo.rd, 1)
     kernel = _pick(ck.WGRAD, rv, cg)
     for k in range(g):
-        n0, c0, o0 = (k * nb if geo.bg > 1 else 0), (k * cg if geo.fg > 1 else 0), k * og
+        n0, c0, o0 = _group_offsets(geo, k, nb, cg, og)
         if og == nob * vw:
             src, at = g5, o0
         else:
