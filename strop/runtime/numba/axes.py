@@ -74,7 +74,7 @@ _BLOCK = """
         for i in range(hi + 1, {ndim}):
             q *= a.shape[i]
         b3 = a.reshape((m // q, n, q))
-        acc = np.zeros((m // q, q), b3.dtype if {same} else dt)
+        acc = np.zeros((m // q, q), b3.dtype)
         for i in range(m // q):
             s = acc[i]
             for r in range(n):
@@ -102,8 +102,8 @@ def _reduce_text(ndim, axes, k, keep, params, call, block=None):
     scalar = not keep and k == ndim
     result = "out[0]" if scalar else f"out.reshape({shape})"
     block_text = "" if block is None else _BLOCK.format(
-        k=k, ndim=ndim, same=block[1], result=result,
-        finish="flat[r]" if block[0] == "sum" else "flat[r] / n").rstrip("\n")
+        k=k, ndim=ndim, result=result,
+        finish="flat[r]" if block == "sum" else "flat[r] / n").rstrip("\n")
     return f"""
 def impl({params}):
     ax = {axes}
@@ -151,7 +151,7 @@ def _reduction(fn, params, call, extra=()):
         block = None
         if fn in (np.sum, np.mean) and a.layout == "C" and isinstance(a.dtype, types.Float):
             # the row's accumulator: Numba sums a row in its dtype, the mean divides after
-            block = ("sum" if fn is np.sum else "mean", "True")
+            block = "sum" if fn is np.sum else "mean"
         return _unrolled(_reduce_text(a.ndim, axes, k, keep, params, call, block), np=np,
                          dt=dt, _norm_axis=_norm_axis, _rest=_rest, **HELPERS)
 
