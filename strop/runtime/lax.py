@@ -159,7 +159,7 @@ REVISE_TYPES = "Revise the function so that all output types match the correspon
 
 def type_text(x):
     """``float32[2]``: a value's type as JAX prints it (64-bit as 32-bit unless enable_x64)."""
-    return f"{canonical_dtype(np.result_type(x)).name}[{','.join(map(str, np.shape(x)))}]"
+    return _type_text(canonical_dtype(np.result_type(x)), np.shape(x))
 
 
 def carry_structure_message(what, given, returned):
