@@ -152,6 +152,7 @@ _OK = object()
 class ReverseTransformed(Differentiating):
     """grad, value_and_grad and vjp: their gradients of flattened pytrees come back as the
     trees' leaves, rebuilt here."""
+    shape_keyed = True
 
     def finish(self, out, kinds):
         trees = [kinds[i][1] if type(kinds[i]) is tuple else None for i in self.wrt_of(kinds)]
@@ -175,7 +176,8 @@ def _reverse_transform(fun, argnums, has_aux, mode, name, nums=None, multi=None)
         nums, multi = _argnums(argnums, fun)
     t = ReverseTransformed(
         fun, lambda ir_fn, kinds: reverse(pair_checked(ir_fn) if has_aux else ir_fn,
-                                          t.wrt_of(t._kinds_now), mode, has_aux, multi, kinds),
+                                          t.wrt_of(t._kinds_now), mode, has_aux, multi, kinds,
+                                          t._dtypes_now, t._dims_now),
         f"{name}({getattr(_user_function(fun), '__name__', 'f')})")
     t.argnums, t.argnums_given, t.mode, t.has_aux, t.multi = nums, argnums, mode, has_aux, multi
     nkw = t._arity[2]

@@ -31,6 +31,8 @@ class Transformed:
     """
     check_args = None
     check_all = None        # checks of all the arguments, static ones included (jit(grad))
+    shape_keyed = False     # code made per the arguments' dtypes and equal lengths (reverse
+    #                         mode's, transformer/shapes.py), and so the code of any transform of it
     nargs = None            # vjp, jvp: the arguments are the first nargs inputs (of a call)
     backend = "python"
     static_argnums = ()
@@ -51,6 +53,7 @@ class Transformed:
             1 for p in self.signature.parameters.values()
             if p.kind is p.POSITIONAL_OR_KEYWORD) == len(self.signature.parameters)
         self._arity = _arity(fun)
+        self.shape_keyed = self.shape_keyed or getattr(fun, "shape_keyed", False)
 
     def staged(self, key=None, reason=None):
         """The Staged code for ``key`` (by default: the last call's, else all leaves)."""
@@ -68,15 +71,20 @@ class Transformed:
                 same_kinds = any(k[0] == key[0] for k in self._cache)
                 reason = "new static value" if same_kinds else (
                     "new argument kinds" if self._cache else "first call")
-            kinds, statics, _ = key
+            kinds, statics, settings = key
             self._kinds_now = kinds
             nargs = len(kinds) if self.nargs is None else self.nargs
-            inner = normalized(self.fun, self.inner_kinds(kinds[:nargs]), self.differentiates)
+            inner = normalized(self.fun, self.inner_kinds(kinds[:nargs]), self.differentiates,
+                               settings)
             groups = inner.groups or tuple((False, (a.id,)) for a in
                                            inner.node.args.args[:inner.nparams])
             start = [sum(len(g[1]) for g in groups[:i]) for i in range(len(groups))]
             kind_of = {n: leaf for (tree, names), k in zip(groups, kinds)
                        for n, leaf in zip(names, k[2] if tree else [k] * len(names))}
+            self._dtypes_now, self._dims_now = ({n: d for (tree, names), ds in zip(groups, by_arg)
+                                                 for n, d in zip(names, ds if tree else [ds] * len(names))
+                                                 if d is not None}
+                                                for by_arg in _shapes_in(settings))
             inner, free_kinds = _with_free_kinds(inner)
             kind_of.update(free_kinds)
             if statics:
@@ -159,7 +167,8 @@ class Transformed:
         n = len(kinds) if self.nargs is None else self.nargs
         if len(kinds) > n:   # vjp's cotangent: passed whole, never flattened
             kinds = kinds[:n] + tuple(TREE if type(k) is tuple else k for k in kinds[n:])
-        key = (kinds, statics, _settings())
+        key = (kinds, statics, _settings() + _shapes(args, kinds, self.static_argnums)
+               if self.shape_keyed else _settings())
         self._last_key = key
         if any(type(k) is tuple for k in kinds):   # pytrees go in as their leaves
             dynamic = [k for i, k in enumerate(kinds) if i not in self.static_argnums]
@@ -304,6 +313,36 @@ def _settings():
     """The config values generated code depends on (the dtype policy, the PRNG stream)."""
     values = config._values
     return values["enable_x64"], values["threefry_partitionable"]
+
+
+def _shapes(args, kinds, static=()):
+    """(the dtype of each argument that is a NumPy array or number, the lengths of its axes
+    as classes of equal lengths: (500, 64) and (64,) are (0, 1) and (1,)), each by position as
+    ``kinds`` (a tree: a tuple by leaf; None for anything else).  Reverse mode's code is made
+    for them: transformer/shapes.py proves shapes and dtypes equal from them."""
+    lengths = {}
+
+    def dtype(a):
+        return a.dtype.str if isinstance(a, (np.ndarray, np.generic)) else None
+
+    def dims(a):
+        return tuple(lengths.setdefault(n, len(lengths)) for n in a.shape) \
+            if isinstance(a, np.ndarray) else None
+    dynamic = [k for i, k in enumerate(kinds) if i not in static]
+    out = []
+    for of in (dtype, dims):
+        by_arg = [tuple(map(of, tree_leaves(a))) if type(k) is tuple else of(a)
+                  for a, k in zip(args, dynamic)]
+        for i in sorted(static):
+            by_arg.insert(i, None)
+        out.append(tuple(by_arg))
+    return tuple(out)
+
+
+def _shapes_in(settings):
+    """The arguments' dtypes and classes of lengths in a key's settings (none known where
+    the key has none)."""
+    return settings[2:4] if len(settings) > 2 else ((), ())
 
 
 def _hashable(value, i):
@@ -471,11 +510,12 @@ def _origin(fun):
     return f"{getattr(user, '__qualname__', user)} ({where})"
 
 
-def normalized(fun, kinds=None, differentiate=True):
-    """The normalized IR of a user function or of a transformed function's generated code."""
+def normalized(fun, kinds=None, differentiate=True, settings=None):
+    """The normalized IR of a user function or of a transformed function's generated code
+    (``settings``: the outer key's, which carry the arguments' dtypes)."""
     if isinstance(fun, Transformed):
         fun = fun.plain or fun     # jit(vmap(f)) inside a transform: as vmap(f)
-        st = fun.staged((kinds, (), _settings()) if kinds is not None else None)
+        st = fun.staged((kinds, (), settings or _settings()) if kinds is not None else None)
         inner, gen = st.fn, st.generated
         out = normalize(parse(gen.function), inline_helpers=differentiate,
                         keep_custom=differentiate)

@@ -666,7 +666,10 @@ def test_arrays_taped_for_their_shape_keep_no_memory():
                                rtol=1e-6)
     assert jg.last_backend == "cpu"
     src = strop.source(jg)
-    assert "_tape_t1.append(shape_like(_t1))" in src and "_tape_lap.append(lap)" in src
+    # the update's value is taped for its shape only (a stand-in); the slices, of lap's
+    # shape (transformer/shapes.py), are not taped at all
+    assert ".append(shape_like(_t" in src and "_tape_lap.append(lap)" in src
+    assert "_tape_t1" not in src
 
 
 def sum_and_first(x):
@@ -805,7 +808,8 @@ def test_grad_of_a_0d_array_output_compiles():
 @pytest.mark.parametrize("f", [
     lambda x: np.maximum(x, 0.0), lambda x: np.minimum(1, x) * 2.0,
     lambda x: np.where(x > 0.5, x, 0.5), lambda x: np.where(x > 0.5, 2, x),
-    lambda x: np.clip(x, 0, 1), lambda x: np.power(x, 2.0), lambda x: np.arctan2(x, 1.0)])
+    lambda x: np.clip(x, 0, 1), lambda x: np.power(x, 2.0), lambda x: np.arctan2(x, 1.0),
+    lambda x: x ** 2, lambda x: x ** 3 - x])
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])
 def test_python_numbers_beside_arrays_in_numpy_calls_are_weak(f, dtype):
     # NumPy types the number by the array beside it (float32 stays float32, int32 with an

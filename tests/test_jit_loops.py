@@ -202,8 +202,8 @@ def test_parts_of_a_chain_read_for_their_shape_are_fused(fn, args):
         np.testing.assert_allclose(x, y, rtol=1e-12)
     np.testing.assert_allclose(got[0], numeric_vjp(fn, list(args), 0, 1.0), rtol=1e-6, atol=1e-7)
     text = strop.source(jg)
-    if fn is stepper:
-        assert "chain_like('weak(2, _0) * _0', _t2)" in text, text
+    if fn is stepper:   # its parts are of one shape (transformer/shapes.py): not taped
+        assert "chain_like(" not in text and "_tape_t2" not in text, text
         assert "lap = elementwise('_0 - weak(2, _1) * _1 + _2', " in text, text
     if fn is rebound_between:      # x and y are rebound before the tapes: what reads them
         assert "_t1 = x * y\n" in text, text          # is not fused, the rest is

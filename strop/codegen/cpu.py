@@ -249,9 +249,6 @@ def weaken(node, refs, params=()):
             self.generic_visit(node)
             for side, other in (("left", node.right), ("right", node.left)):
                 c = getattr(node, side)
-                if isinstance(node.op, gast.Pow) and side == "right" and _is_number(c) and \
-                        type(c.value) is int:
-                    continue   # x ** 2 stays an integer power (a multiply, not pow())
                 if is_number(c) and not is_number(other) and not isinstance(
                         other, (gast.Constant, gast.List, gast.Tuple)) and not isinstance(
                         node.op, (gast.LShift, gast.RShift, gast.BitAnd, gast.BitOr,

@@ -34,12 +34,21 @@ def fuse(node, refs):
     loads = Counter(n.id for n in names if isinstance(n.ctx, gast.Load))
     stores = Counter(n.id for n in names if isinstance(n.ctx, gast.Store))
     shapes = Counter(a.id for a in (_shape_of(n, refs) for n in gast.walk(node)) if a)
-    fusion = _Fusion(refs, shapes, lambda t: loads[t] - shapes[t] == 1 and stores[t] == 1 and
-                     TEMP.match(t))
+    likes = _likes(node, refs)
+    fusion = _Fusion(refs, shapes, likes, lambda t: loads[t] - shapes[t] - likes[t] == 1 and
+                     stores[t] == 1 and TEMP.match(t))
     fusion.block(node.body)
     if fusion.stand_ins:
         fusion.stand_in(node, ir.names_in(node) - set(refs))
     return node
+
+
+def _likes(node, refs):
+    """How often each name is read as ``weak(number, name)``'s second argument: for its
+    dtype only (``weak(2, _bt3) * _bt3`` reads ``_bt3`` once for its value)."""
+    return Counter(n.args[1].id for n in gast.walk(node) if isinstance(n, gast.Call) and
+                   len(n.args) == 2 and isinstance(n.args[1], gast.Name) and
+                   callee_of(n, refs) is runtime.weak)
 
 
 def _shape_of(node, refs):
@@ -51,8 +60,8 @@ def _shape_of(node, refs):
 
 
 class _Fusion:
-    def __init__(self, refs, shapes, single):
-        self.refs, self.shapes, self.single = refs, shapes, single
+    def __init__(self, refs, shapes, likes, single):
+        self.refs, self.shapes, self.likes, self.single = refs, shapes, likes, single
         self.stand_ins = {}     # fused temporary read for its shape -> its value
 
     def block(self, stmts):
@@ -65,7 +74,13 @@ class _Fusion:
             if not (isinstance(s, gast.Assign) and len(s.targets) == 1):
                 pending.clear()             # control flow, effects, returns: nothing crosses
                 continue
-            s.value = _Substitute(pending, fused, self).visit(s.value)
+            here = _likes(s.value, self.refs)   # a dtype read elsewhere keeps its temporary
+            ready = {t: d for t, d in pending.items() if here[t] == self.likes[t]}
+            sub = _Substitute(ready, fused, self)
+            s.value = _Likes(sub.values, self.refs).visit(sub.visit(s.value))
+            for t in set(pending) - set(ready) - set(sub.values):
+                ready[t] = pending[t]
+            pending = ready
             written = {n.id for n in gast.walk(s.targets[0]) if isinstance(n, gast.Name)}
             for t in [t for t, d in pending.items() if _reads(d.value) & written]:
                 del pending[t]
@@ -108,11 +123,13 @@ class _Substitute(gast.NodeTransformer):
 
     def __init__(self, pending, fused, fusion):
         self.pending, self.fused, self.fusion = pending, fused, fusion
+        self.values = {}    # temporary -> the value written in its place
 
     def operand(self, node):
         if isinstance(node, gast.Name) and node.id in self.pending:
             stmt = self.pending.pop(node.id)
             self.fused.add(id(stmt))
+            self.values[node.id] = stmt.value
             if self.fusion.shapes[node.id]:
                 self.fusion.stand_ins[node.id] = ir.clone(stmt.value)
             return stmt.value
@@ -130,6 +147,21 @@ class _Substitute(gast.NodeTransformer):
     def visit_Compare(self, node):
         node.left = self.operand(node.left)
         node.comparators = [self.operand(c) for c in node.comparators]
+        return node
+
+
+class _Likes(gast.NodeTransformer):
+    """``weak(number, t)`` of a temporary written in place: ``weak(number, <its value>)``,
+    whose dtype compiled code takes without computing it (runtime/numba/loops.py)."""
+
+    def __init__(self, values, refs):
+        self.values, self.refs = values, refs
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if len(node.args) == 2 and isinstance(node.args[1], gast.Name) and \
+                node.args[1].id in self.values and callee_of(node, self.refs) is runtime.weak:
+            node.args[1] = ir.clone(self.values[node.args[1].id])
         return node
 
 

@@ -218,9 +218,10 @@ _PRODUCT_VJPS = {runtime.matmul_vjp_x: (1, runtime.add_matmul_vjp_x),
 
 def _products(node, refs):
     """``t = matmul_vjp_x(g, x, y); u = unbroadcast(t, x); acc = acc + u`` (``t`` and ``u``
-    read nowhere else, nothing the first reads rebound between) become ``acc =
-    add_matmul_vjp_x(acc, g, x, y)`` (and likewise for y): a cotangent of an operand of ``@``
-    goes into ``acc`` with no array of its own.  Returns the statements made."""
+    read nowhere else, nothing the first reads rebound between; the unbroadcast absent where
+    reverse mode proved it does nothing) become ``acc = add_matmul_vjp_x(acc, g, x, y)`` (and
+    likewise for y): a cotangent of an operand of ``@`` goes into ``acc`` with no array of its
+    own.  Returns the statements made."""
     loads, stores = _counts(node, gast.Load), _counts(node, gast.Store)
     found = []
     for block in _blocks(node):
@@ -234,19 +235,23 @@ def _products(node, refs):
             acc = s.targets[0].id
             k2 = defs.get(names[1 - names.index(acc)])
             unb = block[k2].value if k2 is not None and k2 < j else None
-            if not (_call_of(unb, refs) is runtime.unbroadcast and len(unb.args) == 2):
-                continue
-            k1 = defs.get(unb.args[0].id)
-            vjp = block[k1].value if k1 is not None and k1 < k2 else None
+            if _call_of(unb, refs) is runtime.unbroadcast and len(unb.args) == 2:
+                k1 = defs.get(unb.args[0].id)
+            else:
+                k1, k2, unb = k2, None, None
+            vjp = block[k1].value if k1 is not None and k1 < (j if k2 is None else k2) \
+                else None
             if _call_of(vjp, refs) not in _PRODUCT_VJPS or len(vjp.args) != 3:
                 continue
             operand, helper = _PRODUCT_VJPS[_call_of(vjp, refs)]
             read = {a.id for a in vjp.args} | {acc}
-            if vjp.args[operand].id != unb.args[1].id or any(
+            if unb is not None and vjp.args[operand].id != unb.args[1].id or any(
                     read & names_in(b, gast.Store) for b in block[k1 + 1:j]):
                 continue
             s.value = ir.call(_helper(refs, helper), [ir.name(acc), *vjp.args])
-            block[k1] = block[k2] = gast.Pass()
+            block[k1] = gast.Pass()
+            if k2 is not None:
+                block[k2] = gast.Pass()
             found.append(s)
     _drop_passes(node)
     return found

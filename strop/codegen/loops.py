@@ -6,8 +6,9 @@ element, whether the operand is broadcast; with three or more operands those che
 the loop and it does not vectorize (runtime/numba/loops.py has the numbers).  So a chain over
 three or more names becomes ``lap = elementwise("_0 - weak(2, _1) * _1 + _2", _t1, _t2, _t5)``:
 its Numba implementation runs one loop nest where the arrays among the operands share one
-shape, and the expression itself elsewhere (numbers, broadcasting, other dtypes).  Compiled
-code only; as Python, ``elementwise`` evaluates the text.
+shape, and the expression itself elsewhere (numbers, broadcasting, other dtypes).  So does a chain
+with ``weak(2, -_bt4)``, a number typed like an expression (fuse.py): elementwise types it
+without computing it.  Compiled code only; as Python, ``elementwise`` evaluates the text.
 """
 import gast
 
@@ -30,7 +31,7 @@ def loop_chains(node, refs):
                 and not isinstance(s.value, (gast.Name, gast.Constant, gast.Call))):
             continue
         text, names = chain_text(s.value, refs)
-        if len(names) < MIN_NAMES:
+        if len(names) < MIN_NAMES and not _typed_weak(s.value, refs):
             continue
         fn = _bind(refs, runtime.elementwise, "elementwise", local)
         s.value = ir.call(fn, [ir.const(text), *[ir.name(n) for n in names]])
@@ -52,10 +53,9 @@ def is_chain(e, refs):
         return True
     if isinstance(e, gast.Constant):
         return type(e.value) in (bool, int, float)
-    if isinstance(e, gast.Call):
+    if isinstance(e, gast.Call):     # (the second argument: for its dtype only)
         return callee_of(e, refs) is runtime.weak and len(e.args) == 2 and not e.keywords \
-            and isinstance(e.args[0], (gast.Constant, gast.Name)) \
-            and isinstance(e.args[1], gast.Name)
+            and isinstance(e.args[0], (gast.Constant, gast.Name)) and is_chain(e.args[1], refs)
     if isinstance(e, gast.BinOp):
         return type(e.op).__name__ in CHAIN_OPERATORS and is_chain(e.left, refs) and is_chain(e.right, refs)
     if isinstance(e, gast.UnaryOp):
@@ -64,6 +64,13 @@ def is_chain(e, refs):
         return len(e.ops) == 1 and type(e.ops[0]).__name__ in CHAIN_OPERATORS and \
             is_chain(e.left, refs) and is_chain(e.comparators[0], refs)
     return False
+
+
+def _typed_weak(e, refs):
+    """Whether chain ``e`` has a ``weak(number, <expression>)`` (fuse.py), which only the
+    implementation of elementwise types without computing the expression."""
+    return any(isinstance(n, gast.Call) and callee_of(n, refs) is runtime.weak and
+               not isinstance(n.args[1], gast.Name) for n in gast.walk(e))
 
 
 def _in_order(e):

@@ -90,14 +90,14 @@ class Adjoints:
         self_ref = y in {n.id for n in gast.walk(s.value) if isinstance(n, gast.Name)}
         if not self_ref:
             pre, contributions = self.contributions(s, ir.name(by), ir.name(y))
-            contributions = [(v, self.scalar_simplify(e, y)) for v, e in contributions]
+            contributions = [(v, self.unbroadcast_simplify(e, s)) for v, e in contributions]
             body = pre + [a for v, e in contributions for a in self.accumulate(v, e, init)]
             return Chunk(_located(body, s.loc)), init
         # y = f(y): keep the cotangent and the output, put y back, then use its old value
         g, ans = self.temp("_g"), self.temp("_ans")
         restore = Chunk()
         pre, contributions = self.contributions(s, ir.name(g), ir.name(ans))
-        contributions = [(v, self.scalar_simplify(e, y)) for v, e in contributions]
+        contributions = [(v, self.unbroadcast_simplify(e, s)) for v, e in contributions]
         body = _located([ir.assign(g, ir.name(by)), ir.assign(ans, ir.name(y))], s.loc)
         body += [restore] + _located(pre, s.loc)
         body += _located([a for v, e in contributions for a in self.accumulate(v, e, init)],

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import runtime
 from ..errors import TransformError
-from . import analysis, ir, ranks, recompute
+from . import analysis, ir, ranks, recompute, shapes
 from .adjoints import Adjoints, _overwritten, stmt_expr
 from .chunks import Context, annotate_live, flatten, mark_dead
 from .operations import (BINOPS, SEQUENCE_RESULTS, UNARYOPS, _as_node, _rename, _walk_stmts,
@@ -116,17 +116,33 @@ class Reverse(Adjoints):
                     active.add(tape.id)
                     changed = True
         self.containers = self.find_containers(assigns, params)
-        self.scalars = self.find_scalars(stmts, [a.id for a in self.node.args.args])
+        params = [a.id for a in self.node.args.args]
+        self.scalars = self.find_scalars(stmts, params)
+        self.shapes = shapes.known(stmts, {p: k for p, k in self.kinds.items() if p in params},
+                                   self.dtypes, self.fn.callee, self.dims)
         return active
 
     def find_scalars(self, stmts, params):
         return ranks.scalar_names(stmts, {p: r for p, r in self.param_ranks.items()
                                           if p in params}, self.fn.callee)
 
-    def scalar_simplify(self, expr, y):
-        """``unbroadcast(e, x)`` with the output ``y`` and the operand ``x`` both numbers is
-        ``e``: no shape to undo (and no tape to keep ``x`` for its shape)."""
-        if y not in self.scalars:
+    def unbroadcast_simplify(self, expr, s):
+        """``unbroadcast(e, x)`` in the cotangent of an operand ``x`` of ``y = value`` is
+        ``e`` where there is no shape to undo and no dtype to cast to: ``y`` and ``x`` both
+        numbers, ``value`` elementwise and ``x`` surely of y's shape and dtype, or a product
+        of vectors and matrices and ``x`` of y's dtype (shapes.py).  Nor is there a tape to
+        keep ``x`` for its shape."""
+        y = s.targets[0].id
+        if y in self.scalars:
+            def plain(x):
+                return x in self.scalars
+        elif y in self.shapes and shapes.elementwise(s.value, self.fn.callee):
+            def plain(x):
+                return shapes.same(self.shapes, x, y)
+        elif shapes.matrix_product(s.value, self.shapes):
+            def plain(x):
+                return shapes.same_dtype(self.shapes, x, y)
+        else:
             return expr
         helper = runtime.unbroadcast
 
@@ -134,8 +150,7 @@ class Reverse(Adjoints):
             def visit_Call(inner, node):   # noqa: N805
                 inner.generic_visit(node)
                 if (self.fn_callee_is(node.func, helper) and len(node.args) == 2
-                        and isinstance(node.args[1], gast.Name)
-                        and node.args[1].id in self.scalars):
+                        and isinstance(node.args[1], gast.Name) and plain(node.args[1].id)):
                     return node.args[0]
                 return node
         return Simplify().visit(expr)
@@ -386,14 +401,18 @@ def _atom_name(rev, value, body, loc, base="_out"):
     return n
 
 
-def reverse(fn, wrt, mode="grad", has_aux=False, multi=False, kinds=None):
+def reverse(fn, wrt, mode="grad", has_aux=False, multi=False, kinds=None, dtypes=None,
+            dims=None):
     """The reverse-mode derivative of ``fn`` with respect to parameters ``wrt``; ``mode`` is
     "grad", "value_and_grad" or "vjp" (an extra parameter after the leaves, before the free
     variables: the output's cotangent);
-    ``kinds``: parameter -> "scalar", "array" or "tree" (a container), as the call gave."""
+    ``kinds``: parameter -> "scalar", "array" or "tree" (a container), as the call gave;
+    ``dtypes``: parameter -> the dtype of its array or NumPy number, ``dims``: parameter ->
+    the classes of equal lengths of its array's axes, where known (transformer/shapes.py)."""
     r = Reverse(fn, wrt, mode, has_aux)
     kinds = kinds or {}
     r.multi = multi
     r.leaves = {p for p, k in kinds.items() if k != "tree"}
+    r.kinds, r.dtypes, r.dims = kinds, dtypes or {}, dims or {}
     r.param_ranks = ranks.given_ranks(kinds)
     return r.run()

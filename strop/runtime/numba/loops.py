@@ -14,6 +14,7 @@ import ast
 
 import numpy as np
 from numba import types
+from numba.np.numpy_support import as_dtype
 from numba.core.registry import cpu_target
 
 from ... import runtime as rt
@@ -26,11 +27,11 @@ _CALLS = {"weak": rt.weak}
 _OPERATORS = set(CHAIN_OPERATORS.values())
 
 
-def _type_of(node, args, ctx):
-    """The Numba type of expression ``node`` with operand ``_k`` of type ``args[k]``, or None
-    where it has a form this does not type."""
+def _type_of(node, args, ctx, consts=None):
+    """The Numba type of expression ``node`` with operand ``_k`` of type ``args[k]`` (and
+    names in ``consts`` those constants), or None where it has a form this does not type."""
     def resolve(fn, *operands):
-        ts = [_type_of(o, args, ctx) for o in operands]
+        ts = [_type_of(o, args, ctx, consts) for o in operands]
         if any(t is None for t in ts):
             return None
         fnty = fn if fn in _OPERATORS else ctx.resolve_value_type(fn)
@@ -39,6 +40,8 @@ def _type_of(node, args, ctx):
 
     if isinstance(node, ast.Name) and node.id.startswith("_") and node.id[1:].isdigit():
         return args[int(node.id[1:])]
+    if isinstance(node, ast.Name) and consts and node.id in consts:
+        return ctx.resolve_value_type(consts[node.id])
     if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, float)):
         return ctx.resolve_value_type(node.value)
     op = CHAIN_OPERATORS.get(type(getattr(node, "op", None)).__name__)
@@ -56,7 +59,7 @@ def _type_of(node, args, ctx):
     return None
 
 
-def _loops(chain, args):
+def _loops(chain, args, consts=None):
     """Whether ``chain`` on operands of types ``args`` runs as a loop (the module's rule)."""
     arrays = [t for t in args if isinstance(t, types.Array)]
     if len(arrays) < 3 or not all(isinstance(t.dtype, types.Float) for t in arrays) or \
@@ -68,9 +71,9 @@ def _loops(chain, args):
     ctx.refresh()       # (the registries of every loaded implementation)
     tree = ast.parse(chain, mode="eval").body
     try:
-        whole = _type_of(tree, args, ctx)
+        whole = _type_of(tree, args, ctx, consts)
         each = _type_of(tree, [t.dtype if isinstance(t, types.Array) else t for t in args],
-                        ctx)
+                        ctx, consts)
     except Exception:     # a typing error: the array expression reports it as Numba does
         return False
     return isinstance(whole, types.Array) and whole.ndim == arrays[0].ndim and \
@@ -108,6 +111,32 @@ class _Elements(ast.NodeTransformer):
         return node
 
 
+class _WeakConstants(ast.NodeTransformer):
+    """``weak(2, <expression>)``: the number in the expression's type (fuse.py writes a
+    temporary read for its dtype as its expression), a constant named ``_wK`` in ``space``,
+    so that the expression is never computed."""
+
+    def __init__(self, args, ctx, space):
+        self.args, self.ctx, self.space = args, ctx, space
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if not (isinstance(node.func, ast.Name) and node.func.id == "weak" and
+                len(node.args) == 2 and not isinstance(node.args[1], ast.Name) and
+                isinstance(node.args[0], ast.Constant)):
+            return node      # (a number in a variable: the expression is computed)
+        like = _type_of(node.args[1], self.args, self.ctx, self.space)
+        if like is None:
+            return node
+        number = node.args[0].value
+        name = f"_w{len(self.space)}"
+        kind = like.dtype if isinstance(like, types.Array) else like
+        self.space[name] = as_dtype(kind).type(number) if isinstance(
+            kind, (types.Float, types.Complex)) or isinstance(kind, types.Integer) and \
+            type(number) is int else number
+        return ast.Name(id=name, ctx=ast.Load())
+
+
 @overload(rt.elementwise, prefer_literal=True, jit_options={"error_model": "numpy"})
 def _elementwise(chain, *args):
     if not isinstance(chain, types.StringLiteral):
@@ -115,13 +144,20 @@ def _elementwise(chain, *args):
     text = chain.literal_value
     if len(args) == 1 and isinstance(args[0], types.StarArgTuple):
         args = tuple(args[0])
-    if _loops(text, args):
-        space = {"np": np, "weak": rt.weak}
-        whole = _type_of(ast.parse(text, mode="eval").body, args, cpu_target.typing_context)
+    constants = {}
+    if "weak(" in text:
+        ctx = cpu_target.typing_context
+        ctx.refresh()
+        text = ast.unparse(_WeakConstants(args, ctx, constants).visit(
+            ast.parse(text, mode="eval")))
+    if _loops(text, args, constants):
+        space = {"np": np, "weak": rt.weak, **constants}
+        whole = _type_of(ast.parse(text, mode="eval").body, args, cpu_target.typing_context,
+                         constants)
         space["DTYPE"] = np.dtype(str(whole.dtype))
         exec(_source(text, args), space)
         return space["impl"]
-    space = {"weak": rt.weak}
+    space = {"weak": rt.weak, **constants}
     exec("def impl(chain, *args):\n" + "".join(f"    _{k} = args[{k}]\n" for k in range(len(args)))
          + f"    return {text}\n", space)
     return space["impl"]

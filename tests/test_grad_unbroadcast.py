@@ -1,0 +1,73 @@
+"""Cotangents without ``unbroadcast`` where shapes and dtypes are proven equal
+(transformer/shapes.py), and with it wherever they may differ: gradients against central
+differences, compiled against the python backend, dtypes as the arguments give them."""
+import numpy as np
+import pytest
+
+import strop
+from helpers import numeric_vjp
+
+
+def stencil(u0, alpha, steps):
+    u = u0.copy()
+    for _ in range(steps):
+        lap = u[2:] - 2 * u[1:-1] + u[:-2]
+        u[1:-1] = u[1:-1] + alpha * lap
+    return np.sum(u ** 2)
+
+
+def broadcast(x, b):
+    y = x * b + b          # b: a row, a column, a number or x's shape
+    return np.sum(np.tanh(y) * x)
+
+
+def mixed(x, y):
+    return np.sum(np.sin(x * y) + x * x + 2 * x)
+
+
+def check_fd(f, args, got):
+    for i, gi in enumerate(got):
+        np.testing.assert_allclose(gi, numeric_vjp(f, args, i, 1.0), rtol=1e-6, atol=1e-7)
+
+
+def test_stencil_gradient_needs_no_shape_tapes():
+    g = strop.jit(strop.grad(stencil, argnums=(0, 1)))
+    rng = np.random.default_rng(0)
+    with strop.config.override(enable_x64=True):
+        u0, alpha = rng.standard_normal(30), 0.2
+        got = g(u0, alpha, 5)
+        want = strop.jit(strop.grad(stencil, argnums=(0, 1)), backend="python")(u0, alpha, 5)
+        src = strop.source(g)
+    check_fd(lambda u, a: stencil(u, a, 5), (u0, alpha), got)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    # the slices, the lap and the update are all of one length: only the number alpha's
+    # cotangent is summed, and the only tapes are the update's and lap's values
+    assert src.count("unbroadcast(") == 1 and src.count("shape_like(") <= 2, src
+
+
+@pytest.mark.parametrize("bshape", [(4,), (1, 4), (3, 1), (3, 4), ()])
+@pytest.mark.parametrize("backend", ["cpu", "python"])
+def test_broadcast_operands_keep_their_sums(bshape, backend):
+    rng = np.random.default_rng(1)
+    with strop.config.override(enable_x64=True):
+        x = rng.standard_normal((3, 4))
+        b = rng.standard_normal(bshape) if bshape else 0.7
+        got = strop.jit(strop.grad(broadcast, argnums=(0, 1)), backend=backend)(x, b)
+    assert np.shape(got[1]) == np.shape(b)
+    check_fd(broadcast, (x, b), got)
+
+
+def test_dtypes_follow_each_call():
+    """One function called with float32 and float64 arrays, and with both at once (x64 on):
+    each cotangent in its own argument's dtype, as the python backend gives it."""
+    rng = np.random.default_rng(2)
+    g = strop.jit(strop.grad(mixed, argnums=(0, 1)))
+    p = strop.jit(strop.grad(mixed, argnums=(0, 1)), backend="python")
+    with strop.config.override(enable_x64=True):
+        for dx, dy in [(np.float32, np.float32), (np.float64, np.float64),
+                       (np.float32, np.float64), (np.float64, np.float32)]:
+            x, y = rng.standard_normal(5).astype(dx), rng.standard_normal(5).astype(dy)
+            got, want = g(x, y), p(x, y)
+            assert [a.dtype for a in got] == [a.dtype for a in want] == [np.dtype(dx),
+                                                                          np.dtype(dy)]
+            np.testing.assert_allclose(got[0], want[0], rtol=1e-5)
