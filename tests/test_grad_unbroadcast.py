@@ -71,3 +71,21 @@ def test_dtypes_follow_each_call():
             assert [a.dtype for a in got] == [a.dtype for a in want] == [np.dtype(dx),
                                                                           np.dtype(dy)]
             np.testing.assert_allclose(got[0], want[0], rtol=1e-5)
+
+
+def product(x, y):
+    return np.sum(np.tanh(x * y) + x)
+
+
+def test_code_is_made_per_equal_lengths():
+    """x and y of one length in one call, of two in the next (y broadcast), then one again:
+    the code made for equal lengths has no sums; each call's gradient is right."""
+    g = strop.jit(strop.grad(product, argnums=(0, 1)))
+    rng = np.random.default_rng(3)
+    with strop.config.override(enable_x64=True):
+        for n, m in [(5, 5), (5, 1), (7, 7)]:
+            x, y = rng.standard_normal(n), rng.standard_normal(m)
+            got = g(x, y)
+            check_fd(product, (x, y), got)
+            assert "unbroadcast(" not in strop.source(g) if n == m else \
+                "unbroadcast(" in strop.source(g)
