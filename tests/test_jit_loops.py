@@ -208,3 +208,36 @@ def test_parts_of_a_chain_read_for_their_shape_are_fused(fn, args):
     if fn is rebound_between:      # x and y are rebound before the tapes: what reads them
         assert "_t1 = x * y\n" in text, text          # is not fused, the rest is
         assert "_tape_t3.append(chain_like('_0 + _1', _t1, _t2))" in text, text
+
+
+@functools.lru_cache(maxsize=None)
+def compiled_sum(text):
+    from numba import njit
+    from strop.runtime import numba as _implementations  # noqa: F401
+    return njit(error_model="numpy")(
+        lambda x, a, b: runtime.unbroadcast_chain(text, x, a, b))
+
+
+SUMMED = {   # (x, a, b): x the number or array summed to
+    "vector": (0.5, F64, F64[::-1].copy()),
+    "sizes 0-17": [(0.5, F64[:n], F64[n:2 * n]) for n in (0, 1, 7, 8, 9, 17)],
+    "matrix": (1.0, F64[:200].reshape(10, 20), F64[100:].reshape(10, 20)),
+    "strided": (1.0, F64[::3], F64[1::3]),
+    "float32": (np.float32(1.0), F64.astype(np.float32), F64[::-1].astype(np.float32)),
+    "broadcast": (1.0, F64.reshape(3, 100), F64[:100]),             # the expression, summed
+    "to a row": (F64[:100].reshape(1, 100), F64.reshape(3, 100), F64[:100]),   # an array x
+    "integer x": (3, F64, F64),
+}
+
+
+@pytest.mark.parametrize("chain", ["_0 * _1", "weak(2, -_0) * _1 - _0"])
+@pytest.mark.parametrize("case", sorted(SUMMED))
+def test_a_chain_summed_as_it_is_computed_is_its_unbroadcast(chain, case):
+    for x, a, b in SUMMED[case] if isinstance(SUMMED[case], list) else [SUMMED[case]]:
+        got = compiled_sum(chain)(x, a, b)
+        want = runtime.unbroadcast(runtime.elementwise(chain, a, b), x)
+        assert np.shape(got) == np.shape(want)     # (a raw njit call boxes a float32 number
+        if np.ndim(got):                           # as a Python float)
+            assert got.dtype == want.dtype
+        tol = 1e-5 if np.result_type(want) == np.float32 else 1e-12
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.sqrt(np.size(a)))

@@ -13,6 +13,9 @@ A temporary the adjoint reads only for its shape (``_tape.append(shape_like(_t3)
 transformer/tapes) is fused too: its stand-in becomes ``chain_like("weak(2, _0) * _0", _t2)``,
 the shape and dtype of the chain over its operands, where those operands are not rebound
 before the stand-in is made (it reads them where it is).
+
+A chain summed by ``unbroadcast`` is written into it too (``unbroadcast(_bt8 * lap, alpha)``):
+codegen/loops.py makes it one call that sums the elements as it computes them.
 """
 import re
 from collections import Counter
@@ -148,6 +151,13 @@ class _Substitute(gast.NodeTransformer):
         node.left = self.operand(node.left)
         node.comparators = [self.operand(c) for c in node.comparators]
         return node
+
+    def visit_Call(self, node):   # a cotangent summed to a shape: summed as it is computed
+        if callee_of(node, self.fusion.refs) is runtime.unbroadcast and len(node.args) == 2 \
+                and not node.keywords:
+            node.args[0] = self.operand(node.args[0])
+            return node
+        return self.generic_visit(node)
 
 
 class _Likes(gast.NodeTransformer):

@@ -8,7 +8,9 @@ three or more names becomes ``lap = elementwise("_0 - weak(2, _1) * _1 + _2", _t
 its Numba implementation runs one loop nest where the arrays among the operands share one
 shape, and the expression itself elsewhere (numbers, broadcasting, other dtypes).  So does a chain
 with ``weak(2, -_bt4)``, a number typed like an expression (fuse.py): elementwise types it
-without computing it.  Compiled code only; as Python, ``elementwise`` evaluates the text.
+without computing it.  A chain summed by unbroadcast becomes ``unbroadcast_chain(text, x,
+...)``, which sums its elements as it computes them where ``x`` is a number.  Compiled code
+only; as Python, ``elementwise`` evaluates the text.
 """
 import gast
 
@@ -26,6 +28,12 @@ def loop_chains(node, refs):
     runtime.elementwise; ``refs`` gains the name it is bound to."""
     local = ir.names_in(node) - set(refs)
     for s in gast.walk(node):
+        summed = _summed_chain(s, refs)
+        if summed is not None:
+            text, names = chain_text(summed.args[0], refs)
+            fn = _bind(refs, runtime.unbroadcast_chain, "unbroadcast_chain", local)
+            s.value = ir.call(fn, [ir.const(text), summed.args[1], *map(ir.name, names)])
+            continue
         if not (isinstance(s, gast.Assign) and len(s.targets) == 1
                 and isinstance(s.targets[0], gast.Name) and is_chain(s.value, refs)
                 and not isinstance(s.value, (gast.Name, gast.Constant, gast.Call))):
@@ -64,6 +72,17 @@ def is_chain(e, refs):
         return len(e.ops) == 1 and type(e.ops[0]).__name__ in CHAIN_OPERATORS and \
             is_chain(e.left, refs) and is_chain(e.comparators[0], refs)
     return False
+
+
+def _summed_chain(s, refs):
+    """The call of ``t = unbroadcast(<chain>, x)`` (fuse.py), or None."""
+    v = getattr(s, "value", None) if isinstance(s, gast.Assign) and len(s.targets) == 1 \
+        else None
+    if isinstance(v, gast.Call) and callee_of(v, refs) is runtime.unbroadcast and \
+            len(v.args) == 2 and not v.keywords and isinstance(v.args[1], gast.Name) and \
+            not isinstance(v.args[0], (gast.Name, gast.Constant)) and is_chain(v.args[0], refs):
+        return v
+    return None
 
 
 def _typed_weak(e, refs):

@@ -7,7 +7,7 @@ import numpy as np
 
 from .base import add, like, unbroadcast, zeros_like
 
-__all__ = ["weak", "elementwise", "chain_like", "balanced_eq", "plus", "plus_vjp", "times", "times_vjp", "times_jvp"]
+__all__ = ["weak", "elementwise", "chain_like", "unbroadcast_chain", "balanced_eq", "plus", "plus_vjp", "times", "times_vjp", "times_jvp"]
 
 
 def weak(number, like):
@@ -44,6 +44,13 @@ def chain_like(chain, *operands):
     with np.errstate(all="ignore"):
         dtype = np.result_type(elementwise(chain, *probes))
     return np.broadcast_to(np.zeros((), dtype), np.broadcast_shapes(*map(np.shape, operands)))
+
+
+def unbroadcast_chain(chain, x, *operands):
+    """``unbroadcast(elementwise(chain, *operands), x)``: a cotangent made by a chain and
+    summed down to x's shape (codegen/fuse.py), which compiled code sums as it computes it
+    where ``x`` is a number (``balpha + sum(_bt8 * lap)``: no array in between)."""
+    return unbroadcast(elementwise(chain, *operands), x)
 
 
 def balanced_eq(x, z, y):

@@ -137,6 +137,17 @@ class _WeakConstants(ast.NodeTransformer):
         return ast.Name(id=name, ctx=ast.Load())
 
 
+def _typed_weaks(text, args):
+    """(``text`` with each ``weak(number, <expression>)`` a constant, the constants)."""
+    constants = {}
+    ctx = cpu_target.typing_context
+    ctx.refresh()
+    if "weak(" in text:
+        text = ast.unparse(_WeakConstants(args, ctx, constants).visit(
+            ast.parse(text, mode="eval")))
+    return text, constants
+
+
 @overload(rt.elementwise, prefer_literal=True, jit_options={"error_model": "numpy"})
 def _elementwise(chain, *args):
     if not isinstance(chain, types.StringLiteral):
@@ -144,12 +155,7 @@ def _elementwise(chain, *args):
     text = chain.literal_value
     if len(args) == 1 and isinstance(args[0], types.StarArgTuple):
         args = tuple(args[0])
-    constants = {}
-    if "weak(" in text:
-        ctx = cpu_target.typing_context
-        ctx.refresh()
-        text = ast.unparse(_WeakConstants(args, ctx, constants).visit(
-            ast.parse(text, mode="eval")))
+    text, constants = _typed_weaks(text, args)
     if _loops(text, args, constants):
         space = {"np": np, "weak": rt.weak, **constants}
         whole = _type_of(ast.parse(text, mode="eval").body, args, cpu_target.typing_context,
@@ -188,4 +194,75 @@ def _chain_like(chain, *args):
     return space["impl"]
 
 
-IMPLEMENTED = {rt.elementwise, rt.chain_like}
+def _sum_source(chain, args):
+    """impl(chain, x, *args): the chain's elements summed as they are computed, with eight
+    accumulators along the last axis (one would make every addition wait for the last), where
+    the arrays share one shape; else ``unbroadcast(chain, x)``."""
+    arrays = [k for k, t in enumerate(args) if isinstance(t, types.Array)]
+    first, ndim = f"_{arrays[0]}", args[arrays[0]].ndim
+    outer = [f"i{d}" for d in range(ndim - 1)]
+    same = " and ".join([f"_{k}.shape == {first}.shape" for k in arrays[1:]] or ["True"])
+    lines = ["def impl(chain, x, *args):"]
+    lines += [f"    _{k} = args[{k}]" for k in range(len(args))]
+    lines += [f"    if {same}:", "        total = DTYPE(0)", f"        m = {first}.shape[-1]",
+              "        top = m - m % 8"]
+    indent = "        "
+    for d, i in enumerate(outer):
+        lines.append(f"{indent}for {i} in range({first}.shape[{d}]):")
+        indent += "    "
+
+    def element(j):
+        index = ", ".join(outer + [j])
+        return ast.unparse(_Elements(arrays, index).visit(ast.parse(chain, mode="eval")))
+    lines.append(indent + " = ".join(f"a{k}" for k in range(8)) + " = DTYPE(0)")
+    lines.append(f"{indent}for j in range(0, top, 8):")
+    lines += [f"{indent}    a{k} += {element(f'j + {k}')}" for k in range(8)]
+    lines.append(f"{indent}for j in range(top, m):")
+    lines.append(f"{indent}    a0 += {element('j')}")
+    lines.append(f"{indent}total += ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))")
+    lines += ["        return rt.unbroadcast(total, x)", f"    return rt.unbroadcast({chain}, x)"]
+    return "\n".join(lines) + "\n"
+
+
+@overload(rt.unbroadcast_chain, prefer_literal=True, jit_options={"error_model": "numpy"})
+def _unbroadcast_chain(chain, x, *args):
+    if not isinstance(chain, types.StringLiteral):
+        return None
+    if len(args) == 1 and isinstance(args[0], types.StarArgTuple):
+        args = tuple(args[0])
+    text, constants = _typed_weaks(chain.literal_value, args)
+    space = {"np": np, "weak": rt.weak, "rt": rt, **constants}
+    arrays = [t for t in args if isinstance(t, types.Array)]
+    if isinstance(x, (types.Number, types.Boolean)) and arrays and _summed(text, args, constants):
+        whole = _type_of(ast.parse(text, mode="eval").body, args, cpu_target.typing_context,
+                         constants)
+        space["DTYPE"] = as_dtype(whole.dtype).type
+        exec(_sum_source(text, args), space)
+        return space["impl"]
+    exec("def impl(chain, x, *args):\n" + "".join(f"    _{k} = args[{k}]\n"
+                                                 for k in range(len(args)))
+         + f"    return rt.unbroadcast({text}, x)\n", space)
+    return space["impl"]
+
+
+def _summed(chain, args, consts):
+    """Whether the elements of ``chain`` are summed in one loop: float arrays of one rank, and
+    the chain's type on their elements the array's dtype (as _loops)."""
+    arrays = [t for t in args if isinstance(t, types.Array)]
+    if not all(isinstance(t.dtype, types.Float) for t in arrays) or \
+            len({t.ndim for t in arrays}) != 1 or arrays[0].ndim == 0 or not all(
+            isinstance(t, (types.Array, types.Number, types.Boolean)) for t in args):
+        return False
+    ctx = cpu_target.typing_context
+    tree = ast.parse(chain, mode="eval").body
+    try:
+        whole = _type_of(tree, args, ctx, consts)
+        each = _type_of(tree, [t.dtype if isinstance(t, types.Array) else t for t in args],
+                        ctx, consts)
+    except Exception:
+        return False
+    return isinstance(whole, types.Array) and whole.ndim == arrays[0].ndim and \
+        whole.dtype == each
+
+
+IMPLEMENTED = {rt.elementwise, rt.chain_like, rt.unbroadcast_chain}
