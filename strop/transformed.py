@@ -31,8 +31,8 @@ class Transformed:
     """
     check_args = None
     check_all = None        # checks of all the arguments, static ones included (jit(grad))
-    shape_keyed = False     # code made per the arguments' dtypes and equal lengths (reverse
-    #                         mode's, transformer/shapes.py), and so the code of any transform of it
+    shape_keyed = False     # code made per the arguments' dtypes and equal lengths: reverse
+    #                         mode's (transformer/shapes.py) and any transform's of it
     nargs = None            # vjp, jvp: the arguments are the first nargs inputs (of a call)
     backend = "python"
     static_argnums = ()
@@ -43,6 +43,7 @@ class Transformed:
         self.fun = fun                     # the function transformed (maybe itself Transformed)
         self._build = build                # (normalized input, leaf params) -> ir.Function
         self._cache = {}                   # key -> Staged
+        self._assumed = {}                 # kinds, settings -> the equal lengths code assumes
         self._last_key = None
         functools.update_wrapper(self, _user_function(fun), updated=())
         self.__name__ = name
@@ -81,10 +82,10 @@ class Transformed:
             start = [sum(len(g[1]) for g in groups[:i]) for i in range(len(groups))]
             kind_of = {n: leaf for (tree, names), k in zip(groups, kinds)
                        for n, leaf in zip(names, k[2] if tree else [k] * len(names))}
-            self._dtypes_now, self._dims_now = ({n: d for (tree, names), ds in zip(groups, by_arg)
-                                                 for n, d in zip(names, ds if tree else [ds] * len(names))
-                                                 if d is not None}
-                                                for by_arg in _shapes_in(settings))
+            self._dtypes_now, self._dims_now = (
+                {n: d for (tree, names), ds in zip(groups, by_arg)
+                 for n, d in zip(names, ds if tree else [ds] * len(names)) if d is not None}
+                for by_arg in _shapes_in(settings))
             inner, free_kinds = _with_free_kinds(inner)
             kind_of.update(free_kinds)
             if statics:
@@ -167,8 +168,8 @@ class Transformed:
         n = len(kinds) if self.nargs is None else self.nargs
         if len(kinds) > n:   # vjp's cotangent: passed whole, never flattened
             kinds = kinds[:n] + tuple(TREE if type(k) is tuple else k for k in kinds[n:])
-        key = (kinds, statics, _settings() + _shapes(args, kinds, self.static_argnums)
-               if self.shape_keyed else _settings())
+        key = (kinds, statics, self._shape_settings(args, kinds) if self.shape_keyed
+               else _settings())
         self._last_key = key
         if any(type(k) is tuple for k in kinds):   # pytrees go in as their leaves
             dynamic = [k for i, k in enumerate(kinds) if i not in self.static_argnums]
@@ -190,6 +191,22 @@ class Transformed:
         except TypeError as e:
             raise _argument_hint(e, self.fun, given, self.static_argnums) from None
         return self.finish(out, key[0])
+
+    def _shape_settings(self, args, kinds):
+        """The key's settings with the arguments' dtypes and the equal lengths the code is
+        made for: the first call's, while each call has equal lengths where it had (a call
+        with more, a last chunk of 3 rows of 3 columns, runs the same code), else none (code
+        that assumes no lengths equal, made once)."""
+        dtypes, dims = _shapes(args, kinds, self.static_argnums)
+        dims = self.lane_dims(dims, kinds)
+        base = _settings() + (dtypes,)
+        assumed = self._assumed.setdefault((kinds, base), dims)
+        return base + (assumed if _holds(assumed, dims) else None,)
+
+    def lane_dims(self, dims, kinds):
+        """The classes of lengths (``_shapes``) of the arguments the code that reads them (the
+        innermost transform's) receives: vmap's lanes have no batch axis."""
+        return self.fun.lane_dims(dims, kinds) if isinstance(self.fun, Transformed) else dims
 
     def check_branches(self, args):
         """Code run as Python runs one branch of a cond or switch, so the types of the others'
@@ -339,10 +356,28 @@ def _shapes(args, kinds, static=()):
     return tuple(out)
 
 
+def _holds(assumed, dims):
+    """Whether axes of one class in ``assumed`` are of one length in ``dims`` (both from
+    ``_shapes``, for arguments of the same kinds)."""
+    seen = {}
+    for a, d in zip(_flat(assumed), _flat(dims)):
+        if seen.setdefault(a, d) != d:
+            return False
+    return True
+
+
+def _flat(dims):
+    for d in dims:
+        if isinstance(d, tuple):
+            yield from _flat(d)
+        else:
+            yield d
+
+
 def _shapes_in(settings):
     """The arguments' dtypes and classes of lengths in a key's settings (none known where
     the key has none)."""
-    return settings[2:4] if len(settings) > 2 else ((), ())
+    return (settings[2], settings[3] or ()) if len(settings) > 2 else ((), ())
 
 
 def _hashable(value, i):

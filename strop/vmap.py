@@ -196,6 +196,17 @@ class Vectorized(api.Transformed):
             self._unmapped[key] = t
         return self._unmapped[key]
 
+    def lane_dims(self, dims, kinds):
+        """Each batched array's batch axis dropped (a tree's lengths, batched: not known)."""
+        try:
+            axes = self.arg_axes(len(kinds))
+        except ValueError:     # (the call reports it)
+            return super().lane_dims(dims, kinds)
+        lanes = tuple(d if d is None or a is None else None if type(k) is tuple or
+                      not isinstance(a, int) else d[:a % len(d)] + d[a % len(d) + 1:]
+                      if d else None for d, k, a in zip(dims, kinds, axes))
+        return super().lane_dims(lanes, kinds)
+
     def arg_axes(self, n):
         """``in_axes`` as one entry per argument (of ``n``: all of them, or those left when
         static arguments are bound): a tuple counts the positional arguments as passed (those
@@ -274,6 +285,9 @@ class Vectorized(api.Transformed):
         batched = {n: a for n, a in axes.items() if a is not None}
         ranks = {n: _rank(kind_of.get(n)) for n in axes}
         ranks = {n: (r - 1 if n in batched and r is not None else r) for n, r in ranks.items()}
+        for n, k in kind_of.items():    # free variables (unbatched): the kinds they hold
+            if n not in ranks and _rank(k) is not None:
+                ranks[n] = _rank(k)
         loc = getattr(inner.node, "loc", None)
         prologue = [ir.assign(n, ir.call(ir.name("moveaxis_lanes"), [ir.name(n), ir.const(a)]),
                               loc) for n, a in batched.items() if a != 0]

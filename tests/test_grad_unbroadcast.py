@@ -82,7 +82,8 @@ def product(x, y):
 
 def test_code_is_made_per_equal_lengths():
     """x and y of one length in one call, of two in the next (y broadcast), then one again:
-    the code made for equal lengths has no sums; each call's gradient is right."""
+    the code made for equal lengths has no sums, the code for the second call assumes no
+    lengths equal, the third runs the first's; each call's gradient is right."""
     g = strop.jit(strop.grad(product, argnums=(0, 1)))
     rng = np.random.default_rng(3)
     with strop.config.override(enable_x64=True):
@@ -92,3 +93,19 @@ def test_code_is_made_per_equal_lengths():
             check_fd(product, (x, y), got)
             assert "unbroadcast(" not in strop.source(g) if n == m else \
                 "unbroadcast(" in strop.source(g)
+    assert len(g._cache) == 2
+
+
+def test_a_batch_as_long_as_a_lane_makes_no_new_code():
+    """vmap's batch axis is no length of the code it batches: a last chunk of 3 examples of 3
+    features runs the code made for 5 of 3."""
+    t = strop.jit(strop.vmap(strop.grad(product, argnums=(0, 1)), in_axes=(0, None)))
+    rng = np.random.default_rng(4)
+    with strop.config.override(enable_x64=True):
+        y = rng.standard_normal(3)
+        for n in (5, 3):
+            x = rng.standard_normal((n, 3))
+            got = t(x, y)
+            for i in range(n):
+                check_fd(product, (x[i], y), (got[0][i], got[1][i]))
+    assert len(t._cache) == 1 and "unbroadcast(" not in strop.source(t)

@@ -39,7 +39,7 @@ import gast
 import numpy as np
 
 from .. import runtime
-from . import ir, versions
+from . import ir, ranks, versions
 from .lanes import lane_block  # noqa: F401  (re-exported)
 from .vectorize_base import NotBatchable, OutAxesError
 from .vectorize_calls import Calls
@@ -68,6 +68,7 @@ class Vectorize(Statements, Expressions, Containers, Calls, SpecialCalls):
         self.tape_rank = {}   # tape -> the rank of the lanes pushed on it (None: differ)
         self.tape_elems = {}  # tape -> the elements of the containers pushed on it
         self.maybe = set()   # names a lane may keep while the batched code may not bind them
+        self.inferred = {}   # name -> the rank ranks.py gives a lane of it
 
     # --- driver ----------------------------------------------------------------------------
     def run(self):
@@ -83,6 +84,12 @@ class Vectorize(Statements, Expressions, Containers, Calls, SpecialCalls):
             self.containers, self.elems, self.known, self.varies = set(), {}, {}, set()
             self.tape_rank, self.tape_elems, self.maybe = {}, {}, set()
         node = self.node
+        # ranks.py's ranks of the lane's values where the batching rules know none (a number
+        # taken from an array, carried through a loop): operands then line up without align_to
+        params = {a.id for a in node.args.args}
+        self.inferred = {n: r for n, (r, _) in ranks.ranks(node.body, {
+            p: r for p, r in initial[1].items() if p in params and r is not None},
+            self.fn.callee).items() if isinstance(r, int)}
         self.fixpoint()
         if self.lanes and self.maybe:   # Numba cannot type a value None in some runs
             raise NotBatchable(f"a value some lanes may not bind ({', '.join(sorted(self.maybe))}"
@@ -155,7 +162,8 @@ class Vectorize(Statements, Expressions, Containers, Calls, SpecialCalls):
         if isinstance(node, gast.Constant):
             return 0
         if isinstance(node, gast.Name):
-            return self.rank.get(node.id)
+            r = self.rank.get(node.id)
+            return self.inferred.get(node.id) if r is None else r
         return None
 
     def set_name(self, name, batched, rank):
