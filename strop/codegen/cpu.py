@@ -82,8 +82,9 @@ def lower(node, refs, replace=lambda obj: None):
         def visit_Call(self, call):
             self.generic_visit(call)
             target = resolve(call.func)
-            if target in via_numpy() and len(call.args) == 1 and not call.keywords:
-                stub = via_numpy()[target]
+            stub = one_argument_stubs().get(target) if _hashable(target) else None
+            if stub is not None and len(call.args) == 1 and not call.keywords and \
+                    not isinstance(call.args[0], gast.Starred):
                 call.func = gast.Name(id=bind(stub, stub.__name__), ctx=gast.Load(),
                                       annotation=None, type_comment=None)
                 return call
@@ -125,6 +126,7 @@ def _read_whole(node, refs):
         elif isinstance(n.func, gast.Attribute) and isinstance(n.func.value, gast.Name) and \
                 refs.get(n.func.value.id) is np:
             f = getattr(np, n.func.attr, None)
+        f = untwin(f)      # (lowering put twins in: np.sum's reads a list as np.sum does)
         at = next((k for r, k in READS_EMPTY if f is r), None)
         if at is not None and len(n.args) > at and isinstance(n.args[at], gast.Name):
             out.add(id(n.args[at]))
@@ -211,7 +213,6 @@ def weaken(node, refs, params=()):
     ``params``: the parameters passed Python ints, or (a companion's) Python numbers
     (number_params); see _weak_names."""
     local = names_in(node) - set(refs)
-    untwinned = {twin: fn for fn, twin in twins().items()}   # (lowering put twins in)
 
     def bind():
         return _bind(refs, runtime.weak, "weak", local)
@@ -233,7 +234,7 @@ def weaken(node, refs, params=()):
             weak against the operand beside it (np.maximum(x32, 0.0) is float32)."""
             self.generic_visit(node)
             fn = callee(node)
-            fn = untwinned.get(fn, fn) if _hashable(fn) else fn
+            fn = untwin(fn)     # (lowering put twins in)
             if isinstance(fn, np.ufunc) and fn.nin == 2 and len(node.args) >= 2:
                 pairs = ((0, 1), (1, 0))
             else:
@@ -422,9 +423,33 @@ def twins():
     return TWINS
 
 
-def via_numpy():
-    from ..runtime.via_numpy import VIA_NUMPY
-    return VIA_NUMPY
+def untwin(fn):
+    """The NumPy function that twin or whole-array stub ``fn`` stands in for, else ``fn``."""
+    if not _hashable(fn):
+        return fn
+    if not _UNTWINNED:
+        from ..runtime.sums import NUMPY_OF
+        _UNTWINNED.update({twin: f for f, twin in twins().items()})
+        _UNTWINNED.update(NUMPY_OF)
+    return _UNTWINNED.get(fn, fn)
+
+
+_UNTWINNED = {}
+
+
+def one_argument_stubs():
+    """NumPy functions called with one argument, and what compiled code calls instead: the
+    transcendental ufuncs' stubs (runtime/via_numpy.py), np.sum's and np.mean's of a whole
+    array (runtime/sums.py)."""
+    if not _ONE_ARGUMENT:
+        from ..runtime.sums import WHOLE
+        from ..runtime.via_numpy import VIA_NUMPY
+        _ONE_ARGUMENT.update(VIA_NUMPY)
+        _ONE_ARGUMENT.update(WHOLE)
+    return _ONE_ARGUMENT
+
+
+_ONE_ARGUMENT = {}
 
 
 def compile_function(function, cache=True, companions=()):

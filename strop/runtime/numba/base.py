@@ -6,6 +6,7 @@ from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
 from ._common import SCALARS, _float_of, _none, _unrolled, overload
+from .sums import sum_all
 
 
 @register_jitable
@@ -148,7 +149,7 @@ def _unbroadcast(g, x):
     dt = _float_of(x) if isinstance(x, (types.Array, types.Float)) else _float_of(g)
     if isinstance(x, SCALARS):
         if isinstance(g, types.Array):
-            return lambda g, x: dt(g.sum())
+            return lambda g, x: dt(sum_all(g))     # (pairwise for floats: sums.py)
         return lambda g, x: dt(g)
     if isinstance(x, types.Array):
         if isinstance(g, SCALARS):

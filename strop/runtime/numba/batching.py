@@ -12,6 +12,7 @@ from ._common import (CHECKED, SCALARS, _flag, _float_of, _none, _through_numpy,
 from .base import _not_a_real_number, _sum_to
 from .products import _floats, _product_dtype, _vjp_type
 from .reductions import _share
+from .sums import sum_all
 
 
 @overload(rt.seed_grad_lanes)
@@ -174,7 +175,7 @@ def _unbroadcast_lanes(g, x, g_batched, x_batched):
         def numbers(g, x, g_batched, x_batched):     # each lane's sum
             out = np.empty(g.shape[0], dt)
             for k in range(g.shape[0]):
-                out[k] = g[k].sum()
+                out[k] = sum_all(g[k])
             return out
         return numbers
     same_rank = g.ndim - 1 == lane_nd
