@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from .codegen import emit as emitter
-from .codegen.cpu import compile_function, lower, number_params, weaken
+from .codegen.cpu import compile_function, lower, number_params, resolver, weaken
 from .codegen.fuse import fuse
 from .codegen.inplace import make_inplace
 from .codegen.loops import loop_chains
@@ -78,7 +78,9 @@ class Staged:
             companions = tuple(
                 loop_chains(fuse(weaken(c, refs, set(weak) | number_params(node, c)), refs), refs)
                 for c in companions)
-            node = loop_chains(fuse(weaken(node, refs, weak), refs), refs)
+            lowered = scalar_names(node.body, {p: r for p, r in dict(ranks).items()
+                                               if p in params}, resolver(node, refs))
+            node = loop_chains(fuse(weaken(node, refs, weak, numbers | lowered), refs), refs)
         if self.islands:
             node = with_islands(node, refs, self.islands)
         self.node = node

@@ -33,6 +33,7 @@ class Transformed:
     check_all = None        # checks of all the arguments, static ones included (jit(grad))
     shape_keyed = False     # code made per the arguments' dtypes and equal lengths: reverse
     #                         mode's (transformer/shapes.py) and any transform's of it
+    batches = False         # a vmap is among the transforms this is made of (lane_dims)
     nargs = None            # vjp, jvp: the arguments are the first nargs inputs (of a call)
     backend = "python"
     static_argnums = ()
@@ -55,6 +56,7 @@ class Transformed:
             if p.kind is p.POSITIONAL_OR_KEYWORD) == len(self.signature.parameters)
         self._arity = _arity(fun)
         self.shape_keyed = self.shape_keyed or getattr(fun, "shape_keyed", False)
+        self.batches = self.batches or getattr(fun, "batches", False)
 
     def staged(self, key=None, reason=None):
         """The Staged code for ``key`` (by default: the last call's, else all leaves)."""
@@ -198,10 +200,11 @@ class Transformed:
         with more, a last chunk of 3 rows of 3 columns, runs the same code), else none (code
         that assumes no lengths equal, made once)."""
         dtypes, dims = _shapes(args, kinds, self.static_argnums)
-        dims = self.lane_dims(dims, kinds)
+        if self.batches:
+            dims = self.lane_dims(dims, kinds)
         base = _settings() + (dtypes,)
         assumed = self._assumed.setdefault((kinds, base), dims)
-        return base + (assumed if _holds(assumed, dims) else None,)
+        return base + (assumed if assumed == dims or _holds(assumed, dims) else None,)
 
     def lane_dims(self, dims, kinds):
         """The classes of lengths (``_shapes``) of the arguments the code that reads them (the
@@ -336,24 +339,52 @@ def _shapes(args, kinds, static=()):
     """(the dtype of each argument that is a NumPy array or number, the lengths of its axes
     as classes of equal lengths: (500, 64) and (64,) are (0, 1) and (1,)), each by position as
     ``kinds`` (a tree: a tuple by leaf; None for anything else).  Reverse mode's code is made
-    for them: transformer/shapes.py proves shapes and dtypes equal from them."""
+    for them: transformer/shapes.py proves shapes and dtypes equal from them.  (On every call:
+    kept cheap.)"""
+    if not static and all([type(a) is np.ndarray for a in args]):   # the common case
+        shapes = tuple([a.shape for a in args])
+        dims = _PATTERNS.get(shapes)
+        if dims is None:
+            if len(_PATTERNS) > 4096:
+                _PATTERNS.clear()
+            dims = _PATTERNS[shapes] = _any_shapes(args, kinds, static)[1]
+        return tuple([a.dtype for a in args]), dims
+    return _any_shapes(args, kinds, static)
+
+
+def _any_shapes(args, kinds, static):
+    """``_shapes`` of any arguments: trees, numbers, static ones."""
     lengths = {}
+    dtypes, dims = [], []
+    for a, k in zip(args, [k for i, k in enumerate(kinds) if i not in static] if static
+                    else kinds):
+        if type(a) is np.ndarray:
+            dtypes.append(a.dtype)
+            dims.append(tuple([lengths.setdefault(n, len(lengths)) for n in a.shape]))
+        elif type(k) is tuple:
+            leaves = tree_leaves(a)
+            dtypes.append(tuple(_dtype(x) for x in leaves))
+            dims.append(tuple(_lengths(x, lengths) for x in leaves))
+        else:
+            dtypes.append(_dtype(a))
+            dims.append(_lengths(a, lengths))
+    for i in sorted(static):
+        dtypes.insert(i, None)
+        dims.insert(i, None)
+    return tuple(dtypes), tuple(dims)
 
-    def dtype(a):
-        return a.dtype.str if isinstance(a, (np.ndarray, np.generic)) else None
 
-    def dims(a):
-        return tuple(lengths.setdefault(n, len(lengths)) for n in a.shape) \
-            if isinstance(a, np.ndarray) else None
-    dynamic = [k for i, k in enumerate(kinds) if i not in static]
-    out = []
-    for of in (dtype, dims):
-        by_arg = [tuple(map(of, tree_leaves(a))) if type(k) is tuple else of(a)
-                  for a, k in zip(args, dynamic)]
-        for i in sorted(static):
-            by_arg.insert(i, None)
-        out.append(tuple(by_arg))
-    return tuple(out)
+_PATTERNS = {}   # the arrays' shapes -> their classes of lengths
+
+
+def _dtype(a):
+    return a.dtype if isinstance(a, (np.ndarray, np.generic)) else None
+
+
+def _lengths(a, lengths):
+    if type(a) is not np.ndarray and not isinstance(a, np.ndarray):
+        return None
+    return tuple([lengths.setdefault(n, len(lengths)) for n in a.shape])
 
 
 def _holds(assumed, dims):

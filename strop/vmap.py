@@ -196,6 +196,8 @@ class Vectorized(api.Transformed):
             self._unmapped[key] = t
         return self._unmapped[key]
 
+    batches = True
+
     def lane_dims(self, dims, kinds):
         """Each batched array's batch axis dropped (a tree's lengths, batched: not known)."""
         try:

@@ -207,11 +207,13 @@ def _appends_in_place(node, helpers, refs):
     return InPlace().visit(node)
 
 
-def weaken(node, refs, params=()):
+def weaken(node, refs, params=(), scalars=()):
     """Python numbers in arithmetic, as NumPy types them: weak (float32 * 0.5 is float32),
     where Numba would make float64 of it.  Run after the passes that read constants (tapes).
     ``params``: the parameters passed Python ints, or (a companion's) Python numbers
-    (number_params); see _weak_names."""
+    (number_params); see _weak_names.  ``scalars``: names surely holding a number, whose
+    ``x ** 2`` stays an integer power (multiplies; Numba keeps a float32 number float32): of
+    an array, Numba would take the 2 for an int64 array and make float64 of float32."""
     local = names_in(node) - set(refs)
 
     def bind():
@@ -250,6 +252,10 @@ def weaken(node, refs, params=()):
             self.generic_visit(node)
             for side, other in (("left", node.right), ("right", node.left)):
                 c = getattr(node, side)
+                if isinstance(node.op, gast.Pow) and side == "right" and _is_number(c) and \
+                        type(c.value) is int and isinstance(other, gast.Name) and \
+                        other.id in scalars:
+                    continue
                 if is_number(c) and not is_number(other) and not isinstance(
                         other, (gast.Constant, gast.List, gast.Tuple)) and not isinstance(
                         node.op, (gast.LShift, gast.RShift, gast.BitAnd, gast.BitOr,
@@ -386,6 +392,14 @@ def _weak_names(node, refs, params=()):
 
 
 _RANGE = object()   # the binding of a range's counter, or of a parameter given a Python int
+
+
+def resolver(node, refs):
+    """What a call's function expression in lowered ``node`` names (builtins included), as
+    transformer/ranks.py takes it."""
+    local = {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and not isinstance(
+        n.ctx, gast.Load)}     # (a builtin is a name only read)
+    return lambda func: _callee(gast.Call(func=func, args=[], keywords=[]), refs, local)
 
 
 def _callee(call, refs, local):

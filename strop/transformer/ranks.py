@@ -11,7 +11,8 @@ A name's rank is the one every binding gives it (flow-insensitive, to a fixpoint
 carried value meets itself); where bindings differ, or a value is anything but an array or a
 number of known rank (a list, a tuple, a helper's result), nothing is known.  A rank decided
 wrongly would drop a needed sum of a cotangent, so every rule here is one NumPy guarantees.
-A value taken back from a tape (``x = pop(t)``) is what was pushed: it does not decide.
+A value taken back from a tape (``x = pop(t)``) is what was pushed: the join of the pushed
+values' ranks.
 """
 import gast
 import numpy as np
@@ -70,7 +71,7 @@ def ranks(stmts, given, callee):
     table.update({n: (_UNSEEN, None) for n, _ in bindings if n not in given})
     for n in opaque | {n for n, r in given.items() if r is None}:
         table[n] = (UNKNOWN, None)
-    typer = _Typer(table, callee)
+    typer = _Typer(table, callee, _pushes(stmts, callee))
     changed = True
     while changed:
         changed = False
@@ -123,14 +124,19 @@ def _join(a, b):
 
 
 class _Typer:
-    def __init__(self, table, callee):
-        self.table, self.callee = table, callee
+    def __init__(self, table, callee, pushes=None):
+        self.table, self.callee, self.pushes = table, callee, pushes or {}
 
     def binding(self, how):
         kind, node = how
         if kind == "value":
-            if _is_pop(node, self.callee):
-                return _UNSEEN, None
+            if _is_pop(node, self.callee):   # what was pushed, where every push is known
+                tape = node.args[0].id if node.args and isinstance(node.args[0], gast.Name) \
+                    else None
+                pushed = [self.of(v) for v in self.pushes.get(tape, ())]
+                if not pushed or any(t[0] == _UNSEEN for t in pushed):
+                    return _UNSEEN, None
+                return self.joined(pushed)
             return self.of(node)
         if isinstance(node, gast.Call) and self.callee(node.func) is range:
             return 0, "i"
@@ -285,6 +291,20 @@ def _matmul(ra, rb):
     if ra == 1 or rb == 1:
         return max(ra, rb) - 1
     return max(ra, rb)
+
+
+def _pushes(stmts, callee):
+    """{tape: the values pushed on it} for tapes every push of which is ``push(tape, value)``
+    (generated code's, before compiled code spells tapes as lists)."""
+    out, other = {}, set()
+    for n in (n for s in stmts for n in gast.walk(s)):
+        if isinstance(n, gast.Call) and getattr(callee(n.func), "__name__", "") == "push":
+            if len(n.args) == 2 and isinstance(n.args[0], gast.Name):
+                out.setdefault(n.args[0].id, []).append(n.args[1])
+        elif isinstance(n, gast.Attribute) and n.attr == "append" and isinstance(
+                n.value, gast.Name):
+            other.add(n.value.id)
+    return {t: vs for t, vs in out.items() if t not in other}
 
 
 def _is_pop(node, callee):
