@@ -241,3 +241,39 @@ def test_a_chain_summed_as_it_is_computed_is_its_unbroadcast(chain, case):
             assert got.dtype == want.dtype
         tol = 1e-5 if np.result_type(want) == np.float32 else 1e-12
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.sqrt(np.size(a)))
+
+
+@functools.lru_cache(maxsize=None)
+def compiled_add(text):
+    from numba import njit
+    from strop.runtime import numba as _implementations  # noqa: F401
+    return njit(error_model="numpy")(
+        lambda acc, x, idx, a, b: runtime.add_at_index_chain(acc, text, x, idx, a, b))
+
+
+ADDED = {   # (acc's shape, idx, a, b): the chain added into acc[idx]
+    "slice": ((10,), slice(1, -1), F64[:8], F64[8:16]),
+    "row": ((4, 6), 2, F64[:6], F64[6:12]),
+    "rows and a slice": ((4, 6), (1, slice(2, None)), F64[:4], F64[4:8]),
+    "strided part": ((12,), slice(None, None, 3), F64[:4], F64[4:8]),
+    "broadcast": ((4, 6), slice(None), F64[:6], F64[:24].reshape(4, 6)),  # the expression
+    "float32 into float64": ((10,), slice(1, -1), F64[:8].astype(np.float32),
+                             F64[8:16].astype(np.float32)),
+}
+
+
+@pytest.mark.parametrize("chain", ["_0 * _1", "weak(2, -_0) * -_0 + _1"])
+@pytest.mark.parametrize("case", sorted(ADDED))
+def test_a_chain_added_into_part_of_a_sum_is_its_add_at_index(chain, case):
+    shape, idx, a, b = ADDED[case]
+    acc, x = np.arange(np.prod(shape), dtype=np.float64).reshape(shape), np.zeros(shape)
+    want = runtime.add_at_index_inplace(acc.copy(), runtime.elementwise(chain, a, b), x, idx)
+    got = compiled_add(chain)(acc.copy(), x, idx, a, b)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_a_chain_added_at_an_index_out_of_range_raises():
+    acc, a = np.zeros((4, 3)), F64[:3]
+    with pytest.raises(IndexError):
+        compiled_add("_0 * _1")(acc, np.zeros((4, 3)), 4, a, a)

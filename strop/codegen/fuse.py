@@ -14,8 +14,9 @@ transformer/tapes) is fused too: its stand-in becomes ``chain_like("weak(2, _0) 
 the shape and dtype of the chain over its operands, where those operands are not rebound
 before the stand-in is made (it reads them where it is).
 
-A chain summed by ``unbroadcast`` is written into it too (``unbroadcast(_bt8 * lap, alpha)``):
-codegen/loops.py makes it one call that sums the elements as it computes them.
+A chain summed by ``unbroadcast`` is written into it too (``unbroadcast(_bt8 * lap, alpha)``),
+and one added into part of a sum (``add_at_index_inplace(bu, -2 * blap, u, i)``):
+codegen/loops.py makes each one call that sums or adds the elements as it computes them.
 """
 import re
 from collections import Counter
@@ -152,12 +153,18 @@ class _Substitute(gast.NodeTransformer):
         node.comparators = [self.operand(c) for c in node.comparators]
         return node
 
-    def visit_Call(self, node):   # a cotangent summed to a shape: summed as it is computed
-        if callee_of(node, self.fusion.refs) is runtime.unbroadcast and len(node.args) == 2 \
-                and not node.keywords:
-            node.args[0] = self.operand(node.args[0])
+    def visit_Call(self, node):
+        """A cotangent summed to a shape, or added into part of a sum: summed or added as it
+        is computed."""
+        at = _CONSUMERS.get(callee_of(node, self.fusion.refs))
+        if at is not None and len(node.args) == at[1] and not node.keywords:
+            node.args[at[0]] = self.operand(node.args[at[0]])
             return node
         return self.generic_visit(node)
+
+
+# the helpers that take a chain in place of one argument: (that argument, their arity)
+_CONSUMERS = {runtime.unbroadcast: (0, 2), runtime.add_at_index_inplace: (1, 4)}
 
 
 class _Likes(gast.NodeTransformer):

@@ -9,8 +9,9 @@ its Numba implementation runs one loop nest where the arrays among the operands 
 shape, and the expression itself elsewhere (numbers, broadcasting, other dtypes).  So does a chain
 with ``weak(2, -_bt4)``, a number typed like an expression (fuse.py): elementwise types it
 without computing it.  A chain summed by unbroadcast becomes ``unbroadcast_chain(text, x,
-...)``, which sums its elements as it computes them where ``x`` is a number.  Compiled code
-only; as Python, ``elementwise`` evaluates the text.
+...)``, which sums its elements as it computes them where ``x`` is a number, and one added
+into part of a sum ``add_at_index_chain(acc, text, x, i, ...)``, which adds them into the
+view.  Compiled code only; as Python, ``elementwise`` evaluates the text.
 """
 import gast
 
@@ -28,11 +29,13 @@ def loop_chains(node, refs):
     runtime.elementwise; ``refs`` gains the name it is bound to."""
     local = ir.names_in(node) - set(refs)
     for s in gast.walk(node):
-        summed = _summed_chain(s, refs)
-        if summed is not None:
-            text, names = chain_text(summed.args[0], refs)
-            fn = _bind(refs, runtime.unbroadcast_chain, "unbroadcast_chain", local)
-            s.value = ir.call(fn, [ir.const(text), summed.args[1], *map(ir.name, names)])
+        consumed = _consumed_chain(s, refs)
+        if consumed is not None:
+            helper, at, call = consumed
+            text, names = chain_text(call.args[at], refs)
+            fn = _bind(refs, helper, helper.__name__, local)
+            rest = [a for i, a in enumerate(call.args) if i != at]
+            s.value = ir.call(fn, [*rest[:at], ir.const(text), *rest[at:], *map(ir.name, names)])
             continue
         if not (isinstance(s, gast.Assign) and len(s.targets) == 1
                 and isinstance(s.targets[0], gast.Name) and is_chain(s.value, refs)
@@ -74,15 +77,25 @@ def is_chain(e, refs):
     return False
 
 
-def _summed_chain(s, refs):
-    """The call of ``t = unbroadcast(<chain>, x)`` (fuse.py), or None."""
+# helpers fuse.py writes a chain into -> (the argument, the helper taking the chain's text
+# there, its operands last)
+CONSUMERS = {runtime.unbroadcast: (0, runtime.unbroadcast_chain),
+             runtime.add_at_index_inplace: (1, runtime.add_at_index_chain)}
+
+
+def _consumed_chain(s, refs):
+    """(the chain's helper, the argument, the call) of ``t = unbroadcast(<chain>, x)`` or
+    ``acc = add_at_index_inplace(acc, <chain>, x, i)`` (fuse.py), or None."""
     v = getattr(s, "value", None) if isinstance(s, gast.Assign) and len(s.targets) == 1 \
         else None
-    if isinstance(v, gast.Call) and callee_of(v, refs) is runtime.unbroadcast and \
-            len(v.args) == 2 and not v.keywords and isinstance(v.args[1], gast.Name) and \
-            not isinstance(v.args[0], (gast.Name, gast.Constant)) and is_chain(v.args[0], refs):
-        return v
-    return None
+    entry = CONSUMERS.get(callee_of(v, refs)) if isinstance(v, gast.Call) else None
+    if entry is None or v.keywords:
+        return None
+    at, helper = entry
+    chain = v.args[at] if at < len(v.args) else None
+    if chain is None or isinstance(chain, (gast.Name, gast.Constant)) or not is_chain(chain, refs):
+        return None
+    return helper, at, v
 
 
 def _typed_weak(e, refs):

@@ -6,8 +6,9 @@ import operator
 import numpy as np
 
 from .base import add, like, unbroadcast, zeros_like
+from .indexing import add_at_index_inplace
 
-__all__ = ["weak", "elementwise", "chain_like", "unbroadcast_chain", "balanced_eq", "plus", "plus_vjp", "times", "times_vjp", "times_jvp"]
+__all__ = ["weak", "elementwise", "chain_like", "unbroadcast_chain", "add_at_index_chain", "balanced_eq", "plus", "plus_vjp", "times", "times_vjp", "times_jvp"]
 
 
 def weak(number, like):
@@ -51,6 +52,14 @@ def unbroadcast_chain(chain, x, *operands):
     summed down to x's shape (codegen/fuse.py), which compiled code sums as it computes it
     where ``x`` is a number (``balpha + sum(_bt8 * lap)``: no array in between)."""
     return unbroadcast(elementwise(chain, *operands), x)
+
+
+def add_at_index_chain(acc, chain, x, idx, *operands):
+    """``add_at_index_inplace(acc, elementwise(chain, *operands), x, idx)``: a cotangent made
+    by a chain added into the part ``idx`` of the sum ``acc`` (codegen/fuse.py), which
+    compiled code adds as it computes it (no array in between) where the part is a view of
+    the chain's shape."""
+    return add_at_index_inplace(acc, elementwise(chain, *operands), x, idx)
 
 
 def balanced_eq(x, z, y):

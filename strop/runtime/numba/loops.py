@@ -265,4 +265,56 @@ def _summed(chain, args, consts):
         whole.dtype == each
 
 
-IMPLEMENTED = {rt.elementwise, rt.chain_like, rt.unbroadcast_chain}
+@overload(rt.add_at_index_chain, prefer_literal=True, jit_options={"error_model": "numpy",
+                                                                  "boundscheck": True})
+def _add_at_index_chain(acc, chain, x, idx, *args):
+    if not isinstance(chain, types.StringLiteral):
+        return None
+    if len(args) == 1 and isinstance(args[0], types.StarArgTuple):
+        args = tuple(args[0])
+    text, constants = _typed_weaks(chain.literal_value, args)
+    space = {"np": np, "weak": rt.weak, "rt": rt, **constants}
+    fallback = f"    return rt.add_at_index_inplace(acc, {text}, x, idx)\n"
+    arrays = [k for k, t in enumerate(args) if isinstance(t, types.Array)]
+    if arrays and _into_view(acc, x, idx, args[arrays[0]].ndim) and _summed(text, args, constants):
+        whole = _type_of(ast.parse(text, mode="eval").body, args, cpu_target.typing_context,
+                         constants)
+        if as_dtype(acc.dtype) == np.result_type(as_dtype(acc.dtype), as_dtype(whole.dtype)):
+            exec(_into_source(text, args) + fallback, space)
+            return space["impl"]
+    exec("def impl(acc, chain, x, idx, *args):\n" + "".join(
+        f"    _{k} = args[{k}]\n" for k in range(len(args))) + fallback, space)
+    return space["impl"]
+
+
+def _into_view(acc, x, idx, ndim):
+    """Whether ``acc[idx]`` is a view of ``ndim`` axes of an array ``acc`` of x's rank (slices,
+    and integers for the leading axes it drops)."""
+    parts = list(idx) if isinstance(idx, types.BaseTuple) else [idx]
+    return isinstance(acc, types.Array) and isinstance(x, types.Array) and \
+        acc.ndim == x.ndim and all(
+            isinstance(p, (types.Integer, types.SliceType)) for p in parts) and \
+        len(parts) <= acc.ndim and acc.ndim - sum(
+            isinstance(p, types.Integer) for p in parts) == ndim
+
+
+def _into_source(chain, args):
+    """impl(acc, chain, x, idx, *args): the chain's elements added into the view ``acc[idx]``
+    where it has the arrays' shape (the fallback, the array expression, follows)."""
+    arrays = [k for k, t in enumerate(args) if isinstance(t, types.Array)]
+    ndim = args[arrays[0]].ndim
+    index = ", ".join(f"i{d}" for d in range(ndim))
+    element = ast.unparse(_Elements(arrays, index).visit(ast.parse(chain, mode="eval")))
+    same = " and ".join(f"_{k}.shape == part.shape" for k in arrays)
+    lines = ["def impl(acc, chain, x, idx, *args):"]
+    lines += [f"    _{k} = args[{k}]" for k in range(len(args))]
+    lines += ["    if acc.shape == x.shape:", "        part = acc[idx]", f"        if {same}:"]
+    indent = "            "
+    for d in range(ndim):
+        lines.append(f"{indent}for i{d} in range(part.shape[{d}]):")
+        indent += "    "
+    lines += [f"{indent}part[{index}] += {element}", "            return acc"]
+    return "\n".join(lines) + "\n"
+
+
+IMPLEMENTED = {rt.elementwise, rt.chain_like, rt.unbroadcast_chain, rt.add_at_index_chain}
