@@ -59,10 +59,12 @@ def _type_of(node, args, ctx, consts=None):
     return None
 
 
-def _loops(chain, args, consts=None):
-    """Whether ``chain`` on operands of types ``args`` runs as a loop (the module's rule)."""
+def _loops(chain, args, consts=None, least=3):
+    """Whether ``chain`` on operands of types ``args`` runs as a loop (the module's rule; the
+    helpers that sum or add a chain as they compute it loop over one array or more)."""
     arrays = [t for t in args if isinstance(t, types.Array)]
-    if len(arrays) < 3 or not all(isinstance(t.dtype, types.Float) for t in arrays) or \
+    if len(arrays) < max(least, 1) or arrays[0].ndim == 0 or not all(
+            isinstance(t.dtype, types.Float) for t in arrays) or \
             len({t.ndim for t in arrays}) != 1:
         return False
     if not all(isinstance(t, (types.Array, types.Number, types.Boolean)) for t in args):
@@ -232,8 +234,7 @@ def _unbroadcast_chain(chain, x, *args):
         args = tuple(args[0])
     text, constants = _typed_weaks(chain.literal_value, args)
     space = {"np": np, "weak": rt.weak, "rt": rt, **constants}
-    arrays = [t for t in args if isinstance(t, types.Array)]
-    if isinstance(x, (types.Number, types.Boolean)) and arrays and _summed(text, args, constants):
+    if isinstance(x, (types.Number, types.Boolean)) and _loops(text, args, constants, least=1):
         whole = _type_of(ast.parse(text, mode="eval").body, args, cpu_target.typing_context,
                          constants)
         space["DTYPE"] = as_dtype(whole.dtype).type
@@ -243,26 +244,6 @@ def _unbroadcast_chain(chain, x, *args):
                                                  for k in range(len(args)))
          + f"    return rt.unbroadcast({text}, x)\n", space)
     return space["impl"]
-
-
-def _summed(chain, args, consts):
-    """Whether the elements of ``chain`` are summed in one loop: float arrays of one rank, and
-    the chain's type on their elements the array's dtype (as _loops)."""
-    arrays = [t for t in args if isinstance(t, types.Array)]
-    if not all(isinstance(t.dtype, types.Float) for t in arrays) or \
-            len({t.ndim for t in arrays}) != 1 or arrays[0].ndim == 0 or not all(
-            isinstance(t, (types.Array, types.Number, types.Boolean)) for t in args):
-        return False
-    ctx = cpu_target.typing_context
-    tree = ast.parse(chain, mode="eval").body
-    try:
-        whole = _type_of(tree, args, ctx, consts)
-        each = _type_of(tree, [t.dtype if isinstance(t, types.Array) else t for t in args],
-                        ctx, consts)
-    except Exception:
-        return False
-    return isinstance(whole, types.Array) and whole.ndim == arrays[0].ndim and \
-        whole.dtype == each
 
 
 @overload(rt.add_at_index_chain, prefer_literal=True, jit_options={"error_model": "numpy",
@@ -276,7 +257,8 @@ def _add_at_index_chain(acc, chain, x, idx, *args):
     space = {"np": np, "weak": rt.weak, "rt": rt, **constants}
     fallback = f"    return rt.add_at_index_inplace(acc, {text}, x, idx)\n"
     arrays = [k for k, t in enumerate(args) if isinstance(t, types.Array)]
-    if arrays and _into_view(acc, x, idx, args[arrays[0]].ndim) and _summed(text, args, constants):
+    if arrays and _into_view(acc, x, idx, args[arrays[0]].ndim) and \
+            _loops(text, args, constants, least=1):
         whole = _type_of(ast.parse(text, mode="eval").body, args, cpu_target.typing_context,
                          constants)
         if as_dtype(acc.dtype) == np.result_type(as_dtype(acc.dtype), as_dtype(whole.dtype)):
