@@ -357,9 +357,10 @@ def test_the_adjoint_of_a_stencil_updates_in_place():
     np.testing.assert_allclose(got[1], numeric_vjp(stencil_loss, [u0, 0.2], 1, 1.0), rtol=1e-6)
     assert {"u", "bu"} <= jg.staged().inplace
     text = strop.source(jg)
-    # (one of them a chain added as it is computed: add_at_index_chain)
+    # (one of them a chain added as it is computed, add_at_index_chain; one, the update's own
+    # slice, kept in place by setitem_split_kept)
     assert text.count("add_at_index_inplace(bu, ") + text.count("add_at_index_chain(bu, ") \
-        == 4 and "getitem_vjp(" not in text
+        == 3 and "setitem_split_kept(bu, " in text and "getitem_vjp(" not in text
 
 
 def owned(src, names=("setitem_vjp", "getitem_vjp", "add")):
@@ -488,6 +489,36 @@ def test_splitting_in_place_copies_the_values_part_first():
         got = split(g.copy(), i, v)
         for a, b in zip(got, want):
             np.testing.assert_array_equal(a, b)
+
+
+def test_a_part_split_and_added_back_is_kept():
+    """setitem_split_kept (the derivative of ``u[i] = u[i] + ...``, codegen/inplace.py) is
+    setitem_split then add_at_index of the value's part, compiled: the part left as it is
+    where the value fills it, zeroed and its sum broadcast back where the value broadcasts."""
+    from numba import njit
+    from strop import runtime
+    from strop.runtime import numba as _implementations  # noqa: F401
+    kept = njit(lambda g, i, v, x: runtime.setitem_split_kept(g, i, v, x))
+    x = np.zeros((4, 3))
+    for i, v in [(1, np.zeros(3)), (slice(0, 2), np.zeros((2, 3))), (1, np.zeros(1)),
+                 (slice(1, 3), np.zeros(3)), ((2, 1), 0.0), (slice(1, 3), 0.0)]:
+        g = np.arange(12.0).reshape(4, 3)
+        want = runtime.setitem_split_kept(g.copy(), i, v, x)
+        got = kept(g.copy(), i, v, x)
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_a_slice_updated_from_itself_keeps_its_cotangent():
+    """``u[1:-1] = u[1:-1] + ...`` going back: the slice's cotangent is copied out and left in
+    place (not zeroed and added back); the gradient as the python backend's."""
+    u0 = np.sin(np.linspace(0.0, 3.0, 20))
+    g = grad(stencil_loss, argnums=(0, 1))
+    jg = jit(g)
+    got, want = jg(u0, 0.2), g(u0, 0.2)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    assert "setitem_split_kept(bu, " in strop.source(jg)
 
 
 def rows_written(w, xs):

@@ -141,7 +141,52 @@ def make_inplace(node, refs, donated=()):
         if owned.at(s):
             s.value.func.id = _helper(refs, IN_PLACE[refs[s.value.func.id]])
             done.add(_target(s))
+    _kept_splits(node, refs)
     return done
+
+
+def _kept_splits(node, refs):
+    """``acc, t = setitem_split_inplace(acc, i, v); ...; a = t; ...; acc =
+    add_at_index_inplace(acc, a, x, i)`` (the derivative of ``u[i] = u[i] + ...``: the part
+    zeroed, then its cotangent added back; nothing between reads ``acc`` or rebinds ``t``,
+    ``a`` or ``i``) become one ``acc, t = setitem_split_kept(acc, i, v, x)``, which leaves the
+    part as it is where ``v`` fills it (two passes over the part fewer)."""
+    stores = _counts(node, gast.Store)
+    defs = {n.targets[0].id: n.value for n in gast.walk(node) if isinstance(n, gast.Assign)
+            and isinstance(n.targets[0], gast.Name) and stores.get(n.targets[0].id) == 1}
+    split, back = runtime.setitem_split_inplace, runtime.add_at_index_inplace
+    for block in _blocks(node):
+        for j, s in enumerate(block):
+            if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Tuple) and
+                    _call_of(s.value, refs) is split and len(s.value.args) == 3):
+                continue
+            acc, t = (e.id for e in s.targets[0].elts)
+            idx = s.value.args[1].id
+            names = {t}       # t and the names it is moved to
+            for k in range(j + 1, len(block)):
+                b = block[k]
+                if isinstance(b, gast.Assign) and isinstance(b.targets[0], gast.Name) and \
+                        isinstance(b.value, gast.Name) and b.value.id in names and \
+                        stores.get(b.targets[0].id) == 1:
+                    names.add(b.targets[0].id)
+                    continue
+                v = b.value if isinstance(b, gast.Assign) else None
+                if _call_of(v, refs) is back and len(v.args) == 4 and \
+                        b.targets[0].id == acc and v.args[0].id == acc and \
+                        v.args[1].id in names and _same_value(v.args[3].id, idx, defs):
+                    s.value = ir.call(_helper(refs, runtime.setitem_split_kept),
+                                      [*s.value.args, v.args[2]])
+                    block[k] = gast.Pass()
+                    break
+                if acc in names_in(b) or ({idx} | names) & names_in(b, gast.Store):
+                    break
+    _drop_passes(node)
+
+
+def _same_value(a, b, defs):
+    """Two names of one index: one name, or two bound once each to one constant expression."""
+    return a == b or a in defs and b in defs and not names_in(defs[a]) - {"slice"} and \
+        gast.dump(defs[a]) == gast.dump(defs[b])
 
 
 # helpers whose result is a new array (or what they were given when that is not an array),

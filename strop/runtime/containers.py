@@ -3,11 +3,11 @@ the tapes of the reverse sweep, and their derivatives."""
 import numpy as np
 
 from .base import _CONTAINERS, like, unbroadcast, zeros_like
-from .indexing import getitem_vjp, setitem_vjp
+from .indexing import add_at_index_inplace, getitem_vjp, setitem_vjp
 
 __all__ = ["append", "insert", "extend", "update", "item_of", "pop_item", "sort_like",
            "iterable", "stack", "push", "pop", "tape_array", "tape_put", "shape_like", "item_vjp",
-           "setitem_split", "setitem_split_inplace",
+           "setitem_split", "setitem_split_inplace", "setitem_split_kept",
            "pop_item_vjp", "getattr_vjp", "sum_vjp", "minmax_vjp", "iterable_vjp", "get_vjp",
            "get_default_vjp", "items_vjp", "update_vjp"]
 
@@ -116,6 +116,14 @@ def setitem_split_inplace(g, idx, v):
     which compiled code does when no other name sees ``g`` (codegen/inplace.py): a loop
     writing ``hs[t] = h`` then costs a row per step going back, not a copy of ``hs``."""
     return setitem_split(g, idx, v)
+
+
+def setitem_split_kept(g, idx, v, x):
+    """setitem_split_inplace followed by ``add_at_index_inplace(g, t, x, idx)`` of the value's
+    cotangent ``t`` it gave: the derivative of ``u[i] = u[i] + ...`` (codegen/inplace.py).
+    Where ``v`` fills ``g[idx]``, ``g`` as it was: compiled code zeroes and adds back nothing."""
+    g, t = setitem_split(g, idx, v)
+    return add_at_index_inplace(g, t, x, idx), t
 
 
 def pop_item_vjp(g, obj, key=-1):

@@ -65,6 +65,20 @@ def _setitem_split_inplace(g, idx, v):
     return impl
 
 
+@overload(rt.setitem_split_kept, jit_options=CHECKED)
+def _setitem_split_kept(g, idx, v, x):
+    if not isinstance(g, types.Array):
+        return lambda g, idx, v, x: rt.setitem_split_kept(g, idx, v, x)
+
+    def impl(g, idx, v, x):
+        part = _own(rt.item_vjp(g, idx, v))
+        if g.shape == x.shape and np.shape(part) == np.shape(g[idx]):
+            return g, part       # zeroed and added back: as it was
+        put_into(g, idx, 0)
+        return rt.add_at_index_inplace(g, part, x, idx), part
+    return impl
+
+
 def _own(x):
     return x
 
@@ -77,4 +91,5 @@ def _own_impl(x):
 
 
 IMPLEMENTED = {rt.tape_array, rt.tape_put, rt.shape_like, rt.item_vjp, rt.setitem_split_inplace,
+               rt.setitem_split_kept,
                rt.stack, rt.push, rt.pop}
