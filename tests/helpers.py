@@ -235,3 +235,32 @@ def check_jvp(key, args, kwargs, params, g, ans, seed=0, rtol=1e-6, atol=1e-8):
         _assert_shaped_like(jv, ans, f"jvp of {key} in {sorted(tangents)}")
         np.testing.assert_allclose(_inner(g, jv), total_rhs, rtol=rtol, atol=atol,
                                    err_msg=f"joint jvp of {key}")
+
+
+def instrumented(fn, names, checker):
+    """The text of normalized ``fn`` (an ir.Function) with ``checker(name, value)`` called
+    after each binding of a name in ``names``: what the analyses of transformer/ (ranks,
+    shapes) claim, checked on the values the code computes."""
+    import gast
+    from strop.transformer.unparse import unparse
+
+    def check(name):
+        return gast.parse(f"{checker}({name!r}, {name})").body[0]
+
+    def block(stmts):
+        out = []
+        for s in stmts:
+            for field in ("body", "orelse"):
+                if getattr(s, field, None):
+                    setattr(s, field, block(getattr(s, field)))
+            if isinstance(s, gast.For) and isinstance(s.target, gast.Name) and \
+                    s.target.id in names:
+                s.body.insert(0, check(s.target.id))
+            out.append(s)
+            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and \
+                    s.targets[0].id in names:
+                out.append(check(s.targets[0].id))
+        return out
+    node = fn.node
+    node.body = block(node.body)
+    return unparse(node)

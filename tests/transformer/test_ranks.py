@@ -1,7 +1,6 @@
 """The ranks known when code is made (transformer/ranks.py), checked against the values the
 normalized code computes: every name given a rank holds a value of that rank at every
 binding, on hand-written functions and on the fuzzer's programs."""
-import gast
 import numpy as np
 import pytest
 
@@ -11,32 +10,8 @@ from strop.testing.generate import generate
 from strop.testing.oracles import make_case
 from strop.transformed import normalized
 from strop.transformer.ranks import ranks, scalar_names
-from strop.transformer.unparse import unparse
+from helpers import instrumented
 from test_jit import garch_nll   # w = p[0], a loop over range(1, n) carrying h
-
-
-def _instrumented(fn, known):
-    """The normalized function's text, a check after each binding of a name of known rank."""
-    def check(name):
-        return gast.parse(f"_rank_check({name!r}, {name}, {known[name][0]})").body[0]
-
-    def block(stmts):
-        out = []
-        for s in stmts:
-            for field in ("body", "orelse"):
-                if getattr(s, field, None):
-                    setattr(s, field, block(getattr(s, field)))
-            if isinstance(s, gast.For) and isinstance(s.target, gast.Name) and \
-                    s.target.id in known:
-                s.body.insert(0, check(s.target.id))
-            out.append(s)
-            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and \
-                    s.targets[0].id in known:
-                out.append(check(s.targets[0].id))
-        return out
-    node = fn.node
-    node.body = block(node.body)
-    return unparse(node)
 
 
 def run_checked(f, args):
@@ -50,11 +25,12 @@ def run_checked(f, args):
              if isinstance(t[0], int)}     # (not a shape tuple's)
     seen = []
 
-    def rank_check(name, value, rank):
+    def rank_check(name, value):
+        rank = known[name][0]
         assert np.ndim(value) == rank, f"{name}: rank {np.ndim(value)}, {rank} inferred"
         seen.append(name)
     space = {**f.__globals__, **fn.refs, "_rank_check": rank_check}
-    exec(_instrumented(fn, known), space)
+    exec(instrumented(fn, known, "_rank_check"), space)
     space[fn.node.name](*args, *[space.get(v) for v in getattr(fn, "free", ())])
     return known
 

@@ -2,7 +2,6 @@
 values the normalized code computes: every name given a shape holds a value of that shape
 (each symbolic dimension evaluated on the arguments) and, where a dtype is known, of that
 dtype, at every binding; on hand-written functions and on the fuzzer's programs."""
-import gast
 import numpy as np
 import pytest
 
@@ -12,30 +11,7 @@ from strop.testing.generate import generate
 from strop.testing.oracles import make_case
 from strop.transformed import normalized
 from strop.transformer import shapes
-from strop.transformer.unparse import unparse
-
-
-def _instrumented(fn, known):
-    def check(name):
-        return gast.parse(f"_shape_check({name!r}, {name})").body[0]
-
-    def block(stmts):
-        out = []
-        for s in stmts:
-            for field in ("body", "orelse"):
-                if getattr(s, field, None):
-                    setattr(s, field, block(getattr(s, field)))
-            if isinstance(s, gast.For) and isinstance(s.target, gast.Name) and \
-                    s.target.id in known:
-                s.body.insert(0, check(s.target.id))
-            out.append(s)
-            if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and \
-                    s.targets[0].id in known:
-                out.append(check(s.targets[0].id))
-        return out
-    node = fn.node
-    node.body = block(node.body)
-    return unparse(node)
+from helpers import instrumented
 
 
 def _kind(v):
@@ -80,7 +56,7 @@ def run_checked(f, args):
             assert type(value) is dtype, f"{name}: {type(value).__name__}, {dtype} inferred"
         seen.append(name)
     space = {**f.__globals__, **fn.refs, "_shape_check": shape_check}
-    exec(_instrumented(fn, known), space)
+    exec(instrumented(fn, known, "_shape_check"), space)
     space[fn.node.name](*args, *[space.get(v) for v in getattr(fn, "free", ())])
     return known, seen
 

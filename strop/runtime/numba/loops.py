@@ -139,6 +139,14 @@ class _WeakConstants(ast.NodeTransformer):
         return ast.Name(id=name, ctx=ast.Load())
 
 
+def _chain_of(chain, args):
+    """(a chain's text with its ``weak`` numbers typed, its operands' types, the numbers)."""
+    if len(args) == 1 and isinstance(args[0], types.StarArgTuple):
+        args = tuple(args[0])
+    text, constants = _typed_weaks(chain.literal_value, args)
+    return text, args, constants
+
+
 def _typed_weaks(text, args):
     """(``text`` with each ``weak(number, <expression>)`` a constant, the constants)."""
     constants = {}
@@ -154,10 +162,7 @@ def _typed_weaks(text, args):
 def _elementwise(chain, *args):
     if not isinstance(chain, types.StringLiteral):
         return None
-    text = chain.literal_value
-    if len(args) == 1 and isinstance(args[0], types.StarArgTuple):
-        args = tuple(args[0])
-    text, constants = _typed_weaks(text, args)
+    text, args, constants = _chain_of(chain, args)
     if _loops(text, args, constants):
         space = {"np": np, "weak": rt.weak, **constants}
         whole = _type_of(ast.parse(text, mode="eval").body, args, cpu_target.typing_context,
@@ -230,9 +235,7 @@ def _sum_source(chain, args):
 def _unbroadcast_chain(chain, x, *args):
     if not isinstance(chain, types.StringLiteral):
         return None
-    if len(args) == 1 and isinstance(args[0], types.StarArgTuple):
-        args = tuple(args[0])
-    text, constants = _typed_weaks(chain.literal_value, args)
+    text, args, constants = _chain_of(chain, args)
     space = {"np": np, "weak": rt.weak, "rt": rt, **constants}
     if isinstance(x, (types.Number, types.Boolean)) and _loops(text, args, constants, least=1):
         whole = _type_of(ast.parse(text, mode="eval").body, args, cpu_target.typing_context,
@@ -251,9 +254,7 @@ def _unbroadcast_chain(chain, x, *args):
 def _add_at_index_chain(acc, chain, x, idx, *args):
     if not isinstance(chain, types.StringLiteral):
         return None
-    if len(args) == 1 and isinstance(args[0], types.StarArgTuple):
-        args = tuple(args[0])
-    text, constants = _typed_weaks(chain.literal_value, args)
+    text, args, constants = _chain_of(chain, args)
     space = {"np": np, "weak": rt.weak, "rt": rt, **constants}
     fallback = f"    return rt.add_at_index_inplace(acc, {text}, x, idx)\n"
     arrays = [k for k, t in enumerate(args) if isinstance(t, types.Array)]
