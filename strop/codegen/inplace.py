@@ -163,6 +163,7 @@ def _kept_splits(node, refs):
             acc, t = (e.id for e in s.targets[0].elts)
             idx = s.value.args[1].id
             names = {t}       # t and the names it is moved to
+            bound = set()     # names bound since (x, read at the split, must not be one)
             for k in range(j + 1, len(block)):
                 b = block[k]
                 if isinstance(b, gast.Assign) and isinstance(b.targets[0], gast.Name) and \
@@ -170,16 +171,19 @@ def _kept_splits(node, refs):
                         stores.get(b.targets[0].id) == 1:
                     names.add(b.targets[0].id)
                     continue
-                v = b.value if isinstance(b, gast.Assign) else None
+                v = b.value if isinstance(b, gast.Assign) and \
+                    isinstance(b.targets[0], gast.Name) else None
                 if _call_of(v, refs) is back and len(v.args) == 4 and \
                         b.targets[0].id == acc and v.args[0].id == acc and \
-                        v.args[1].id in names and _same_value(v.args[3].id, idx, defs):
+                        v.args[1].id in names and v.args[2].id not in bound and \
+                        _same_value(v.args[3].id, idx, defs):
                     s.value = ir.call(_helper(refs, runtime.setitem_split_kept),
                                       [*s.value.args, v.args[2]])
                     block[k] = gast.Pass()
                     break
                 if acc in names_in(b) or ({idx} | names) & names_in(b, gast.Store):
                     break
+                bound |= names_in(b, gast.Store)
     _drop_passes(node)
 
 
