@@ -204,10 +204,13 @@ class Vectorized(api.Transformed):
             axes = self.arg_axes(len(kinds))
         except ValueError:     # (the call reports it)
             return super().lane_dims(dims, kinds)
-        lanes = tuple(d if d is None or a is None else None if type(k) is tuple or
-                      not isinstance(a, int) else d[:a % len(d)] + d[a % len(d) + 1:]
-                      if d else None for d, k, a in zip(dims, kinds, axes))
-        return super().lane_dims(lanes, kinds)
+        def lane(d, k, a):
+            if d is None or a is None:          # not an array, or not batched: as it is
+                return d
+            if type(k) is tuple or not isinstance(a, int) or not d:
+                return None                     # a batched tree: not followed
+            return d[:a % len(d)] + d[a % len(d) + 1:]
+        return super().lane_dims(tuple(map(lane, dims, kinds, axes)), kinds)
 
     def arg_axes(self, n):
         """``in_axes`` as one entry per argument (of ``n``: all of them, or those left when
