@@ -285,7 +285,7 @@ def source(fun):
     if not isinstance(fun, Transformed):
         raise TypeError("strop.source expects a function made by a strop transform (grad, jit, "
                         f"vmap, ...), got {fun!r}")
-    return fun.generated().source
+    return fun.shown()
 
 
 def show(fun, file=None):

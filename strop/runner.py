@@ -14,6 +14,7 @@ import logging
 import os
 import re
 import shutil
+import sys
 import traceback
 import warnings
 
@@ -21,6 +22,7 @@ import numpy as np
 
 from .codegen import emit as emitter
 from .codegen.cpu import compile_function, lower, number_params, resolver, weaken
+from .codegen.fpchecks import hidden, with_fp_checks
 from .codegen.fuse import fuse
 from .codegen.inplace import make_inplace
 from .codegen.loops import loop_chains
@@ -32,10 +34,12 @@ from .codegen.load import LINEMAPS, load
 from .config import config
 from .errors import (DonationWarning, JitFallbackWarning, LaxTypeError, StropError,
                      user_stacklevel)
+from .runtime import fpstatus
 from .runtime import lax as runtime_lax
 from .tree_util import tree_leaves
 
 log = logging.getLogger("strop")
+_RAISED = fpstatus.RAISED    # (read after every compiled call)
 
 
 class Staged:
@@ -64,6 +68,7 @@ class Staged:
         self.inplace = make_inplace(node, refs, donated) if backend == "cpu" else set()
         params = [a.id for a in node.args.args]
         overwritten = sorted(self.inplace & {params[i] for i in donated if i < len(params)})
+        self.overwrites = bool(overwritten)
         if overwritten:
             warnings.warn(DonationWarning(
                 f"donate_argnums of {origin}: {', '.join(map(repr, overwritten))} is updated "
@@ -81,17 +86,21 @@ class Staged:
             lowered = scalar_names(node.body, {p: r for p, r in dict(ranks).items()
                                                if p in params}, resolver(node, refs))
             node = loop_chains(fuse(weaken(node, refs, weak, numbers | lowered), refs), refs)
-        if self.islands:
+        checks = with_fp_checks(node, refs) if backend == "cpu" else None
+        if self.islands:    # (their paths count the checks' statement)
             node = with_islands(node, refs, self.islands)
         self.node = node
         shown = dataclasses.replace(fn, node=node, refs=refs, companions=companions)
         text, linemap, injected = emitter.emit(shown, origin)
 
         self.generated = load(fn.name, text, linemap, injected)
+        self.shown = hidden(text, checks) if checks else text    # what strop.source shows
         self.runner = self.generated.function
         self.python = None   # what runs after a fallback, if not this code as Python
         self.pending = []    # the fallback's (or islands') warnings, given once a run succeeds
         self.uncached = False  # compiled without Numba's cache, after a fault in it
+        self.fp_seen = {}      # flags compiled code raised -> the warnings Python gave for them
+        self.fp_registry = {}  # (the warnings module's record of those shown once)
         if config.read("log_compiles"):
             log.warning("strop: transformed %s into %s for the %s backend (%s)", origin, fn.name,
                         backend, reason)
@@ -145,6 +154,8 @@ class Staged:
             raise mapped(e, self.generated) from None
         while self.pending:
             warnings.warn(self.pending.pop(0), stacklevel=user_stacklevel())
+        if _RAISED[0] and compiled:
+            self.fp_warnings(args, free)
         if compiled and logging_ and self.runner.compiled > before:
             log.warning("strop: compiled %s for a new signature %s", self.fn.name,
                         self.runner.signatures[-1])
@@ -206,6 +217,52 @@ class Staged:
                 raise mapped(e, self.generated) from None
         # the Python run did not fail the same way: report what the compiled code said
 
+    def fp_warnings(self, args, free):
+        """The compiled call raised floating-point flags (runtime/fpstatus.py): NumPy's
+        warnings, or under ``np.errstate(...="raise")`` its FloatingPointError, as the code run
+        as Python gives them, at the user's lines.  Warnings for the same flags are given again
+        without running it again (flags LLVM raised computing a guarded division ahead of its
+        branch, which Python does not compute, give none)."""
+        bits, _RAISED[0] = _RAISED[0], 0
+        state = np.geterr()
+        kinds = [k for bit, k in fpstatus.NAMES.items() if bits & bit and state[k] != "ignore"]
+        if not kinds:
+            return
+        if not all(state[k] == "warn" for k in kinds):
+            given = self.fp_rerun(args, free, kinds)    # raises, prints or calls
+        elif bits in self.fp_seen:
+            given = self.fp_seen[bits]
+        else:
+            given = self.fp_seen[bits] = self.fp_rerun(args, free, kinds)
+        for message, category, filename, lineno in given:
+            warnings.warn_explicit(message, category, filename, lineno,
+                                   registry=self.fp_registry)
+
+    def fp_rerun(self, args, free, kinds):
+        """The RuntimeWarnings the code run as Python gives (message, category, file, line),
+        at user lines; code that runs effects or overwrote a donated argument is not run
+        again: a warning per flag, at the function's first line."""
+        if self.effects or self.overwrites:
+            loc = emitter.user_location(self.generated.linemap, min(self.generated.linemap))
+            texts = [f"{_FP_TEXT[k]} encountered in compiled code" for k in kinds]
+            if any(np.geterr()[k] == "raise" for k in kinds):
+                raise FloatingPointError("; ".join(texts))
+            return [(t, RuntimeWarning, loc.filename, loc.lineno) for t in texts]
+        given, error = [], None
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            warnings.showwarning = lambda message, category, filename, lineno, *_: \
+                given.append((message, category, *_user_line(filename, lineno)))
+            try:
+                self.generated.function(*args, *free)
+            except FloatingPointError as e:
+                error = e
+            except Exception:   # not as compiled code ran: its results stand, no warning
+                pass
+        if error is not None:
+            raise mapped(error, self.generated) from None
+        return [g for g in given if issubclass(g[1], RuntimeWarning)]
+
     def check_finite(self, out, args, free):
         """``debug_nans``/``debug_infs``: on a non-finite output, run the code as Python with
         NumPy raising, so the error names the user line that made it."""
@@ -239,6 +296,22 @@ class Staged:
             f"runs on the python backend, with the same results", loc, fix=_fallback_fix(loc))]
         self.backend = "python"
         self.runner = self.python() if self.python else self.generated.function
+
+
+def _user_line(filename, lineno):
+    """(file, line) of the user line that the innermost generated code running made a warning
+    at, from a helper it called too (NumPy names the helper's line); else the line given."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        linemap = LINEMAPS.get(frame.f_code.co_filename)
+        loc = emitter.user_location(linemap, frame.f_lineno) if linemap else None
+        if loc is not None:
+            return loc.filename, loc.lineno
+        frame = frame.f_back
+    return filename, lineno
+
+
+_FP_TEXT = {"divide": "divide by zero", "invalid": "invalid value", "over": "overflow"}
 
 
 def _compiled_variant(obj):

@@ -133,6 +133,10 @@ class Transformed:
     def generated(self, key=None):
         return self.staged(key).generated
 
+    def shown(self, key=None):
+        """The generated source as strop.source shows it."""
+        return self.staged(key).shown
+
     def ir(self, key=None):
         return self.staged(key).fn
 

@@ -215,14 +215,17 @@ _registered = []
 
 
 def _runtime_symbols():
-    """The C functions of Numba's runtime (NRT), as its initialization registers them; its other
-    step, compiling the runtime's LLVM functions, is not needed: they are in the object code."""
+    """The C functions of Numba's runtime (NRT), as its initialization registers them (its other
+    step, compiling the runtime's LLVM functions, is not needed: they are in the object code),
+    and strop's own."""
     if _registered:
         return
     import llvmlite.binding as ll
     from numba.core.runtime import _nrt_python
     for name, address in _nrt_python.c_helpers.items():
         ll.add_symbol(name if name.startswith("_") else "NRT_" + name, address)
+    from ..runtime.fpstatus import available
+    available()     # the floating-point flags' functions (runtime/fpstatus.py)
     _registered.append(True)
 
 

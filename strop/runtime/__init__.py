@@ -5,14 +5,15 @@ code imports them from (``from strop.runtime import ...``).
 numba/ holds the Numba implementations of the same helpers, by family; codegen/cpu.py imports
 it when it first compiles (``import strop`` does not import Numba).
 """
-from . import (arithmetic, base, batching, containers, conv, forward, indexing, iteration, jacobians,
-               lax, linalg, numeric, products, reductions, shape, wide)
+from . import (arithmetic, base, batching, containers, conv, forward, fpstatus, indexing, iteration,
+               jacobians, lax, linalg, numeric, products, reductions, shape, wide)
 from .arithmetic import *  # noqa: F401,F403
 from .base import *  # noqa: F401,F403
 from .batching import *  # noqa: F401,F403
 from .containers import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .forward import *  # noqa: F401,F403
+from .fpstatus import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .iteration import *  # noqa: F401,F403
 from .jacobians import *  # noqa: F401,F403
@@ -25,6 +26,6 @@ from .shape import *  # noqa: F401,F403
 from .wide import *  # noqa: F401,F403
 
 FAMILIES = (base, arithmetic, containers, indexing, reductions, shape, products, linalg, numeric,
-            batching, iteration, forward, jacobians, wide, lax, conv)
+            batching, iteration, forward, jacobians, wide, lax, conv, fpstatus)
 
 __all__ = [n for family in FAMILIES for n in family.__all__]

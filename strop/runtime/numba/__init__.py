@@ -17,8 +17,8 @@ from ... import runtime as rt
 # (Numba's own implementations of NumPy, imported above, are registered first, so that
 # Numba tries them before ours in axes.py: ours serve only the arguments its
 # own do not take)
-from . import (arithmetic, axes, base, batching, containers, indexing,  # noqa: F401
-               products, reductions, shape, sums)
+from . import (arithmetic, axes, base, batching, containers, fpstatus,  # noqa: F401
+               indexing, products, reductions, shape, sums)
 from ._common import compile_the_rest
 
 compile_the_rest((rt.base, rt.arithmetic, rt.containers, rt.indexing, rt.reductions, rt.shape,
