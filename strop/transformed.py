@@ -11,12 +11,14 @@ import numpy as np
 from . import dtypes
 from .config import config
 from .runner import Staged
+from .runtime.trips import NoTrip, first_trip
 from .errors import LaxTypeError, Location
 from .transformer import ir
 from .transformer.check import check
 from .transformer.keyreuse import check_key_reuse
 from .transformer.normalize import normalize
 from .transformer.parse import parse
+from .transformer.peel import split_first_trips
 from .transformer.ranks import given_ranks
 from .transformer.flatten import flatten_params, leaf_paths
 from .tree_util import tree_leaves, tree_structure
@@ -93,10 +95,15 @@ class Transformed:
             if statics:
                 inner = bind_statics(inner, {start[i]: v for i, v in
                                              zip(self.static_argnums, statics)})
+            if settings[-1:] != (WHOLE_LOOPS,):
+                inner = split_first_trips(inner, given_ranks(kind_of), first_trip)
             fn = self._build(inner, kind_of)
             donated = [start[i] - sum(1 for j in self.static_argnums if j < i)
                        for i in getattr(self, "donate_argnums", ())]
-            self._cache[key] = Staged(fn, _origin(self.fun), self.backend, reason, donated,
+            # (the code for a call whose split loop runs no trip: as Python, where a name may
+            # stay a number; made for such calls alone)
+            backend = "python" if settings[-1:] == (WHOLE_LOOPS,) else self.backend
+            self._cache[key] = Staged(fn, _origin(self.fun), backend, reason, donated,
                                       tuple(given_ranks(kind_of).items()),
                                       tuple(n for n, k in kind_of.items() if k == INT))
         return self._cache[key]
@@ -189,7 +196,10 @@ class Transformed:
                 self.check_branches(full if statics else given)   # raises on every call
             st.branches_checked = True
         try:
-            out = st.run(args)
+            try:
+                out = st.run(args)
+            except NoTrip:    # a loop split at its first trip runs none: code without splits
+                out = self.staged(key[:2] + (key[2] + (WHOLE_LOOPS,),)).run(args)
         except LaxTypeError as e:
             if getattr(e, "compiled_branches", False):   # Numba's types: a plain call may
                 self.check_branches(full if statics else given)   # say which lengths, paths
@@ -333,6 +343,10 @@ def _with_free_kinds(inner):
     return dataclasses.replace(inner, guards=tuple(inner.guards) + tuple(guards)), kinds
 
 
+# a key's last setting where its code splits no loop at its first trip (transformer/peel.py)
+WHOLE_LOOPS = "whole loops"
+
+
 def _settings():
     """The config values generated code depends on (the dtype policy, the PRNG stream)."""
     values = config._values
@@ -412,6 +426,8 @@ def _flat(dims):
 def _shapes_in(settings):
     """The arguments' dtypes and classes of lengths in a key's settings (none known where
     the key has none)."""
+    if settings[-1:] == (WHOLE_LOOPS,):
+        settings = settings[:-1]
     return (settings[2], settings[3] or ()) if len(settings) > 2 else ((), ())
 
 

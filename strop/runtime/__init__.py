@@ -6,7 +6,7 @@ numba/ holds the Numba implementations of the same helpers, by family; codegen/c
 it when it first compiles (``import strop`` does not import Numba).
 """
 from . import (arithmetic, base, batching, containers, conv, forward, fpstatus, indexing, iteration,
-               jacobians, lax, linalg, numeric, products, reductions, shape, wide)
+               jacobians, lax, linalg, numeric, products, reductions, shape, trips, wide)
 from .arithmetic import *  # noqa: F401,F403
 from .base import *  # noqa: F401,F403
 from .batching import *  # noqa: F401,F403
@@ -23,9 +23,10 @@ from .numeric import *  # noqa: F401,F403
 from .products import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
+from .trips import *  # noqa: F401,F403
 from .wide import *  # noqa: F401,F403
 
 FAMILIES = (base, arithmetic, containers, indexing, reductions, shape, products, linalg, numeric,
-            batching, iteration, forward, jacobians, wide, lax, conv, fpstatus)
+            batching, iteration, forward, jacobians, wide, lax, conv, fpstatus, trips)
 
 __all__ = [n for family in FAMILIES for n in family.__all__]

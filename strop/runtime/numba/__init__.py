@@ -22,7 +22,7 @@ from . import (arithmetic, axes, base, batching, containers, fpstatus,  # noqa: 
 from ._common import compile_the_rest
 
 compile_the_rest((rt.base, rt.arithmetic, rt.containers, rt.indexing, rt.reductions, rt.shape,
-                  rt.products, rt.linalg, rt.numeric, rt.batching, rt.iteration),
+                  rt.products, rt.linalg, rt.numeric, rt.batching, rt.iteration, rt.trips),
                  base.IMPLEMENTED | arithmetic.IMPLEMENTED | containers.IMPLEMENTED
                  | indexing.IMPLEMENTED | reductions.IMPLEMENTED | products.IMPLEMENTED
                  | batching.IMPLEMENTED | shape.IMPLEMENTED

@@ -25,7 +25,8 @@ ELEMENTWISE = {np.where, np.clip, np.nan_to_num, np.real, np.imag, np.conj, np.a
                np.round, np.around, np.fix, np.i0, np.sinc, np.heaviside, np.isclose,
                abs, runtime.balanced_eq, runtime.astype_like, runtime.narrow, runtime.add, runtime.scale,
                runtime.zeros_like, runtime.ones_like, ("method", "astype"),
-               ("method", "copy"), np.copy, np.asarray, np.array, np.ascontiguousarray}
+               ("method", "copy"), np.copy, np.asarray, np.array, np.ascontiguousarray,
+               runtime.first_trip}   # (of a batched test: every lane's)
 
 # elementwise in their first argument only: the others (a dtype, an order) are not operands
 ONE_OPERAND = {("method", "astype"), ("method", "copy"), np.copy, np.asarray, np.array,

@@ -1,0 +1,153 @@
+"""A loop that turns a number into an array: its first trip written apart (loop peeling).
+
+``s = 0`` then ``for i in range(n): s = s * x + c[i]`` makes ``s`` a number before the loop
+and an array from its first trip on.  NumPy does not mind; compiled code gives a variable one
+type, so Numba refuses the loop, and reverse mode's tape of ``s`` would hold a number, then
+arrays.  So, where the arguments' ranks show it (ranks.py), the first trip is written out
+before the loop, where rebinding ``s`` to an array is an ordinary assignment::
+
+    _t5 = n > 0
+    first_trip(_t5)          # raises NoTrip where the loop runs no trip
+    i = 0
+    s = s * x + c[i]         # the body, once
+    for i in range(1, n):    # the other trips
+        s = s * x + c[i]
+
+A call whose loop runs no trip (``s`` stays the number 0: a type no compiled code for the
+other calls returns) raises NoTrip, and runs code made without the split (transformed.py).
+Only loops of the function's own body over ``range`` with a constant step are split, and not
+one whose body has ``break``, ``continue`` or an ``else``.
+"""
+import dataclasses
+
+import gast
+
+from . import ir
+from .ranks import ranks
+
+MAX_SPLITS = 4     # loops split per function (each copies its body once)
+_AFTER = "__after_first_trip"
+
+
+def split_first_trips(fn, given, first_trip):
+    """``fn`` with its loops that turn a number into an array split (a new Function; ``fn``
+    itself where there are none); ``given``: parameter -> rank, ``first_trip``: the check."""
+    body, done, namer = [], 0, None
+    for s in fn.node.body:
+        widened = _widened(body, s, given, fn.callee) if done < MAX_SPLITS else set()
+        if not widened:
+            body.append(s)
+            continue
+        if namer is None:
+            namer = ir.Namer(ir.names_in(fn.node))
+            refs = dict(fn.refs)
+            check = ir.bind_ref(refs, namer, first_trip, "first_trip")
+        # the numbers get names of their own before the loop: a name is then never a number
+        # and an array (reverse mode tapes a rebound name's values on one tape)
+        renames = {n: namer.fresh(n) for n in sorted(widened)}
+        body = _renamed(body, renames)
+        body.extend(_split(s, renames, namer, check))
+        done += 1
+    if not done:
+        return fn
+    node = ir.clone(fn.node)
+    node.body = ir.clone(body)
+    return dataclasses.replace(fn, node=node, refs=refs)
+
+
+def _widened(before, loop, given, callee):
+    """The names ``loop`` (a statement after ``before``) rebinds from a number to an array,
+    if it is a loop to split: over a range, each such name rebound by a statement of its own
+    body (not inside a branch)."""
+    if not (isinstance(loop, gast.For) and isinstance(loop.target, gast.Name)
+            and not loop.orelse and _range(loop.iter) is not None and not _jumps(loop.body)):
+        return set()
+    stored = {t.id for s in loop.body if isinstance(s, gast.Assign)
+              for t in s.targets if isinstance(t, gast.Name)}
+    if not stored & ir.names_in(gast.Module(body=before, type_ignores=[]), gast.Store):
+        return set()
+    numbers = {n for n, (r, _) in ranks(before, given, callee).items()
+               if r == 0 and n in stored}
+    if not numbers:
+        return set()
+    # one trip's bindings, each a new name: what they make of the numbers
+    once = ir.clone(loop)
+    for node in gast.walk(once):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and \
+                node.id in numbers:
+            node.id += _AFTER
+    after = ranks(before + [once], given, callee)
+    return {n for n in numbers if isinstance(after.get(n + _AFTER, (None,))[0], int)
+            and after[n + _AFTER][0] > 0}
+
+
+def _range(call):
+    """(start, stop, step) of ``range(...)`` with names or constants and a constant step
+    (ints), else None."""
+    if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
+            and call.func.id == "range" and 1 <= len(call.args) <= 3 and not call.keywords
+            and all(isinstance(a, (gast.Name, gast.Constant)) for a in call.args)):
+        return None
+    args = list(call.args)
+    start, stop = (ir.const(0), args[0]) if len(args) == 1 else args[:2]
+    step = args[2] if len(args) == 3 else ir.const(1)
+    if not (isinstance(step, gast.Constant) and type(step.value) is int and step.value):
+        return None
+    return start, stop, step.value
+
+
+def _jumps(stmts):
+    """Whether ``stmts`` break or continue the loop they are the body of."""
+    for s in stmts:
+        if isinstance(s, (gast.Break, gast.Continue)):
+            return True
+        if isinstance(s, (gast.If, gast.With, gast.Try)):
+            if _jumps(s.body) or _jumps(getattr(s, "orelse", [])):
+                return True
+    return False
+
+
+def _renamed(stmts, renames):
+    """``stmts`` with the names of ``renames`` renamed (in place)."""
+    for s in stmts:
+        for node in gast.walk(s):
+            if isinstance(node, gast.Name) and node.id in renames:
+                node.id = renames[node.id]
+    return stmts
+
+
+def _first(body, renames):
+    """A copy of the loop's body for its first trip: reading the numbers under their new
+    names until it rebinds them."""
+    out, pending = [], dict(renames)
+    for s in ir.clone(body):
+        out.append(_renamed([s], pending)[0] if pending else s)
+        if isinstance(s, gast.Assign):
+            for t in s.targets:
+                if isinstance(t, gast.Name):
+                    # (renamed above when it read itself: its own name again)
+                    old = next((k for k, v in renames.items() if v == t.id), None)
+                    if old is not None:
+                        t.id = old
+                        pending.pop(old, None)
+    return out
+
+
+def _split(loop, renames, namer, check):
+    start, stop, step = _range(loop.iter)
+    loc = getattr(loop, "loc", None)
+    runs = namer.temp()
+    compare = gast.Compare(left=ir.clone(stop), ops=[gast.Gt() if step > 0 else gast.Lt()],
+                           comparators=[ir.clone(start)])
+    first = [ir.assign(runs, compare, loc),
+             ir.stmt(gast.Expr(value=ir.call(check, [ir.name(runs)])), loc),
+             ir.assign(loop.target.id, ir.clone(start), loc)]
+    rest = ir.clone(loop)
+    if isinstance(start, gast.Constant):
+        second, following = ir.const(start.value + step), []
+    else:
+        second = ir.name(namer.temp())
+        following = [ir.assign(second.id, gast.BinOp(left=ir.clone(start), op=gast.Add(),
+                                                     right=ir.const(step)), loc)]
+    rest.iter = ir.call("range", [second, ir.clone(stop), ir.const(step)])
+    return first + _first(loop.body, renames) + following + [rest]
