@@ -313,6 +313,13 @@ def record(x):
     return st["w"] + np.sum(st["a"])
 
 
+def number_becomes_array(x):
+    s = 0
+    for i in range(x.shape[0]):
+        s = s * 0.5 + x[i]
+    return np.sum(s * s)
+
+
 FUNCTIONS = [
     record, np_matmul, empty_and_grown_lists, sum_axis, sum_axis_tuple, sum_keepdims,
     mean_axis, mean_keepdims, max_axis, min_axis,
@@ -321,7 +328,8 @@ FUNCTIONS = [
     stack_rows, split, expand_squeeze, diag, trace, tril_triu, astype, einsum, outer, kron,
     tensordot, dot_stack, matmul, sort, solve, inv, det, cholesky, eigh, norm, ufuncs,
     where_clip, keywords, builtins, local_list, local_dict, at_set_slice, at_add, loop_branch,
-    while_loop, interp, convolve, select, cov, fftshift, polyval, calls_stack, lane_axes]
+    while_loop, interp, convolve, select, cov, fftshift, polyval, calls_stack, lane_axes,
+    number_becomes_array]
 
 # (transform, function name) -> why it still runs as Python (or fails)
 FALLS_BACK = {}

@@ -40,6 +40,16 @@ def two_loops(w, x):
     return a + b
 
 
+def chebyshev(c, x):
+    b0 = 0
+    b1 = 0
+    for k in range(c.shape[0] - 1, -1, -1):
+        b2 = b1
+        b1 = b0
+        b0 = 2 * x * b1 - b2 + c[k]
+    return b0 - b1 * x
+
+
 def stays_a_number(x):
     s = 0
     for i in range(x.shape[0]):
@@ -62,8 +72,8 @@ def _compiled(f, *args):
         return jit(f)(*args)
 
 
-@pytest.mark.parametrize("f", [horner, backwards, two_loops])
-@pytest.mark.parametrize("n", [0, 1, 2, 5])
+@pytest.mark.parametrize("f", [horner, backwards, two_loops, chebyshev])
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5])
 def test_compiles_and_equals_python(f, n):
     rng = np.random.default_rng(n)
     c, x = rng.normal(size=n), rng.normal(size=3)
@@ -72,7 +82,7 @@ def test_compiles_and_equals_python(f, n):
     assert type(got) is type(want) or np.shape(got) == np.shape(want) and np.ndim(got)
 
 
-@pytest.mark.parametrize("f", [horner, backwards, two_loops])
+@pytest.mark.parametrize("f", [horner, backwards, two_loops, chebyshev])
 def test_gradients_against_central_differences(f):
     rng = np.random.default_rng(0)
     c, x = rng.normal(size=4), rng.normal(size=3)

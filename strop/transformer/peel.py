@@ -16,7 +16,8 @@ before the loop, where rebinding ``s`` to an array is an ordinary assignment::
 A call whose loop runs no trip (``s`` stays the number 0: a type no compiled code for the
 other calls returns) raises NoTrip, and runs code made without the split (transformed.py).
 Only loops of the function's own body over ``range`` with a constant step are split, and not
-one whose body has ``break``, ``continue`` or an ``else``.
+one whose body has ``break``, ``continue`` or an ``else``; a recurrence whose names become
+arrays one trip after another (``b2 = b1; b1 = b0; b0 = ...``) gets a trip apart for each.
 """
 import dataclasses
 
@@ -25,7 +26,8 @@ import gast
 from . import ir
 from .ranks import ranks
 
-MAX_SPLITS = 4     # loops split per function (each copies its body once)
+MAX_SPLITS = 6     # trips written apart per function (each copies a loop's body once)
+MAX_TRIPS = 3      # ... per loop
 _AFTER = "__after_first_trip"
 
 
@@ -34,20 +36,24 @@ def split_first_trips(fn, given, first_trip):
     itself where there are none); ``given``: parameter -> rank, ``first_trip``: the check."""
     body, done, namer = [], 0, None
     for s in fn.node.body:
-        widened = _widened(body, s, given, fn.callee) if done < MAX_SPLITS else set()
-        if not widened:
-            body.append(s)
-            continue
-        if namer is None:
-            namer = ir.Namer(ir.names_in(fn.node))
-            refs = dict(fn.refs)
-            check = ir.bind_ref(refs, namer, first_trip, "first_trip")
-        # the numbers get names of their own before the loop: a name is then never a number
-        # and an array (reverse mode tapes a rebound name's values on one tape)
-        renames = {n: namer.fresh(n) for n in sorted(widened)}
-        body = _renamed(body, renames)
-        body.extend(_split(s, renames, namer, check))
-        done += 1
+        # (a recurrence of several names, b0 = f(b1, ...) then b1 = b0, makes them arrays
+        # one trip after another: a trip apart for each)
+        for _ in range(MAX_TRIPS):
+            widened = _widened(body, s, given, fn.callee) if done < MAX_SPLITS else set()
+            if not widened:
+                break
+            if namer is None:
+                namer = ir.Namer(ir.names_in(fn.node))
+                refs = dict(fn.refs)
+                check = ir.bind_ref(refs, namer, first_trip, "first_trip")
+            # the numbers get names of their own before the loop: a name is then never a
+            # number and an array (reverse mode tapes a rebound name's values on one tape)
+            renames = {n: namer.fresh(n) for n in sorted(widened)}
+            body = _renamed(body, renames)
+            *first, s = _split(s, renames, namer, check)
+            body.extend(first)
+            done += 1
+        body.append(s)
     if not done:
         return fn
     node = ir.clone(fn.node)
@@ -147,7 +153,8 @@ def _split(loop, renames, namer, check):
         second, following = ir.const(start.value + step), []
     else:
         second = ir.name(namer.temp())
-        following = [ir.assign(second.id, gast.BinOp(left=ir.clone(start), op=gast.Add(),
-                                                     right=ir.const(step)), loc)]
+        op = gast.Add() if step > 0 else gast.Sub()
+        following = [ir.assign(second.id, gast.BinOp(left=ir.clone(start), op=op,
+                                                     right=ir.const(abs(step))), loc)]
     rest.iter = ir.call("range", [second, ir.clone(stop), ir.const(step)])
     return first + _first(loop.body, renames) + following + [rest]
