@@ -14,7 +14,6 @@ import logging
 import os
 import re
 import shutil
-import sys
 import traceback
 import warnings
 
@@ -22,7 +21,7 @@ import numpy as np
 
 from .codegen import emit as emitter
 from .codegen.cpu import compile_function, lower, number_params, resolver, weaken
-from .codegen.fpchecks import hidden, with_fp_checks
+from .codegen.fpchecks import flag_warnings, hidden, python_warnings, with_fp_checks
 from .codegen.fuse import fuse
 from .codegen.inplace import make_inplace
 from .codegen.loops import loop_chains
@@ -243,29 +242,15 @@ class Staged:
                                    registry=self.fp_registry)
 
     def fp_rerun(self, args, free, kinds):
-        """The RuntimeWarnings the code run as Python gives (message, category, file, line),
-        at user lines; code that runs effects or overwrote a donated argument is not run
-        again: a warning per flag, at the function's first line."""
+        """The RuntimeWarnings (message, category, file, line) the code run as Python gives, at
+        user lines; code that runs effects or overwrote a donated argument is not run again:
+        a warning per flag, at the function's first line."""
         if self.effects or self.overwrites:
-            loc = emitter.user_location(self.generated.linemap, min(self.generated.linemap))
-            texts = [f"{_FP_TEXT[k]} encountered in compiled code" for k in kinds]
-            if any(np.geterr()[k] == "raise" for k in kinds):
-                raise FloatingPointError("; ".join(texts))
-            return [(t, RuntimeWarning, loc.filename, loc.lineno) for t in texts]
-        given, error = [], None
-        with warnings.catch_warnings():
-            warnings.simplefilter("always")
-            warnings.showwarning = lambda message, category, filename, lineno, *_: \
-                given.append((message, category, *_user_line(filename, lineno)))
-            try:
-                self.generated.function(*args, *free)
-            except FloatingPointError as e:
-                error = e
-            except Exception:   # not as compiled code ran: its results stand, no warning
-                pass
+            return flag_warnings(kinds, self.generated.linemap)
+        given, error = python_warnings(self.generated.function, (*args, *free))
         if error is not None:
             raise mapped(error, self.generated) from None
-        return [g for g in given if issubclass(g[1], RuntimeWarning)]
+        return given
 
     def check_finite(self, out, args, free):
         """``debug_nans``/``debug_infs``: on a non-finite output, run the code as Python with
@@ -300,22 +285,6 @@ class Staged:
             f"runs on the python backend, with the same results", loc, fix=_fallback_fix(loc))]
         self.backend = "python"
         self.runner = self.python() if self.python else self.generated.function
-
-
-def _user_line(filename, lineno):
-    """(file, line) of the user line that the innermost generated code running made a warning
-    at, from a helper it called too (NumPy names the helper's line); else the line given."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        linemap = LINEMAPS.get(frame.f_code.co_filename)
-        loc = emitter.user_location(linemap, frame.f_lineno) if linemap else None
-        if loc is not None:
-            return loc.filename, loc.lineno
-        frame = frame.f_back
-    return filename, lineno
-
-
-_FP_TEXT = {"divide": "divide by zero", "invalid": "invalid value", "over": "overflow"}
 
 
 def _compiled_variant(obj):
