@@ -1,5 +1,8 @@
 """The tour ``python -m strop demo`` prints: each capability, run, with its result checked."""
+import linecache
+import os
 import time
+import warnings
 
 import numpy as np
 
@@ -39,6 +42,17 @@ def pendulum(theta, damping):
         omega = omega - 0.001 * (np.sin(theta) + damping * omega)
         theta = theta + 0.001 * omega
     return 0.5 * omega ** 2 + (1 - np.cos(theta))
+
+
+def horner(c, x):   # s is the number 0, then an array: compiled, the first trip apart
+    s = 0
+    for i in range(c.shape[0]):
+        s = s * x + c[i]
+    return s
+
+
+def reciprocal(x):
+    return 1.0 / x
 
 
 def lax_newton(a):   # newton_sqrt as JAX code: lax.while_loop over a (value, steps) carry
@@ -96,6 +110,18 @@ def run():
           f"{1e3 * (t2 - t1):.0f} ms; same numbers: {np.allclose(g_fast, g_slow)}")
     print(f"what the adjoint keeps: {', '.join(sorted(fast.staged().array_tapes))} (numbers, "
           f"in arrays indexed by the loop: strop.source(fast) shows them)")
+
+    section("jit keeps NumPy's semantics: a number a loop makes an array; NumPy's warnings")
+    c, x = np.array([1.0, -2.0, 0.5]), np.linspace(0.0, 1.0, 4)
+    compiled = strop.jit(horner)
+    print("horner compiled:", compiled(c, x), "on", compiled.last_backend,
+          " equal to Python's (float32):", np.allclose(compiled(c, x), horner(c, x), rtol=1e-6))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        print("jit(reciprocal)([0, 2]):", strop.jit(reciprocal)(np.array([0.0, 2.0])))
+    for w in caught:
+        print(f"  {w.category.__name__}: {w.message}  ({os.path.basename(w.filename)}, "
+              f"line {w.lineno}: {linecache.getline(w.filename, w.lineno).strip()})")
 
     section("strop.random: JAX's Threefry PRNG, bit for bit")
     key = random.PRNGKey(0)
