@@ -123,3 +123,15 @@ def test_code_with_effects_is_not_run_again(capfd):
 def test_source_does_not_show_the_checks():
     text = source(jit(branches))
     assert "fp_" not in text and "return _retval" in text
+
+
+def floor_divides(n):
+    return 7 // n + 7 % n
+
+
+def test_an_integer_divided_by_zero_as_python_and_numpy():
+    with pytest.raises(ZeroDivisionError):   # Python's ints: Python's error, as run as Python
+        jit(floor_divides)(0)
+    out, got = _warned(jit(floor_divides), np.int64(0))
+    want_out, want = _warned(floor_divides, np.int64(0))
+    assert out == want_out == 0 and got == want and len(got) == 2

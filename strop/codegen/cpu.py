@@ -477,6 +477,7 @@ def compile_function(function, cache=True, companions=()):
     from ..numba_ids import install
     install()     # before the helpers compile: their symbols never meet another process's
     from ..runtime import numba as _implementations  # noqa: F401  (the helpers' Numba code)
+    from ..runtime.numba.fpstatus import ERROR_MODEL
     from ..runtime.numba.promotion import promoting
     if companions:
         # NumPy's error model: a lane sees array elements, whose division by zero NumPy
@@ -485,17 +486,18 @@ def compile_function(function, cache=True, companions=()):
         for name, checked in companions:
             # a wide loop indexes only the lanes it was given: unchecked, it vectorizes
             options = dict(boundscheck=True, inline="always") if checked else {}
-            space[name] = _sealed(numba.njit(cache=cache, error_model="numpy",
+            space[name] = _sealed(numba.njit(cache=cache, error_model=ERROR_MODEL,
                                              **options)(space[name]))
         seen = types.FunctionType(function.__code__, space, function.__name__,
                                   function.__defaults__, function.__closure__)
         seen.__qualname__, seen.__module__ = function.__qualname__, function.__module__
         return _sealed(promoting(numba.njit(cache=cache, boundscheck=True, nogil=True,
-                                            error_model="numpy")(seen)))
+                                            error_model=ERROR_MODEL)(seen)))
     # boundscheck: an index out of range raises IndexError, never reads garbage; NumPy's error
     # model: 1.0 / 0.0 is inf and 0.0 / 0.0 nan, as NumPy computes them, not ZeroDivisionError
+    # (an integer's // 0 is 0, and raises the flag NumPy warns by: runtime/numba/fpstatus.py)
     return _sealed(promoting(numba.njit(cache=cache, boundscheck=True,
-                                        error_model="numpy")(function)))
+                                        error_model=ERROR_MODEL)(function)))
 
 
 def _sealed(dispatcher):

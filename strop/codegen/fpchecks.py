@@ -58,8 +58,9 @@ def _returns(stmts):
 
 def python_warnings(function, args):
     """(the RuntimeWarnings ``function`` (generated code run as Python) gives on ``args``, as
-    (message, category, file, line) at the user's lines; the FloatingPointError it raises under
-    ``np.errstate(...="raise")``, or None)."""
+    (message, category, file, line) at the user's lines; the exception it raises, or None: a
+    FloatingPointError under ``np.errstate(...="raise")``, Python's ZeroDivisionError where
+    a Python int was divided by zero)."""
     given, error = [], None
     with warnings.catch_warnings():
         warnings.simplefilter("always")
@@ -67,10 +68,8 @@ def python_warnings(function, args):
             given.append((message, category, *_user_line(filename, lineno)))
         try:
             function(*args)
-        except FloatingPointError as e:
+        except Exception as e:
             error = e
-        except Exception:   # not as compiled code ran: its results stand, no warning
-            pass
     return [g for g in given if issubclass(g[1], RuntimeWarning)], error
 
 

@@ -24,6 +24,7 @@ _BITS = {"x86_64": (1, 4, 8), "amd64": (1, 4, 8), "i386": (1, 4, 8), "i686": (1,
 # each flag's name in np.errstate
 NAMES = dict(zip(_BITS, ("invalid", "divide", "over"))) if _BITS else {}
 MASK = sum(_BITS) if _BITS else 0
+DIVIDE = _BITS[1] if _BITS else 0
 CALLBACK = "strop_fp_raised"     # the symbol compiled code reports through
 
 
@@ -58,10 +59,11 @@ def _register():
         return False
     try:
         libm = ctypes.CDLL(ctypes.util.find_library("m") or None)
-        test, clear = libm.fetestexcept, libm.feclearexcept
+        test, clear, raise_ = libm.fetestexcept, libm.feclearexcept, libm.feraiseexcept
     except (OSError, AttributeError):
         return False
     import llvmlite.binding as ll
-    for name, fn in (("fetestexcept", test), ("feclearexcept", clear), (CALLBACK, _raised)):
+    for name, fn in (("fetestexcept", test), ("feclearexcept", clear),
+                     ("feraiseexcept", raise_), (CALLBACK, _raised)):
         ll.add_symbol(name, ctypes.cast(fn, ctypes.c_void_p).value)
     return True

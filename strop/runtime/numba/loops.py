@@ -20,6 +20,7 @@ from numba.core.registry import cpu_target
 from ... import runtime as rt
 from ...runtime.arithmetic import CHAIN_OPERATORS
 from ._common import overload
+from .fpstatus import ERROR_MODEL
 
 # arrays below this size run the array expression: the loop's shape checks cost more there
 LOOP_SIZE = 64
@@ -158,7 +159,7 @@ def _typed_weaks(text, args):
     return text, constants
 
 
-@overload(rt.elementwise, prefer_literal=True, jit_options={"error_model": "numpy"})
+@overload(rt.elementwise, prefer_literal=True, jit_options={"error_model": ERROR_MODEL})
 def _elementwise(chain, *args):
     if not isinstance(chain, types.StringLiteral):
         return None
@@ -231,7 +232,7 @@ def _sum_source(chain, args):
     return "\n".join(lines) + "\n"
 
 
-@overload(rt.unbroadcast_chain, prefer_literal=True, jit_options={"error_model": "numpy"})
+@overload(rt.unbroadcast_chain, prefer_literal=True, jit_options={"error_model": ERROR_MODEL})
 def _unbroadcast_chain(chain, x, *args):
     if not isinstance(chain, types.StringLiteral):
         return None
@@ -249,7 +250,7 @@ def _unbroadcast_chain(chain, x, *args):
     return space["impl"]
 
 
-@overload(rt.add_at_index_chain, prefer_literal=True, jit_options={"error_model": "numpy",
+@overload(rt.add_at_index_chain, prefer_literal=True, jit_options={"error_model": ERROR_MODEL,
                                                                   "boundscheck": True})
 def _add_at_index_chain(acc, chain, x, idx, *args):
     if not isinstance(chain, types.StringLiteral):
