@@ -121,3 +121,15 @@ def test_only_loops_that_widen_are_split():
     with pytest.warns(JitFallbackWarning):   # a loop that continues is not split
         np.testing.assert_allclose(jit(jumps)(np.array([1.0, 0.0, 2.0]), x),
                                    jumps(np.array([1.0, 0.0, 2.0]), x))
+
+
+def test_the_function_split_is_left_as_it_was():
+    import gast
+    from strop.runtime.trips import first_trip
+    from strop.transformed import normalized
+    from strop.transformer.peel import split_first_trips
+    fn = normalized(chebyshev, ("array1", "array1"))
+    before = gast.dump(fn.node)
+    split = split_first_trips(fn, {"c": 1, "x": 1}, first_trip)
+    assert split is not fn and gast.dump(fn.node) == before
+    assert gast.dump(split.node).count("first_trip") == 3

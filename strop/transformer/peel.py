@@ -36,6 +36,8 @@ def split_first_trips(fn, given, first_trip):
     itself where there are none); ``given``: parameter -> rank, ``first_trip``: the check."""
     body, done, namer = [], 0, None
     for s in fn.node.body:
+        if namer is not None:
+            s = ir.clone(s)      # (renamed below: fn's own statements stay as they are)
         # (a recurrence of several names, b0 = f(b1, ...) then b1 = b0, makes them arrays
         # one trip after another: a trip apart for each)
         for _ in range(MAX_TRIPS):
@@ -46,6 +48,7 @@ def split_first_trips(fn, given, first_trip):
                 namer = ir.Namer(ir.names_in(fn.node))
                 refs = dict(fn.refs)
                 check = ir.bind_ref(refs, namer, first_trip, "first_trip")
+                body, s = ir.clone(body), ir.clone(s)
             # the numbers get names of their own before the loop: a name is then never a
             # number and an array (reverse mode tapes a rebound name's values on one tape)
             renames = {n: namer.fresh(n) for n in sorted(widened)}
@@ -57,7 +60,7 @@ def split_first_trips(fn, given, first_trip):
     if not done:
         return fn
     node = ir.clone(fn.node)
-    node.body = ir.clone(body)
+    node.body = body
     return dataclasses.replace(fn, node=node, refs=refs)
 
 
