@@ -112,10 +112,11 @@ def run():
           f"in arrays indexed by the loop: strop.source(fast) shows them)")
 
     section("jit keeps NumPy's semantics: a number a loop makes an array; NumPy's warnings")
-    c, x = np.array([1.0, -2.0, 0.5]), np.linspace(0.0, 1.0, 4)
+    coeffs, points = np.array([1.0, -2.0, 0.5]), np.linspace(0.0, 1.0, 4)
     compiled = strop.jit(horner)
-    print("horner compiled:", compiled(c, x), "on", compiled.last_backend,
-          " equal to Python's (float32):", np.allclose(compiled(c, x), horner(c, x), rtol=1e-6))
+    print("horner compiled:", compiled(coeffs, points), "on", compiled.last_backend,
+          " equal to Python's (float32):",
+          np.allclose(compiled(coeffs, points), horner(coeffs, points), rtol=1e-6))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         print("jit(reciprocal)([0, 2]):", strop.jit(reciprocal)(np.array([0.0, 2.0])))
