@@ -95,16 +95,17 @@ class Transformed:
             if statics:
                 inner = bind_statics(inner, {start[i]: v for i, v in
                                              zip(self.static_argnums, statics)})
-            if settings[-1:] != (WHOLE_LOOPS,):
-                inner = split_first_trips(inner, given_ranks(kind_of), first_trip)
+            whole, ranks = settings[-1:] == (WHOLE_LOOPS,), given_ranks(kind_of)
+            if not whole:
+                inner = split_first_trips(inner, ranks, first_trip)
             fn = self._build(inner, kind_of)
             donated = [start[i] - sum(1 for j in self.static_argnums if j < i)
                        for i in getattr(self, "donate_argnums", ())]
             # (the code for a call whose split loop runs no trip: as Python, where a name may
             # stay a number; made for such calls alone)
-            backend = "python" if settings[-1:] == (WHOLE_LOOPS,) else self.backend
+            backend = "python" if whole else self.backend
             self._cache[key] = Staged(fn, _origin(self.fun), backend, reason, donated,
-                                      tuple(given_ranks(kind_of).items()),
+                                      tuple(ranks.items()),
                                       tuple(n for n, k in kind_of.items() if k == INT))
         return self._cache[key]
 

@@ -11,6 +11,7 @@ Python, both do nothing.
 """
 import ctypes
 import ctypes.util
+import functools
 import platform
 
 __all__ = ["fp_enter", "fp_leave"]
@@ -42,16 +43,12 @@ def _raised(bits):
     RAISED[0] |= bits
 
 
+@functools.cache
 def available():
     """Whether compiled code can read the flags: the C library has <fenv.h>'s functions, and
     they are registered for the JIT's linker (with the callback; once per process: compiled
     code loaded from a cache names them too)."""
-    if not _SYMBOLS:
-        _SYMBOLS.append(_register())
-    return _SYMBOLS[0]
-
-
-_SYMBOLS = []
+    return _register()
 
 
 def _register():

@@ -128,17 +128,15 @@ def _renamed(stmts, renames):
 def _first(body, renames):
     """A copy of the loop's body for its first trip: reading the numbers under their new
     names until it rebinds them."""
-    out, pending = [], dict(renames)
+    out, pending, old = [], dict(renames), {new: n for n, new in renames.items()}
     for s in ir.clone(body):
         out.append(_renamed([s], pending)[0] if pending else s)
         if isinstance(s, gast.Assign):
             for t in s.targets:
-                if isinstance(t, gast.Name):
+                if isinstance(t, gast.Name) and t.id in old:
                     # (renamed above when it read itself: its own name again)
-                    old = next((k for k, v in renames.items() if v == t.id), None)
-                    if old is not None:
-                        t.id = old
-                        pending.pop(old, None)
+                    t.id = old[t.id]
+                    pending.pop(t.id, None)
     return out
 
 

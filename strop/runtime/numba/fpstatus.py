@@ -60,8 +60,6 @@ ERROR_MODEL = "numpy"
 if available():
     callconv.error_models["strop"] = _FlaggingErrorModel
     ERROR_MODEL = "strop"
-
-if available():
     _test = types.ExternalFunction("fetestexcept", types.intc(types.intc))
     _clear = types.ExternalFunction("feclearexcept", types.intc(types.intc))
     _report = types.ExternalFunction(CALLBACK, types.void(types.intc))
