@@ -1,5 +1,6 @@
 """Numba implementations of products.py's helpers: ``@`` and its derivatives, products of a
-vector and a matrix as loops, the rest through NumPy (BLAS)."""
+vector and a matrix as loops (matvec.py's kernels for one float dtype), the rest through BLAS
+from compiled code or NumPy."""
 import numba
 import numpy as np
 from numba import types
@@ -8,6 +9,7 @@ from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
 from ._common import _float_of, _through_numpy, overload
+from .matvec import add_outer, mat_vec, vec_mat
 
 
 def _matmul_type(a, b):
@@ -22,6 +24,9 @@ def _matmul_type(a, b):
 # large products crawl).  Without SciPy, products of a vector and a matrix run as loops.
 # Larger products go to BLAS through NumPy.
 SMALL_PRODUCT = 1 << 16
+# Products of a matrix and a vector of one float dtype of at most MATVEC_WORK multiply-adds run
+# matvec.py's kernels: faster than a BLAS call up to there (128x128 float32: the same).
+MATVEC_WORK = 1 << 14
 
 
 def _product_dtype(*ts):
@@ -120,6 +125,24 @@ def _work(args):
     return a.size * (b.size // max(b.shape[0], 1))    # (b's columns, 1 for a vector)
 
 
+def _one_float(*ts):
+    return _floats(*ts) and len({t.dtype for t in ts}) == 1
+
+
+def _vector_product(a_ndim, blas):
+    """``a @ b`` for arrays of one float dtype, ``a`` of rank ``a_ndim`` (ranks (2, 1) or
+    (1, 2)): matvec's kernel where the work is at most MATVEC_WORK, else ``blas`` (or the
+    kernel)."""
+    kernel = mat_vec if a_ndim == 2 else vec_mat
+    large = blas or kernel
+
+    @register_jitable
+    def run(a, b):
+        a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+        return kernel(a, b) if _work((a, b)) <= MATVEC_WORK else large(a, b)
+    return run
+
+
 @overload(rt.matmul)
 def _matmul(a, b):
     if not (isinstance(a, types.Array) and isinstance(b, types.Array)):
@@ -127,7 +150,9 @@ def _matmul(a, b):
     dt = _product_dtype(a, b)
     if _floats(a, b) and (a.ndim, b.ndim) == (1, 1):
         return lambda a, b: _vec_vec(a, b, dt)
-    if _by_blas(a, b):
+    if _one_float(a, b) and (a.ndim, b.ndim) in ((1, 2), (2, 1)):
+        loop = _vector_product(a.ndim, _dot if _blas() else None)
+    elif _by_blas(a, b):
         loop = _dot
     elif _floats(a, b) and (a.ndim, b.ndim) in ((1, 2), (2, 1)):
         loop = _vec_mat if a.ndim == 1 else _mat_vec
@@ -168,6 +193,10 @@ _VJP_LOOPS = {
     (rt.matmul_vjp_y, 1, 2): (register_jitable(lambda g, x, y, dt: _outer(x, g, dt)), False),
     (rt.matmul_vjp_y, 2, 1): (register_jitable(lambda g, x, y, dt: _vec_mat(g, x, dt)), True),
 }
+# the products of a matrix and a vector among them (the first operand's, the second's), for
+# matvec's kernels (floats of one dtype)
+_VJP_VECTOR = {(rt.matmul_vjp_x, 1, 2): register_jitable(lambda g, x, y: (y, g)),
+               (rt.matmul_vjp_y, 2, 1): register_jitable(lambda g, x, y: (g, x))}
 # the same products as BLAS calls, for floats of one dtype (x.ndim, y.ndim and wrt given)
 _VJP_BLAS = {
     (rt.matmul_vjp_x, 1, 2): register_jitable(lambda g, x, y, dt: _dot(y, g)),
@@ -192,6 +221,12 @@ def _matmul_vjp(helper, wrt):
         other = y if wrt == "x" else x
         key = (helper, x.ndim, y.ndim)
         dt = _product_dtype(g, other)
+        if key in _VJP_VECTOR and _one_float(g, other):
+            operands, product = _VJP_VECTOR[key], _vector_product(
+                other.ndim if wrt == "x" else 1, _dot if _blas() else None)
+            run = _small_or_numpy(register_jitable(lambda g, x, y: product(*operands(g, x, y))),
+                                  helper, _vjp_type(g, x, y, wrt), _vjp_work)
+            return lambda g, x, y: run((g, x, y))
         if key in _VJP_LOOPS and (x.ndim == y.ndim == 1 or _floats(g, other)):
             loop, blas = _VJP_LOOPS[key]
             if not blas:
@@ -241,11 +276,14 @@ def _add_matmul_vjp_inplace(plain, helper, wrt):
             return lambda acc, g, x, y: plain(acc, g, x, y)
         if (operand.ndim, other.ndim, g.ndim) == (2, 1, 1):
             factors = _OUTER_FACTORS[wrt]
+            kernel = acc.layout == "C" and _one_float(acc, g, other)
 
             def outer(acc, g, x, y):
                 a, b = factors(g, x, y)
                 if acc.shape != (a.size, b.size):
                     return plain(acc, g, x, y)
+                if kernel:
+                    return add_outer(acc, np.ascontiguousarray(a), np.ascontiguousarray(b))
                 return _add_outer(acc, a, b)
             return outer
 

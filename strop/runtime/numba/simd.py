@@ -1,7 +1,8 @@
 """A vector type for Numba kernels that need register blocking (the convolution kernels,
-conv_kernels.py): one 64-byte vector of a float array's dtype (16 float32 or 8 float64; an
-AVX-512 register), loaded from and stored to a C-contiguous array at a flat offset, a scalar
-broadcast to every lane, and fused multiply-add.
+conv_kernels.py; products of a matrix and a vector, matvec.py): one 64-byte vector of a float
+array's dtype (16 float32 or 8 float64; an AVX-512 register), loaded from and stored to a
+C-contiguous array at a flat offset, a scalar broadcast to every lane, fused multiply-add, and
+the sum of a vector's lanes.
 
 Why not plain loops: LLVM's loop vectorizer works on innermost loops only, so a loop nest of
 products keeps its accumulators in memory (a load and a store per multiply-add: 30 GF/s on
@@ -21,7 +22,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, models, register_model
 
-__all__ = []   # used by conv_kernels.py only
+__all__ = []   # used by conv_kernels.py and matvec.py only
 
 BYTES = 64
 
@@ -138,3 +139,18 @@ def lanes(typingctx, arr):
         return ir.Constant(ir.IntType(64), n)
     return types.intp(arr), codegen
 
+
+
+@intrinsic
+def vsum(typingctx, v):
+    """The sum of ``v``'s lanes, in a tree (what a BLAS dot product does: any order is one)."""
+    if not isinstance(v, Vec):
+        return None
+
+    def codegen(context, builder, sig, args):
+        scalar = context.get_value_type(v.dtype)
+        name = f"llvm.vector.reduce.fadd.v{v.lanes}f{v.dtype.bitwidth}"
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(
+            scalar, [scalar, context.get_value_type(v)]), name)
+        return builder.call(fn, [ir.Constant(scalar, -0.0), args[0]], fastmath=("reassoc",))
+    return v.dtype(v), codegen

@@ -1,11 +1,13 @@
 """Numba implementations of via_numpy.py's stubs: a transcendental ufunc of a float array of
-``LARGE`` elements or more runs through NumPy's SIMD loops, smaller ones compiled."""
+``LARGE`` elements or more runs through NumPy's SIMD loops, smaller ones compiled: float32's
+tanh, exp and log as loops that vectorize (float32_math.py)."""
 import numba
 import numpy as np
 from numba import types
 
 from ..via_numpy import LARGE, VIA_NUMPY
 from ._common import overload
+from .float32_math import LOOPS
 
 
 def _through_numpy_when_large(ufunc, stub):
@@ -14,10 +16,11 @@ def _through_numpy_when_large(ufunc, stub):
         if isinstance(x, types.Array) and isinstance(x.dtype, types.Float) and x.ndim:
             # (a 0-d array gives a number, as in NumPy: compiled, never large)
             out_type = types.Array(x.dtype, x.ndim, "C")
+            small = LOOPS.get(ufunc, ufunc) if x.dtype == types.float32 else ufunc
 
             def large(x):
                 if x.size < LARGE:
-                    return ufunc(x)
+                    return small(x)
                 with numba.objmode(out=out_type):
                     out = np.ascontiguousarray(ufunc(x))
                 return out
