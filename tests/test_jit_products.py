@@ -181,3 +181,26 @@ def test_products_of_matrices_compile_small_and_large(shapes, dtype):
     got, _ = run_compiled(lambda a, b: a @ b, a, b)
     assert got.dtype == dtype
     np.testing.assert_allclose(got, a @ b, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("rows, cols", [(1, 1), (3, 17), (4, 16), (5, 33), (8, 8), (64, 64),
+                                        (67, 31), (128, 128)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_matrix_vector_kernels(rows, cols, dtype):
+    # runtime/numba/matvec.py's kernels (rows and columns past whole vectors and blocks of
+    # four, a transposed matrix), and the cotangents they give, against NumPy and Python
+    rng = np.random.default_rng(rows * cols)
+    m, v, u = (rng.normal(size=s).astype(dtype) for s in ((rows, cols), (cols,), (rows,)))
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    for f, args, want in ((lambda m, v: m @ v, (m, v), m @ v), (lambda u, m: u @ m, (u, m), u @ m),
+                          (lambda m, u: m.T @ u, (m, u), m.T @ u)):
+        got, _ = run_compiled(f, *args)
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, want, **tol)
+
+    def loss(m, v, u):
+        return np.sum(np.sin(m @ v) * u) + np.sum((u @ m) ** 2)
+    g = grad(loss, argnums=(0, 1, 2))
+    (got, _), want = run_compiled(g, m, v, u), g(m, v, u)
+    for a, b in zip(got, want):    # (float32: sums of 128 terms, to their largest's ulps)
+        np.testing.assert_allclose(a, b, rtol=tol["rtol"], atol=tol["atol"] * np.abs(b).max())

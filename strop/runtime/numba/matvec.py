@@ -12,7 +12,7 @@ order of the sum, as BLAS's own is one.  Columns past the last whole vector run 
 import numpy as np
 from numba.extending import register_jitable
 
-from .simd import lanes, vfma, vload, vsplat, vstore, vsum, vzero
+from .simd import lanes, vfma, vload, vsplat, vstore, vsum4, vzero
 
 
 @register_jitable
@@ -32,7 +32,8 @@ def mat_vec(m, v):
             a1 = vfma(vload(m, i1 * n + j), x, a1)
             a2 = vfma(vload(m, i2 * n + j), x, a2)
             a3 = vfma(vload(m, i3 * n + j), x, a3)
-        out[i3], out[i2], out[i1], out[i] = vsum(a3), vsum(a2), vsum(a1), vsum(a0)
+        s0, s1, s2, s3 = vsum4(a0, a1, a2, a3)
+        out[i3], out[i2], out[i1], out[i] = s3, s2, s1, s0
         i += 4
     for i in range(rows):
         acc = out[i]

@@ -154,3 +154,31 @@ def vsum(typingctx, v):
             scalar, [scalar, context.get_value_type(v)]), name)
         return builder.call(fn, [ir.Constant(scalar, -0.0), args[0]], fastmath=("reassoc",))
     return v.dtype(v), codegen
+
+
+@intrinsic
+def vsum4(typingctx, a0, a1, a2, a3):
+    """The sums of four vectors' lanes, as a tuple: each shuffle and add serves two or four
+    sums (the halves of a pair of vectors side by side, then of groups within one vector),
+    where four ``vsum`` would reduce each vector alone."""
+    if not (isinstance(a0, Vec) and a0 == a1 == a2 == a3 and a0.lanes >= 8):
+        return None
+    n = a0.lanes
+
+    def codegen(context, builder, sig, args):
+        def combine(x, y, lo):     # lanes ``lo`` of x|y plus the lanes ``step`` after each
+            idx = [ir.Constant(ir.VectorType(ir.IntType(32), len(lo)), [i + d for i in lo])
+                   for d in (0, step)]
+            return builder.fadd(*(builder.shuffle_vector(x, y, i) for i in idx))
+        h = step = n // 2          # a pair: each vector's halves added, side by side
+        s01 = combine(args[0], args[1], [*range(h), *range(n, n + h)])
+        s23 = combine(args[2], args[3], [*range(h), *range(n, n + h)])
+        width = step = h // 2      # four groups of h lanes across s01|s23: halved again
+        t = combine(s01, s23, [g + i for g in (0, h, n, n + h) for i in range(width)])
+        while width > 1:           # four groups of ``width`` lanes in t
+            width = step = width // 2
+            t = combine(t, ir.Constant(t.type, None),
+                        [g * 2 * width + i for g in range(4) for i in range(width)])
+        sums = [builder.extract_element(t, ir.Constant(ir.IntType(32), k)) for k in range(4)]
+        return context.make_tuple(builder, sig.return_type, sums)
+    return types.UniTuple(a0.dtype, 4)(a0, a1, a2, a3), codegen
