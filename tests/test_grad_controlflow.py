@@ -265,6 +265,29 @@ def test_source_reads_well():
     assert "(-1) ** n" in strop.source(grad(taylor_sin))
 
 
+def rows_read(w, xs, picks):
+    h = np.zeros(w.shape[0])
+    for t in range(1, xs.shape[0]):
+        x = xs[t]                  # a view of an argument: made again, not taped
+        prev = xs[t - 1, :]
+        chosen = xs[picks]         # fancy indexing makes an array: taped
+        h = np.tanh(w @ h + x * prev) + chosen[0] * 0.1
+    return np.sum(h ** 2)
+
+
+def test_parts_of_arguments_picked_by_the_loop_index_are_made_again():
+    rng = np.random.default_rng(0)
+    w, xs, picks = rng.normal(size=(3, 3)) / 2, rng.normal(size=(6, 3)), np.array([2, 0])
+    g = grad(rows_read, argnums=(0, 1))
+    src = strop.source(g)
+    assert "_tape_x" not in src and "_tape_prev" not in src and "_tape_chosen" in src, src
+    for compiled in (False, True):
+        got = (jit(g) if compiled else g)(w, xs, picks)
+        for i, a in enumerate(got):
+            np.testing.assert_allclose(a, numeric_vjp(rows_read, [w, xs, picks], i, 1.0),
+                                       rtol=1e-6, atol=1e-9)
+
+
 def _random_expr(rng, depth):
     """A random expression tree over x, holding number constants of either sign (as the
     normalizer folds ``-4`` into one Constant) in every operand position."""

@@ -1,13 +1,15 @@
-"""Numbers a loop makes afresh each iteration, made again in the backward iteration instead of
-taped, where that is a few cheap operations on values that do not change.
+"""Numbers a loop makes afresh each iteration, and parts of arrays they pick, made again in
+the backward iteration instead of taped, where that is a few cheap operations on values that
+do not change.
 
 ``r[t - 1] ** 2`` in ``for t in range(1, n)``: the backward loop runs ``t`` through the same
 values, ``r`` is never rebound, so ``_t3 = t - 1; _t4 = r[_t3]; _t5 = _t4 ** 2`` gives the
 same number as the forward iteration did — cheaper than a list push and pop, and no memory.
-Only numbers (an array would be recomputed at the cost of making it), only arithmetic,
-comparisons, indexing and ufuncs, and only from values that hold the same thing during the whole
-backward sweep: the loop's index (when its body does not assign it), and names bound once,
-outside every loop (parameters never rebound included).
+Only numbers (an array would be recomputed at the cost of making it) and an array's part
+picked by numbers (``xs[t]``: a view, no data made; ``view``), only arithmetic, comparisons,
+indexing and ufuncs, and only from values that hold the same thing during the whole backward
+sweep: the loop's index (when its body does not assign it), and names bound once, outside every
+loop (parameters never rebound included).
 """
 import copy
 
@@ -69,6 +71,20 @@ def chain(loop, v, numbers, fixed, callee):
     if not need(v):
         return None
     return [copy.deepcopy(s) for s in body if s in out]
+
+
+def view(loop, v, numbers, fixed, callee):
+    """``chain``'s statements for ``v``, bound once in ``loop``'s body to a part of a fixed
+    array picked by numbers (``v = xs[t]``, ``v = xs[t - 1, :]``), or None."""
+    defs = [s for s in loop.body if isinstance(s, gast.Assign) and
+            isinstance(s.targets[0], gast.Name) and s.targets[0].id == v]
+    value = defs[0].value if len(defs) == 1 else None
+    index = {loop.target.id} if isinstance(loop, gast.For) and isinstance(
+        loop.target, gast.Name) else set()
+    if not (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) and
+            set(_operands(value.slice)) <= set(numbers) | index):
+        return None
+    return chain(loop, v, set(numbers) | index | {v}, fixed, callee)
 
 
 def _operands(node):

@@ -272,8 +272,8 @@ class Reverse(Adjoints):
             if loop.target.id in written & ctx.start.live_end:
                 local.add(loop.target.id)
         for v in sorted(local):
-            again = recompute.chain(loop, v, self.scalars, self.fixed, self.fn.callee) \
-                if v in self.scalars else None
+            again = (recompute.chain if v in self.scalars else recompute.view)(
+                loop, v, self.scalars, self.fixed, self.fn.callee)
             if again is not None:   # made again in the backward iteration, not taped
                 have = {gast.dump(s) for s in ctx.start}
                 ctx.start.extend(s for s in again if gast.dump(s) not in have)
