@@ -80,11 +80,16 @@ def view(loop, v, numbers, fixed, callee):
             isinstance(s.targets[0], gast.Name) and s.targets[0].id == v]
     value = defs[0].value if len(defs) == 1 else None
     index = {loop.target.id} if isinstance(loop, gast.For) and isinstance(
-        loop.target, gast.Name) else set()
+        loop.target, gast.Name) and _calls_range(loop.iter) else set()
     if not (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) and
             set(_operands(value.slice)) <= set(numbers) | index):
         return None
     return chain(loop, v, set(numbers) | index | {v}, fixed, callee)
+
+
+def _calls_range(node):
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+        node.func.id == "range"
 
 
 def _operands(node):

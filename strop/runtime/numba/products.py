@@ -111,11 +111,14 @@ def _dot(a, b):
     return np.dot(np.ascontiguousarray(a), np.ascontiguousarray(b))
 
 
+def _one_float(*ts):
+    return _floats(*ts) and len({t.dtype for t in ts}) == 1
+
+
 def _by_blas(*ts):
     """Whether a product of arrays of types ``ts`` (each of rank 1 or 2) runs BLAS from
     compiled code: floats of one dtype, and SciPy there."""
-    return _floats(*ts) and len({t.dtype for t in ts}) == 1 and \
-        all(t.ndim in (1, 2) for t in ts) and _blas()
+    return _one_float(*ts) and all(t.ndim in (1, 2) for t in ts) and _blas()
 
 
 @register_jitable
@@ -123,10 +126,6 @@ def _work(args):
     """Multiply-adds of ``args[0] @ args[1]`` (ranks 1 or 2)."""
     a, b = args[0], args[1]
     return a.size * (b.size // max(b.shape[0], 1))    # (b's columns, 1 for a vector)
-
-
-def _one_float(*ts):
-    return _floats(*ts) and len({t.dtype for t in ts}) == 1
 
 
 def _vector_product(a_ndim, blas):

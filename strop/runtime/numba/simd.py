@@ -2,7 +2,7 @@
 conv_kernels.py; products of a matrix and a vector, matvec.py): one 64-byte vector of a float
 array's dtype (16 float32 or 8 float64; an AVX-512 register), loaded from and stored to a
 C-contiguous array at a flat offset, a scalar broadcast to every lane, fused multiply-add, and
-the sum of a vector's lanes.
+the sums of four vectors' lanes.
 
 Why not plain loops: LLVM's loop vectorizer works on innermost loops only, so a loop nest of
 products keeps its accumulators in memory (a load and a store per multiply-add: 30 GF/s on
@@ -140,27 +140,12 @@ def lanes(typingctx, arr):
     return types.intp(arr), codegen
 
 
-
-@intrinsic
-def vsum(typingctx, v):
-    """The sum of ``v``'s lanes, in a tree (what a BLAS dot product does: any order is one)."""
-    if not isinstance(v, Vec):
-        return None
-
-    def codegen(context, builder, sig, args):
-        scalar = context.get_value_type(v.dtype)
-        name = f"llvm.vector.reduce.fadd.v{v.lanes}f{v.dtype.bitwidth}"
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(
-            scalar, [scalar, context.get_value_type(v)]), name)
-        return builder.call(fn, [ir.Constant(scalar, -0.0), args[0]], fastmath=("reassoc",))
-    return v.dtype(v), codegen
-
-
 @intrinsic
 def vsum4(typingctx, a0, a1, a2, a3):
     """The sums of four vectors' lanes, as a tuple: each shuffle and add serves two or four
     sums (the halves of a pair of vectors side by side, then of groups within one vector),
-    where four ``vsum`` would reduce each vector alone."""
+    where a reduction of each vector alone would take two to four times as many (a sum's
+    order is its own, as a BLAS dot product's is)."""
     if not (isinstance(a0, Vec) and a0 == a1 == a2 == a3 and a0.lanes >= 8):
         return None
     n = a0.lanes
