@@ -15,7 +15,7 @@ from ..transformer import ir
 from ..transformer.ir import Namer, names_in
 from ..transformer.rules.batching import is_member
 from .cpu import callee_of
-from .fuse import TEMP
+from .fuse import OPERATORS, TEMP
 from .tapes import SHAPE_ONLY
 
 INPLACE = {runtime.at_set: "at_set_inplace", runtime.at_add: "at_add_inplace",
@@ -131,8 +131,10 @@ def make_inplace(node, refs, donated=()):
     def makes_new(v, depth=0):
         if fresh(v, None) or isinstance(v, gast.Call) and is_member(callee(v), OWNED):
             return True
-        # unbroadcast(t, x) of a new array t read only there: t itself, or a new sum
-        return isinstance(v, gast.Call) and callee(v) is runtime.unbroadcast and v.args and \
+        # unbroadcast(t, x) or narrow(t) (the 64-bit policy) of a new array t read only
+        # there: t itself, or a new sum or copy
+        return isinstance(v, gast.Call) and callee(v) in (runtime.unbroadcast, runtime.narrow) \
+            and v.args and \
             isinstance(v.args[0], gast.Name) and loads.get(v.args[0].id) == 1 and \
             v.args[0].id in single and depth < 8 and makes_new(single[v.args[0].id], depth + 1)
 
@@ -140,6 +142,11 @@ def make_inplace(node, refs, donated=()):
     for s in updates:
         if owned.at(s):
             s.value.func.id = _helper(refs, IN_PLACE[refs[s.value.func.id]])
+            done.add(_target(s))
+    for s, t in _sums(node, loads, stores):
+        if owned.at(s):
+            s.value = ir.call(_helper(refs, runtime.plus_inplace), [ir.name(_target(s)),
+                                                                   ir.name(t)])
             done.add(_target(s))
     _kept_splits(node, refs)
     return done
@@ -306,6 +313,27 @@ def _products(node, refs):
             found.append(s)
     _drop_passes(node)
     return found
+
+
+def _sums(node, loads, stores):
+    """``(statement, t)`` of each ``acc = acc + t`` (or ``t + acc``; two names) whose ``t`` is
+    not a temporary fuse.py would write into the sum (made by one operator, read once there):
+    for an owned ``acc``, ``plus_inplace`` adds into its array, where ``+`` makes one."""
+    defs = {n.targets[0].id: n.value for n in gast.walk(node) if isinstance(n, gast.Assign)
+            and isinstance(n.targets[0], gast.Name) and stores.get(n.targets[0].id) == 1}
+    for s in gast.walk(node):
+        v = s.value if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+            isinstance(s.targets[0], gast.Name) else None
+        if not (isinstance(v, gast.BinOp) and isinstance(v.op, gast.Add) and
+                isinstance(v.left, gast.Name) and isinstance(v.right, gast.Name)):
+            continue
+        acc, names = s.targets[0].id, [v.left.id, v.right.id]
+        if acc not in names or names[0] == names[1]:
+            continue
+        t = names[1 - names.index(acc)]
+        if TEMP.match(t) and loads.get(t) == 1 and isinstance(defs.get(t), OPERATORS):
+            continue
+        yield s, t
 
 
 def _call_of(value, refs):

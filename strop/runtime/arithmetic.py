@@ -8,7 +8,7 @@ import numpy as np
 from .base import add, like, unbroadcast, zeros_like
 from .indexing import add_at_index_inplace
 
-__all__ = ["weak", "elementwise", "chain_like", "unbroadcast_chain", "add_at_index_chain", "balanced_eq", "plus", "plus_vjp", "times", "times_vjp", "times_jvp"]
+__all__ = ["weak", "elementwise", "chain_like", "unbroadcast_chain", "add_at_index_chain", "balanced_eq", "plus", "plus_inplace", "plus_vjp", "times", "times_vjp", "times_jvp"]
 
 
 def weak(number, like):
@@ -70,6 +70,12 @@ def balanced_eq(x, z, y):
 def plus(a, b):
     """Python's ``a + b`` where an operand is a list or tuple (normalize emits it, see
     transformer/operands.py): two sequences concatenate, else NumPy adds."""
+    return a + b
+
+
+def plus_inplace(a, b):
+    """``a + b``, where codegen/inplace.py proved ``a``'s array owned: compiled code adds ``b``
+    into it when the sum has its shape and dtype (no array made each trip of a loop)."""
     return a + b
 
 

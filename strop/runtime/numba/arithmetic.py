@@ -89,4 +89,28 @@ def _at_impl(v, i):
     return lambda v, i: v
 
 
-IMPLEMENTED = {rt.weak}
+@overload(rt.plus_inplace)
+def _plus_inplace(a, b):
+    """``a += b`` where the sum is an array of ``a``'s dtype (known here) and shape (checked
+    when run: ``b`` a number, or an array of ``a``'s trailing shape), else ``a + b``."""
+    same = isinstance(a, types.Array) and isinstance(b, (types.Array, types.Number)) and \
+        np.result_type(as_dtype(a.dtype), as_dtype(getattr(b, "dtype", b))) == \
+        as_dtype(a.dtype) and a.mutable and getattr(b, "ndim", 0) <= a.ndim
+    if not same:
+        return lambda a, b: a + b
+    if isinstance(b, types.Number):
+        def number(a, b):
+            a += b
+            return a
+        return number
+    lead = a.ndim - b.ndim
+
+    def array(a, b):
+        if b.shape != a.shape[lead:]:
+            return a + b
+        a += b
+        return a
+    return array
+
+
+IMPLEMENTED = {rt.weak, rt.plus_inplace}
