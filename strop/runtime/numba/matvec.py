@@ -24,7 +24,8 @@ def mat_vec(m, v):
     whole = n - n % step
     i = 0
     while i < rows:
-        i1, i2, i3 = min(i + 1, rows - 1), min(i + 2, rows - 1), min(i + 3, rows - 1)   # (as j's)
+        # (rows past the last: the last again, its sum stored twice)
+        i1, i2, i3 = min(i + 1, rows - 1), min(i + 2, rows - 1), min(i + 3, rows - 1)
         a0, a1, a2, a3 = vzero(m), vzero(m), vzero(m), vzero(m)
         for j in range(0, whole, step):
             x = vload(v, j)
@@ -51,9 +52,9 @@ def vec_mat(v, m):
     out = np.zeros(n, m.dtype)
     step = lanes(m)
     whole = n - n % step
+    last = whole - step          # (past the last vector: the last again, stored twice)
     j = 0
     while j < whole:
-        last = whole - step      # (past the last vector: the last again, stored twice)
         j1, j2, j3 = min(j + step, last), min(j + 2 * step, last), min(j + 3 * step, last)
         a0, a1, a2, a3 = vzero(m), vzero(m), vzero(m), vzero(m)
         for i in range(rows):
