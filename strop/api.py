@@ -204,8 +204,9 @@ value_and_grad.__strop_transform__ = True
 
 
 def jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=(), backend=None):
-    """``fun`` compiled: through Numba on the CPU (``backend="cpu"``, the default), or run as
-    generated Python (``"python"``).  Usable as ``@jit`` and ``@partial(jit, ...)``."""
+    """``fun`` compiled: through Numba on the CPU (``backend="cpu"``, the default), for a GPU
+    (``"cuda"``: cuda_vmap.py), or run as generated Python (``"python"``).  Usable as ``@jit``
+    and ``@partial(jit, ...)``."""
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, donate_argnums=donate_argnums,
@@ -214,9 +215,10 @@ def jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=(), back
         raise TypeError(f"jit expects a function, got {type(fun).__name__}: {fun!r}")
     fun = transformable(fun)
     backend = backend or config.read("default_backend")
-    if backend not in ("cpu", "python"):
-        raise ValueError(f"jit backend must be 'cpu' or 'python' (the CUDA backend is not "
-                         f"available yet), got {backend!r}")
+    if backend == "gpu":
+        backend = "cuda"
+    if backend not in ("cpu", "python", "cuda"):
+        raise ValueError(f"jit backend must be 'cpu', 'cuda' or 'python', got {backend!r}")
     params = list(inspect.signature(_user_function(fun)).parameters)
     statics = {static_argnums} if isinstance(static_argnums, int) else set(static_argnums)
     names = {static_argnames} if isinstance(static_argnames, str) else set(static_argnames)
@@ -241,9 +243,13 @@ def jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=(), back
     statics = tuple(sorted(i % len(params) if not star else i for i in statics))
     if backend == "cpu" and hasattr(fun, "compiled"):    # jit(vmap(f)): fused lane loops
         return made(fun.compiled(statics), "jit", fun, static_argnums=statics)
+    if backend == "cuda" and hasattr(fun, "compiled"):   # one GPU thread per lane
+        return made(fun.compiled(statics).on_cuda(), "jit", fun, static_argnums=statics,
+                    backend=backend)
     t = Transformed(fun, lambda ir_fn, kinds: ir_fn,
                     f"jit({getattr(_user_function(fun), '__name__', 'f')})")
-    t.backend = backend
+    t.backend = "cpu" if backend == "cuda" else backend
+    t.device = "cuda" if backend == "cuda" else None
     t.differentiates = False
     t.static_argnums = statics
     t.check_args = _check_data(fun, statics)
@@ -251,7 +257,7 @@ def jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=(), back
         t.check_all = fun.check_args   # jit(grad(f)): grad's checks too, on all arguments
     t.donate_argnums = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(
         donate_argnums)
-    if backend == "cpu":    # an outer transform sees the code as it was before lowering
+    if backend != "python":    # an outer transform sees the code as it was before lowering
         t.plain = jit(fun, statics, (), donate_argnums, backend="python")
     return made(t, "jit", fun, static_argnums=statics, donate_argnums=t.donate_argnums,
                 backend=backend)
@@ -282,7 +288,7 @@ def source(fun):
     """The generated Python source of a transformed function."""
     if not isinstance(fun, Transformed):
         fun = getattr(fun, "transformed", fun)
-    if not isinstance(fun, Transformed):
+    if not isinstance(fun, Transformed) and not hasattr(fun, "shown"):
         raise TypeError("strop.source expects a function made by a strop transform (grad, jit, "
                         f"vmap, ...), got {fun!r}")
     return fun.shown()

@@ -2,20 +2,16 @@
 ``block_until_ready``.  Computation follows data: a transformed function runs where its
 arguments are.
 
-Today every array is a NumPy array in host memory and every computation runs on the CPU (or
-as Python), so placement is simple:
-
-| call | JAX | strop now |
+| call | JAX | strop |
 |---|---|---|
 | ``devices()`` / ``devices("cpu")`` | the backend's devices | ``[CpuDevice(id=0)]`` |
-| ``devices("cuda")`` / ``"gpu"`` | the GPUs, or ``RuntimeError`` | ``RuntimeError`` saying why (no CUDA backend yet, or no GPU) |
-| ``default_backend()`` | ``"cpu"`` / ``"gpu"`` | ``"cpu"`` (``config.default_backend``; ``"python"`` runs on the CPU too) |
-| ``device_put(x, device)`` | a committed copy on ``device`` | NumPy arrays of every leaf, the 64-bit policy applied (``1.0`` is a float32 scalar array with x64 off), on the CPU |
-| ``block_until_ready(x)`` | waits for async dispatch | ``x`` (NumPy is synchronous); a leaf with its own ``block_until_ready`` is waited on |
+| ``devices("cuda")`` / ``"gpu"`` | the GPUs, or ``RuntimeError`` | ``[CudaDevice(id=0), ...]`` (Numba's simulator counts as one), or ``RuntimeError`` saying why (numba-cuda not installed, no GPU) |
+| ``default_backend()`` | ``"cpu"`` / ``"gpu"`` | ``config.default_backend``: ``"cpu"`` (``"python"`` runs on the CPU too) or ``"cuda"`` |
+| ``device_put(x, device)`` | a committed copy on ``device`` | every leaf with the 64-bit policy applied (``1.0`` is a float32 scalar array with x64 off): NumPy arrays on the CPU, ``DeviceArray`` on a GPU |
+| ``block_until_ready(x)`` | waits for async dispatch | waits for the kernels writing its device arrays; NumPy arrays are ready |
 
-A ``Device`` names a platform and an index, so that the CUDA backend can add
-``Device("cuda", i)`` and a ``device_put`` that moves data there; ``jit`` will then dispatch
-on where the arguments are.
+A ``jit`` function called with a ``DeviceArray`` runs on its GPU and returns device arrays
+(api.py); ``np.asarray`` copies one back.
 """
 import dataclasses
 
@@ -23,6 +19,8 @@ import numpy as np
 
 from .config import config
 from .dtypes import canonicalize
+from .runtime import cuda as cuda_runtime
+from .runtime.cuda.arrays import is_device_array, to_device
 from .tree_util import tree_leaves, tree_map
 
 __all__ = ["Device", "devices", "default_backend", "device_put", "block_until_ready"]
@@ -32,7 +30,7 @@ _GPU_NAMES = ("cuda", "gpu")
 
 @dataclasses.dataclass(frozen=True)
 class Device:
-    """One device: ``platform`` (``"cpu"``; ``"cuda"`` when that backend exists) and ``id``."""
+    """One device: ``platform`` (``"cpu"`` or ``"cuda"``) and ``id``."""
     platform: str
     id: int = 0
     process_index: int = 0
@@ -57,44 +55,45 @@ def _platform(backend):
     if name in ("cpu", "python"):
         return "cpu"
     if name in _GPU_NAMES:
-        raise RuntimeError(f"backend {backend!r} is not available: {_no_gpu_reason()}\n"
-                           f"Fix: use devices('cpu') (strop computes on the CPU in this "
-                           f"version)")
-    raise RuntimeError(f"unknown backend {backend!r}: strop knows 'cpu' (and 'cuda', not "
-                       f"built yet)")
-
-
-def _no_gpu_reason():
-    """Why there is no CUDA device, checked without initializing CUDA where Numba is absent."""
-    try:
-        from numba import cuda
-        found = cuda.is_available()
-    except Exception:   # Numba's CUDA support not importable: no driver, no toolkit
-        found = False
-    return ("a GPU is present, but strop's CUDA backend is not part of this version"
-            if found else "no CUDA GPU was found, and strop's CUDA backend is not part of "
-                          "this version")
+        found, why = cuda_runtime.available()
+        if not found:
+            raise RuntimeError(f"backend {backend!r} is not available: {why}\n"
+                               f"Fix: use devices('cpu'), or install what is missing")
+        return "cuda"
+    raise RuntimeError(f"unknown backend {backend!r}: strop knows 'cpu' and 'cuda'")
 
 
 def devices(backend=None):
-    """The devices of ``backend`` (the default backend's if None): ``[CpuDevice(id=0)]``."""
-    _platform(backend)
-    return [_CPU]
+    """The devices of ``backend`` (the default backend's if None)."""
+    if _platform(backend) == "cpu":
+        return [_CPU]
+    return [Device("cuda", i) for i in range(len(cuda_runtime.cuda().gpus))]
 
 
 def default_backend():
-    """The platform computations run on by default: ``"cpu"``."""
+    """The platform computations run on by default: ``"cpu"`` or ``"cuda"``."""
     return "cuda" if config.read("default_backend") == "cuda" else "cpu"
 
 
 def device_put(x, device=None):
     """``x`` (a pytree) as arrays on ``device`` (a ``Device``, a backend name, or None for the
-    default device): NumPy arrays, with the 64-bit policy of transformed code applied."""
-    if device is not None:
-        platform = device.platform if isinstance(device, Device) else _platform(device)
-        if platform != "cpu":
-            _platform(platform)   # raises: no such device
-    return tree_map(lambda leaf: np.asarray(canonicalize(leaf)) if _is_data(leaf) else leaf, x)
+    default device), with the 64-bit policy of transformed code applied: NumPy arrays on the
+    CPU, ``DeviceArray`` on a GPU."""
+    if not isinstance(device, Device):
+        device = devices(device)[0]
+    elif device.platform != "cpu":
+        _platform(device.platform)   # raises where there is no such device
+
+    def put(leaf):
+        if is_device_array(leaf):
+            if leaf.device == device:
+                return leaf
+            leaf = np.asarray(leaf)
+        if not _is_data(leaf):
+            return leaf
+        leaf = np.asarray(canonicalize(leaf))
+        return leaf if device.platform == "cpu" else to_device(leaf, device)
+    return tree_map(put, x)
 
 
 def block_until_ready(x):
@@ -104,6 +103,17 @@ def block_until_ready(x):
         if callable(wait) and not isinstance(leaf, np.ndarray):
             wait()
     return x
+
+
+def placed(args):
+    """The GPU that array leaves of ``args`` are on, or None where all are host values (a
+    ValueError where they are on more than one device)."""
+    found = {leaf.device for leaf in tree_leaves(args) if is_device_array(leaf)}
+    if len(found) > 1:
+        raise ValueError(f"arguments on several devices ({sorted(map(repr, found))}): "
+                         f"computation follows data, so it must be on one\nFix: "
+                         f"device_put them on one device first")
+    return found.pop() if found else None
 
 
 def _is_data(leaf):

@@ -4,6 +4,7 @@ import dataclasses
 import functools
 import inspect
 import types
+import warnings
 
 import gast
 import numpy as np
@@ -12,7 +13,9 @@ from . import dtypes
 from .config import config
 from .runner import Staged
 from .runtime.trips import NoTrip, first_trip
-from .errors import LaxTypeError, Location
+from .errors import JitFallbackWarning, LaxTypeError, Location, user_stacklevel
+from .placement import devices, placed
+from .runtime.cuda import arrays
 from .transformer import ir
 from .transformer.check import check
 from .transformer.keyreuse import check_key_reuse
@@ -21,7 +24,7 @@ from .transformer.parse import parse
 from .transformer.peel import split_first_trips
 from .transformer.ranks import given_ranks
 from .transformer.flatten import flatten_params, leaf_paths
-from .tree_util import tree_leaves, tree_structure
+from .tree_util import tree_leaves, tree_map, tree_structure
 
 
 class Transformed:
@@ -41,6 +44,8 @@ class Transformed:
     static_argnums = ()
     differentiates = True   # helpers without a rule are inlined, to be differentiated
     plain = None            # what an outer transform transforms, when not this one's code
+    device = None           # "cuda": jit(backend="cuda"), results on the GPU
+    _warned_gpu = False
 
     def __init__(self, fun, build, name):
         self.fun = fun                     # the function transformed (maybe itself Transformed)
@@ -161,6 +166,10 @@ class Transformed:
         return self.call_positional(_bind(self.fun, args, kwargs, self.signature, self._bound))
 
     def call_positional(self, args):
+        if arrays.MADE[0] or self.device == "cuda":   # (a DeviceArray exists: any here?)
+            device = placed(args)
+            if device is not None or self.device == "cuda":
+                return self.on_gpu(args, device)
         if self.static_argnums:
             if self.static_argnums[-1] >= len(args):
                 raise ValueError(f"static_argnums {list(self.static_argnums)} out of range for "
@@ -208,6 +217,29 @@ class Transformed:
         except TypeError as e:
             raise _argument_hint(e, self.fun, given, self.static_argnums) from None
         return self.finish(out, key[0])
+
+    def on_gpu(self, args, device):
+        """A call with arrays on a GPU (or of ``jit(backend="cuda")``): this function's code
+        runs on the CPU, on host copies, and its results are put on the device (only
+        ``jit(vmap(f))`` has kernels: cuda_vmap.py), after a JitFallbackWarning."""
+        device = device or devices("cuda")[0]
+        if not self._warned_gpu:
+            self._warned_gpu = True
+            warnings.warn(JitFallbackWarning(
+                f"{self.__name__} runs on the CPU, its results put on {device!r}: the CUDA "
+                f"backend compiles jit(vmap(f)) of per-lane numbers, one GPU thread per lane; "
+                f"other code runs on the CPU in this version",
+                fix="write the computation as jit(vmap(f)) of a function of numbers to run it "
+                    "on the GPU"), stacklevel=user_stacklevel())
+        host = [tree_map(lambda x: np.asarray(x) if arrays.is_device_array(x) else x, a)
+                for a in args]
+        device_was, self.device = self.device, None
+        try:
+            out = self.call_positional(host)
+        finally:
+            self.device = device_was
+        return tree_map(lambda x: arrays.to_device(np.asarray(x), device)
+                        if isinstance(x, (np.ndarray, np.generic)) else x, out)
 
     def _shape_settings(self, args, kinds):
         """The key's settings with the arguments' dtypes and the equal lengths the code is

@@ -67,6 +67,7 @@ class Vectorized(api.Transformed):
     differentiates = False   # custom functions inlined as their primal (see plain)
     lanes = False    # per-lane code fused into loops over the batch (transformer/lanes.py)
     uncompiled = None   # jit(vmap(f)): vmap(f), for an empty batch and after a fallback
+    _cuda = None        # jit(vmap(f)) on a GPU (cuda_vmap.py)
 
     @classmethod
     def make(cls, fun, name, in_axes, out_axes, axis_size):
@@ -113,6 +114,18 @@ class Vectorized(api.Transformed):
         t._outer = self.plain
         t.backend, t.lanes, t.uncompiled, t.static_argnums = "cpu", True, self, static_argnums
         return t
+
+    def on_cuda(self):
+        """This ``jit(vmap(f))`` with one GPU thread per lane (made once)."""
+        if self._cuda is None:
+            from .cuda_vmap import CudaVmap
+            self._cuda = CudaVmap(self)
+        return self._cuda
+
+    def on_gpu(self, args, device):
+        if self.uncompiled is not None:   # jit(vmap(f)) on GPU arrays: its kernel
+            return self.on_cuda().call_positional(args)
+        return super().on_gpu(args, device)
 
     def call_positional(self, args):
         if self.check_args_axes(args) == 0 and self.uncompiled is not None:
@@ -187,6 +200,7 @@ class Vectorized(api.Transformed):
                 axes = tuple(None if i in defaulted else axes for i in range(n))
             t = copy.copy(self)
             t.__dict__.update(_cache={}, _last_key=None, _outer=None, _unmapped=None,
+                              _cuda=None,
                               in_axes=axes)
             t._build = t.build
             if hasattr(self.fun, "with_unmapped"):   # vmap(vmap(f)): unmapped at every level

@@ -1,0 +1,120 @@
+"""CUDA kernels from the code of one lane: ``jit(vmap(f), backend="cuda")`` runs one GPU thread
+per lane.
+
+The code strop generates for ``f`` itself (the user's statements for one example) is the
+kernel's body: it becomes a device function, and a kernel calls it for lane ``_j`` of the
+batch and writes each output number into its array::
+
+    def newton_kernel(a, x0, _out0, _out1, _err):
+        _j = cuda.grid(1)
+        if _j < _out0.shape[0]:
+            _r = newton(a[_j], x0[_j], _err)
+            _out0[_j] = _r[0]
+            _out1[_j] = _r[1]
+
+A ``while`` on a lane's value runs that lane's own number of trips: no masks.  A kernel cannot
+raise, so every integer index into an array is checked (``index_in``, runtime/cuda/helpers.py):
+one out of range sets ``_err[0]`` and reads element 0 instead, and the launcher, seeing the
+flag, raises IndexError at the user's line (runtime: cuda_lanes.py).
+"""
+import dataclasses
+
+import gast
+
+from ..runtime.cuda import helpers
+from ..transformer import ir
+from .cpu import number_params, weaken
+
+ERR = "_err"
+
+
+@dataclasses.dataclass(frozen=True)
+class Lanes:
+    """How the kernel reads its arguments and writes its outputs: ``batched[i]`` whether
+    parameter i has one value per lane (its leading axis), ``outputs`` the index paths of the
+    lane function's output numbers in what it returns (``((),)``: it returns one number)."""
+    batched: tuple
+    outputs: tuple
+
+
+def kernel_function(fn, lanes, weak=()):
+    """``fn`` (a normalized ir.Function for one lane, as the python backend runs it) with its
+    Python numbers weak (as on the CPU: ``0.5 * x`` stays float32), its indexing checked and a
+    kernel beside it; the kernel is the new function's ``node``.  ``weak``: the parameters
+    passed Python ints."""
+    refs = dict(fn.refs, index_in=helpers.index_in, cuda=helpers.cuda())
+    checked = {f.name for f in (fn.node, *fn.companions)}
+    lane = _checked(weaken(fn.node, refs, weak), checked)
+    companions = tuple(_checked(weaken(c, refs, number_params(fn.node, c)), checked)
+                       for c in fn.companions)
+    params = [a.id for a in fn.node.args.args]
+    outs = [f"_out{i}" for i in range(len(lanes.outputs))]
+    lane_args = [ir.subscript(p, ir.name("_j")) if b else ir.name(p)
+                 for p, b in zip(params, lanes.batched)] + [ir.name(ERR)]
+    result = ir.call(lane.name, lane_args)
+    loc = getattr(fn.node, "loc", None)
+    if lanes.outputs == ((),):
+        writes = [_write(outs[0], result, loc)]
+    else:
+        writes = [ir.assign("_r", result, loc)]
+        for out, path in zip(outs, lanes.outputs):
+            value = ir.name("_r")
+            for i in path:
+                value = ir.subscript(value, ir.const(i))
+            writes.append(_write(out, value, loc))
+    body = [ir.assign("_j", ir.call(ir.attr("cuda", "grid"), [ir.const(1)]), loc),
+            ir.if_(gast.Compare(left=ir.name("_j"), ops=[gast.Lt()], comparators=[
+                ir.subscript(ir.attr(outs[0], "shape"), ir.const(0))]), writes, loc=loc)]
+    kernel = gast.FunctionDef(
+        name=f"{fn.node.name}_kernel", args=_arguments(params + outs + [ERR]), body=body,
+        decorator_list=[], returns=None, type_comment=None, type_params=[])
+    kernel.loc = loc
+    kernel.doc = "One GPU thread per lane: lane _j of the batch, as the user's code runs it."
+    return dataclasses.replace(fn, node=kernel, refs=refs, companions=(*companions, lane))
+
+
+def _write(out, value, loc):
+    target = gast.Subscript(value=ir.name(out), slice=ir.name("_j"), ctx=gast.Store())
+    return ir.assign(target, value, loc)
+
+
+def _arguments(names):
+    return gast.arguments(args=[ir.name(n, store=False) for n in names], posonlyargs=[],
+                          vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+
+
+def _checked(node, functions):
+    """A copy of ``node`` taking the error flag ``_err`` last, passing it on to ``functions``
+    it calls, and with each integer index of an array it reads checked."""
+    node = ir.clone(node)
+    node.args.args.append(ir.name(ERR))
+    arrays = {a.id for a in node.args.args[:-1]}
+    for sub in gast.walk(node):   # views of parameters are arrays too (row = table[i])
+        if isinstance(sub, gast.Assign) and isinstance(sub.value, gast.Subscript) and \
+                isinstance(sub.value.value, gast.Name) and sub.value.value.id in arrays:
+            arrays |= {t.id for t in sub.targets if isinstance(t, gast.Name)}
+    _Check(arrays, functions).visit(node)
+    return node
+
+
+class _Check(gast.NodeTransformer):
+    def __init__(self, arrays, functions):
+        self.arrays, self.functions = arrays, functions
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, gast.Name) and node.func.id in self.functions:
+            node.args.append(ir.name(ERR))
+        return node
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        if not (isinstance(node.value, gast.Name) and node.value.id in self.arrays):
+            return node
+        parts = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+        checked = [p if isinstance(p, gast.Slice) else ir.call("index_in", [
+            p, ir.subscript(ir.attr(node.value.id, "shape"), ir.const(axis)), ir.name(ERR)])
+            for axis, p in enumerate(parts)]
+        node.slice = gast.Tuple(elts=checked, ctx=gast.Load()) if len(checked) > 1 \
+            else checked[0]
+        return node

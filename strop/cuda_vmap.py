@@ -1,0 +1,269 @@
+"""``jit(vmap(f), backend="cuda")``: one GPU thread per lane.
+
+The kernel (codegen/cuda.py) runs the code strop generates for ``f`` itself, one lane per
+thread, so a ``while`` with per-lane trip counts costs each lane its own trips (JAX's batched
+``while_loop`` runs every lane to the longest).  A call:
+
+1. lane 0 runs on the host as Python, giving the outputs' structure and dtypes (and, once
+   per kind of arguments, the code the kernel is made from);
+2. the batched arguments (leading axis; another ``in_axes`` is moved there) go to the device
+   unless already there, the outputs are allocated there, and the kernel runs;
+3. the error flag is read: an index out of range raises IndexError at the user's line (the
+   batch is run again on the host as Python, which raises it there).
+
+Outputs stay on the device (``DeviceArray``) until asked for.  What a kernel cannot run (a
+lane whose values are arrays it computes, outputs other than numbers) runs as the CPU's
+``jit(vmap(f))`` after a JitFallbackWarning naming the reason, its results put on the device.
+"""
+import functools
+import traceback
+import warnings
+
+import numpy as np
+
+from . import api, dtypes
+from .codegen import cuda as cuda_codegen
+from .codegen import emit as emitter
+from .codegen.load import load
+from .config import config
+from .errors import JitFallbackWarning, user_stacklevel
+from .placement import devices, placed
+from .runner import numba_location, numba_reason
+from .runtime.cuda import helpers
+from .runtime.cuda.arrays import is_device_array, to_device, wrap
+from .runtime.base import narrow
+from .transformed import _bind
+from .tree_util import tree_flatten, tree_leaves, tree_unflatten
+
+THREADS = 128    # per block
+
+
+class CudaVmap:
+    """``jit(vmap(f), backend="cuda")`` of a ``Vectorized`` (``compiled``: its CPU jit, with
+    the axes and static arguments, which also runs what a kernel cannot)."""
+
+    def __init__(self, compiled):
+        self.compiled = compiled
+        self.statics = tuple(compiled.static_argnums)
+        self.lane = api.jit(compiled.fun, static_argnums=self.statics, backend="python")
+        self.kernels = {}       # the lane code's key -> Kernel, or the reason it cannot run
+        self.last = None
+        functools.update_wrapper(self, compiled, updated=())
+        self.__name__ = compiled.__name__.replace("jit(", "jit[cuda](", 1)
+        self.__wrapped__ = None
+
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            args = _bind(self.compiled.fun, args, kwargs, self.compiled.signature,
+                         self.compiled._bound)
+        return self.call_positional(list(args))
+
+    def call_positional(self, args):
+        device = placed(args) or devices("cuda")[0]
+        launch = self.prepare(args)
+        if isinstance(launch, str):
+            return self.fall_back(args, device, launch)
+        kernel, dynamic, _, size, out_dtypes, tree = launch
+        try:
+            outs = kernel.run(dynamic, size, out_dtypes, device)
+        except Exception as e:
+            if kernel.ran or not _compile_failed(e):
+                raise
+            why = self.kernels[self.lane._last_key] = (
+                f"Numba could not compile it for the GPU ({numba_reason(e)})")
+            return self.fall_back(args, device, why, numba_location(e, kernel.generated))
+        kernel.ran = True
+        if outs is None:   # an index out of range: Python names the line
+            self.compiled.uncompiled.call_positional([np.asarray(a) if is_device_array(a)
+                                                      else a for a in args])
+            raise IndexError(f"an index out of range in {self.__name__} on the GPU (run on the "
+                             f"host, the batch raised nothing)")
+        return tree_unflatten(tree, outs)
+
+    def prepare(self, args):
+        """(kernel, the dynamic arguments, their axes, the batch size, the outputs' dtypes
+        and tree) for a call with ``args``, or why a kernel cannot run it."""
+        dynamic = [a if is_device_array(a) else dtypes.canonicalize_tree(a)
+                   for i, a in enumerate(args) if i not in self.statics]
+        axes = self.compiled.arg_axes(len(dynamic))
+        size = self.compiled.check_args_axes(dynamic)
+        why = _why_not(dynamic, axes)
+        if why is None and size == 0:
+            why = "an empty batch"
+        if why is not None:
+            return why
+        dynamic = [_moved(a, ax) for a, ax in zip(dynamic, axes)]
+        full = iter(dynamic)
+        lane0 = [a if i in self.statics else _lane(next(full), ax, 0)
+                 for i, (a, ax) in enumerate(zip(args, _with_statics(axes, self.statics)))]
+        out0 = self.lane.call_positional(lane0)
+        key = self.lane._last_key
+        leaves, tree = tree_flatten(out0)
+        kernel = self.kernels.get(key)
+        if kernel is None:
+            kernel = self.kernels[key] = self.make(key, out0, [ax is not None for ax in axes])
+        if isinstance(kernel, str):
+            return kernel
+        self.last = kernel
+        return kernel, dynamic, axes, size, [_dtype(x) for x in leaves], tree
+
+    def ptx(self, *args, cc=(8, 0)):
+        """The PTX of the kernel a call with ``args`` runs, compiled for compute capability
+        ``cc`` (no GPU needed; not in Numba's simulator)."""
+        launch = self.prepare(list(args))
+        if isinstance(launch, str):
+            raise ValueError(f"{self.__name__} has no kernel for these arguments: {launch}")
+        kernel, dynamic, _, _, out_dtypes, _ = launch
+        return kernel.ptx(dynamic, out_dtypes, cc)
+
+    def make(self, key, out0, batched):
+        """The kernel for the lane code of ``key``, or why there can be none."""
+        paths = _paths(out0)
+        if paths is None:
+            return (f"its outputs are {type(out0).__name__}s holding arrays or containers other "
+                    f"than tuples; a kernel writes numbers, one per lane")
+        staged = self.lane.staged(key)
+        fn = staged.fn
+        batched = batched + [False] * (len(fn.node.args.args) - len(batched))   # free values
+        kernel_fn = cuda_codegen.kernel_function(
+            fn, cuda_codegen.Lanes(tuple(batched), tuple(paths)), staged.made[6])
+        text, linemap, injected = emitter.emit(kernel_fn, f"{self.__name__}")
+        generated = load(kernel_fn.name, text, linemap, injected)
+        return Kernel(generated, kernel_fn, staged)
+
+    def fall_back(self, args, device, why, loc=None):
+        warnings.warn(JitFallbackWarning(
+            f"{self.__name__} runs on the CPU, not the GPU: {why}", loc,
+            fix="write the per-example function with numbers (scalars) in each lane, or call "
+                "the CPU's jit(vmap(f)) directly"), stacklevel=user_stacklevel())
+        host = [np.asarray(a) if is_device_array(a) else a for a in args]
+        out = self.compiled.call_positional(host)
+        return tree_unflatten(tree_flatten(out)[1],
+                              [to_device(np.asarray(x), device) for x in tree_leaves(out)])
+
+    def shown(self, key=None):
+        """The kernel module's source, as strop.source shows it (after a call)."""
+        if self.last is None:
+            raise ValueError(f"{self.__name__} has no kernel yet: call it first (a kernel is "
+                             f"made for the kinds of arguments a call passes)")
+        return self.last.generated.source
+
+    def __repr__(self):
+        return f"<strop {self.__name__}>"
+
+
+class Kernel:
+    """A generated kernel module compiled with numba.cuda, and its launches."""
+    ran = False    # once a launch succeeded (compiled): later errors are the code's own
+
+    def __init__(self, generated, fn, staged):
+        self.generated, self.fn, self.staged = generated, fn, staged
+        numba_cuda = helpers.cuda()
+        helpers.register()
+        module = generated.module
+        if not hasattr(module, "__strop_python__"):   # (a module loaded before is compiled)
+            module.__strop_python__ = {f.name: getattr(module, f.name)
+                                       for f in (*fn.companions, fn.node)}
+            for f in fn.companions:
+                setattr(module, f.name, numba_cuda.jit(device=True)(getattr(module, f.name)))
+            for helper in helpers.DEVICE:
+                if getattr(module, helper.__name__, None) is helper:
+                    setattr(module, helper.__name__, numba_cuda.jit(device=True)(helper))
+            module.__strop_kernel__ = numba_cuda.jit(getattr(module, fn.name))
+        self.launch = module.__strop_kernel__
+
+    def run(self, args, size, out_dtypes, device):
+        """The outputs (DeviceArrays), or None where an index was out of range."""
+        numba_cuda = helpers.cuda()
+        free = [v.read() for v in self.staged.fn.free.values()]
+        values = [_on_device(a, device) for a in args] + [_on_device(v, device) for v in free]
+        outs = [numba_cuda.device_array(size, dtype=d) for d in out_dtypes]
+        err = numba_cuda.to_device(np.zeros(1, np.int32))
+        blocks = (size + THREADS - 1) // THREADS
+        self.launch[blocks, THREADS](*values, *outs, err)
+        if err.copy_to_host()[0]:
+            return None
+        return [wrap(o, device) for o in outs]
+
+    def ptx(self, args, out_dtypes, cc):
+        """PTX of this kernel for arguments like ``args`` (their leading axis the batch)."""
+        from numba import typeof, types
+        free = [v.read() for v in self.staged.fn.free.values()]
+        given = [types.Array(typeof(a.dtype.type(0)), a.ndim, "C") if is_device_array(a) else
+                 typeof(a) for a in [*args, *free]]
+        outs = [types.Array(typeof(np.dtype(d).type(0)), 1, "C") for d in out_dtypes]
+        signature = (*given, *outs, types.Array(types.int32, 1, "C"))
+        with helpers.compiling_for(cc):
+            text, _ = helpers.cuda().compile_ptx(self.generated.module.__strop_python__[
+                self.fn.name], signature, cc=cc)
+        return text
+
+
+def _compile_failed(e):
+    """Whether ``e`` came from Numba compiling the kernel (typing or lowering)."""
+    return any("numba" in frame.f_code.co_filename and any(
+        part in frame.f_code.co_filename for part in ("typeinfer", "typing", "compiler",
+                                                       "lowering", "dispatcher"))
+        for frame, _ in traceback.walk_tb(e.__traceback__))
+
+
+def _why_not(args, axes):
+    for a, ax in zip(args, axes):
+        if isinstance(a, (list, tuple, dict)) or not (
+                is_device_array(a) or isinstance(a, (np.ndarray, np.generic, int, float, bool))):
+            return f"an argument is a {type(a).__name__} (pass arrays and numbers)"
+        if not isinstance(ax, (int, type(None))):
+            return "in_axes gives an argument's leaves their own axes"
+        if ax is not None and np.ndim(a) != 1:
+            return (f"an argument's lanes are arrays (shape {np.shape(a)} mapped on axis {ax}); "
+                    f"a kernel runs lanes of numbers")
+    return None
+
+
+def _moved(a, axis):
+    """``a`` with its batch axis first (arrays already are, but for in_axes=-1 of 1-d)."""
+    if axis in (None, 0) or np.ndim(a) == 1:
+        return a
+    return np.moveaxis(np.asarray(a), axis, 0)
+
+
+def _lane(a, axis, j):
+    if axis is None:
+        return np.asarray(a) if is_device_array(a) else a
+    return a[j]
+
+
+def _with_statics(axes, statics):
+    it = iter(axes)
+    n = len(axes) + len(statics)
+    return [None if i in statics else next(it) for i in range(n)]
+
+
+def _paths(out):
+    """The index paths of the numbers in ``out`` (a number or nested tuples of numbers), in
+    tree_flatten's order; None for anything else."""
+    if isinstance(out, tuple):
+        paths = []
+        for i, item in enumerate(out):
+            inner = _paths(item)
+            if inner is None:
+                return None
+            paths += [(i, *p) for p in inner]
+        return paths
+    if np.ndim(out) == 0 and isinstance(out, (np.generic, int, float, bool, np.ndarray)):
+        return [()]
+    return None
+
+
+def _dtype(x):
+    """A lane's output number's dtype in the stacked array (64-bit policy applied)."""
+    value = np.asarray(dtypes.canonicalize(x))
+    return value.dtype if config.read("enable_x64") else narrow(value).dtype
+
+
+def _on_device(value, device):
+    if is_device_array(value):
+        return value.data
+    if isinstance(value, np.ndarray):
+        return to_device(value, device).data
+    return value

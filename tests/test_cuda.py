@@ -1,0 +1,241 @@
+"""The CUDA backend: placement on a GPU, ``jit(vmap(f), backend="cuda")`` with one thread per
+lane, computation following data, errors from kernels.
+
+Run in Numba's simulator (tests/conftest.py sets NUMBA_ENABLE_CUDASIM=1; set it to 0 on a
+machine with a GPU to run them for real).  Oracles: the CPU's ``jit(vmap(f))`` and a Python
+loop over the lanes.  The kernels are also compiled to PTX (test_kernels_compile_to_ptx), in a
+process without the simulator: what a GPU would run.
+"""
+import json
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import strop
+from strop import jit, lax, vmap
+from strop.errors import JitFallbackWarning
+from strop.runtime.cuda.arrays import DeviceArray
+
+pytestmark = pytest.mark.skipif(os.environ.get("NUMBA_ENABLE_CUDASIM") != "1" and
+                                not strop.runtime.cuda.available()[0],
+                                reason="no GPU, and the simulator is off")
+
+GPU = None
+
+
+def gpu():
+    global GPU
+    GPU = GPU or strop.devices("cuda")[0]
+    return GPU
+
+
+# --- functions of one example (numbers), as users write them --------------------------------
+
+def newton(a, x0):
+    x = x0
+    n = 0
+    while abs(x * x - a) > 1e-5 * a and n < 50:
+        x = x - (x * x - a) / (2.0 * x)
+        n += 1
+    return x, n
+
+
+def collatz(n):
+    steps = 0
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps
+
+
+def lookup(i, table, scale):
+    return table[i] * scale + np.sin(table[-1 - i])
+
+
+def logistic_steps(r, x):
+    def body(k, x):
+        return r * x * (1.0 - x)
+    x = lax.fori_loop(0, 20, body, x)
+    y = lax.cond(x > 0.5, lambda v: v - 0.5, lambda v: v + 0.5, x)
+    return x, (y, x > 0.5)
+
+
+OFFSET = np.array([0.5, 1.5, 2.5], dtype=np.float32)
+
+
+def shifted(x, k):
+    return x + OFFSET[k]
+
+
+def test_devices_device_put_and_device_arrays():
+    (d,) = strop.devices("cuda")
+    assert d.platform == "cuda" and repr(d) == "CudaDevice(id=0)"
+    assert strop.devices("gpu") == [d]
+    x = strop.device_put(np.arange(4.0), d)
+    assert isinstance(x, DeviceArray) and x.device == d and x.devices() == {d}
+    assert x.dtype == np.float32 and x.shape == (4,) and x.ndim == 1 and len(x) == 4
+    np.testing.assert_array_equal(np.asarray(x), np.arange(4.0, dtype=np.float32))
+    assert strop.block_until_ready(x) is x
+    assert "CudaDevice(id=0)" in repr(x)
+    y = x * 2 + 1                       # NumPy operators: the result stays on the device
+    assert isinstance(y, DeviceArray)
+    np.testing.assert_array_equal(np.asarray(y), 2 * np.arange(4.0) + 1)
+    tree = strop.device_put({"w": np.ones(2), "n": 3}, d)
+    assert isinstance(tree["w"], DeviceArray) and isinstance(tree["n"], DeviceArray)
+    back = strop.device_put(x, strop.devices("cpu")[0])
+    assert type(back) is np.ndarray and back.dtype == np.float32
+
+
+def test_newton_one_thread_per_lane_matches_the_cpu():
+    rng = np.random.default_rng(0)
+    a = rng.uniform(1, 1e4, 1000).astype(np.float32)
+    x0 = np.ones(1000, np.float32)
+    f = jit(vmap(newton), backend="cuda")
+    x, n = f(a, x0)
+    assert isinstance(x, DeviceArray) and isinstance(n, DeviceArray)
+    cx, cn = jit(vmap(newton))(a, x0)
+    assert x.dtype == cx.dtype and n.dtype == cn.dtype
+    np.testing.assert_array_equal(np.asarray(n), cn)      # per-lane trip counts, all equal
+    np.testing.assert_allclose(np.asarray(x), cx, rtol=1e-6)
+    assert len(set(np.asarray(n).tolist())) > 5          # lanes ran different trip counts
+    np.testing.assert_allclose(np.asarray(x), np.sqrt(a), rtol=1e-4)
+
+
+def test_integer_lanes_against_a_python_loop():
+    ns = np.arange(1, 301)
+    steps = jit(vmap(collatz), backend="cuda")(ns)
+    expected = [collatz(int(n)) for n in ns]
+    np.testing.assert_array_equal(np.asarray(steps), expected)
+    assert steps.dtype == np.int32     # x64 off: lanes' Python ints stacked as int32
+
+
+def test_unbatched_table_and_number_and_free_variable():
+    table = np.linspace(0.0, 1.0, 11).astype(np.float32)
+    idx = np.arange(11)
+    got = jit(vmap(lookup, in_axes=(0, None, None)), backend="cuda")(idx, table, 3.0)
+    want = [lookup(i, table, np.float32(3.0)) for i in idx]
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    got = jit(vmap(shifted), backend="cuda")(np.ones(6), np.array([0, 1, 2, 2, 1, 0]))
+    np.testing.assert_allclose(np.asarray(got), 1 + OFFSET[[0, 1, 2, 2, 1, 0]])
+
+
+def test_out_of_bounds_index_raises_at_the_user_line():
+    table = np.ones(5, np.float32)
+    f = jit(vmap(lookup, in_axes=(0, None, None)), backend="cuda")
+    with pytest.raises(IndexError) as e:
+        f(np.array([0, 1, 9]), table, 1.0)
+    assert "test_cuda.py" in str(e.value) and "return table[i] * scale" in str(e.value)
+    with pytest.raises(IndexError):
+        f(np.array([0, -7]), table, 1.0)       # below -len as well
+    np.testing.assert_allclose(np.asarray(f(np.array([-1]), table, 1.0)),
+                               [1 + np.sin(1.0)], rtol=1e-6)   # -1: the last, as NumPy
+
+
+def test_lax_control_flow_and_nested_tuple_outputs():
+    r = np.linspace(2.5, 3.9, 64).astype(np.float32)
+    x0 = np.full(64, 0.3, np.float32)
+    x, (y, above) = jit(vmap(logistic_steps), backend="cuda")(r, x0)
+    cx, (cy, cabove) = jit(vmap(logistic_steps))(r, x0)
+    np.testing.assert_allclose(np.asarray(x), cx, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(y), cy, rtol=1e-5)
+    assert above.dtype == np.bool_ and np.array_equal(np.asarray(above), cabove)
+
+
+def test_results_stay_on_the_device_and_computation_follows_data():
+    a = strop.device_put(np.linspace(1, 50, 40), gpu())
+    x0 = strop.device_put(np.ones(40), gpu())
+    f = jit(vmap(newton))                    # no backend given: the arguments' device decides
+    x, n = f(a, x0)
+    assert isinstance(x, DeviceArray) and f.on_cuda().last is not None
+    y, _ = f(x * x, x)                       # a device result passed on: no copy to the host
+    assert isinstance(y, DeviceArray) and y._host is None
+    np.testing.assert_allclose(np.asarray(y), np.asarray(x), rtol=1e-4)
+
+
+def test_kwargs_and_in_axes_minus_one():
+    f = jit(vmap(newton, in_axes=(-1, None)), backend="cuda")
+    x, _ = f(a=np.array([4.0, 9.0, 16.0]), x0=1.0)
+    np.testing.assert_allclose(np.asarray(x), [2, 3, 4], rtol=1e-4)
+
+
+def test_what_a_kernel_cannot_run_falls_back_to_the_cpu_with_a_warning():
+    def norm(v):
+        return np.sqrt(np.sum(v * v))
+    v = np.arange(12.0).reshape(4, 3)
+    with pytest.warns(JitFallbackWarning, match="runs on the CPU, not the GPU: an argument's "
+                                                "lanes are arrays"):
+        out = jit(vmap(norm), backend="cuda")(v)
+    assert isinstance(out, DeviceArray)
+    np.testing.assert_allclose(np.asarray(out), np.linalg.norm(v, axis=1), rtol=1e-6)
+    # whole-array code given GPU arrays: computed on the CPU, the result put on the device
+    g = jit(lambda x: np.cumsum(x) * 2)
+    with pytest.warns(JitFallbackWarning, match="runs on the CPU, its results put on"):
+        out = g(strop.device_put(np.arange(5.0), gpu()))
+    assert isinstance(out, DeviceArray)
+    np.testing.assert_allclose(np.asarray(out), 2 * np.cumsum(np.arange(5.0)))
+
+
+def test_source_shows_the_kernel():
+    f = jit(vmap(newton), backend="cuda")
+    with pytest.raises(ValueError, match="call it first"):
+        strop.source(f)
+    f(np.array([2.0, 3.0]), np.ones(2))
+    text = strop.source(f)
+    assert "def newton_kernel(a, x0, _out0, _out1, _err):" in text
+    assert "_j = cuda.grid(1)" in text and "newton(a[_j], x0[_j], _err)" in text
+    assert "# line" in text and "while abs(x * x - a)" in text      # the user's lines named
+
+
+def test_x64_lanes():
+    with strop.config.override(enable_x64=True):
+        x, n = jit(vmap(newton), backend="cuda")(np.array([2.0, 10.0]), np.ones(2))
+        assert x.dtype == np.float64 and n.dtype == np.int64
+        np.testing.assert_allclose(np.asarray(x), np.sqrt([2.0, 10.0]), rtol=1e-5)
+
+
+_PTX = """
+import json, numpy as np, strop
+from strop import jit, vmap
+import test_cuda as t
+try:
+    from numba import cuda, types
+    cuda.compile_ptx(lambda x: None, (types.float32[:],), cc=(8, 0))
+except Exception as e:   # no NVVM/NVRTC library here (numba-cuda without its toolkit wheels)
+    if not any(w in repr(e).lower() for w in ("nvvm", "nvrtc", "dynamiclib", "cuda_home")):
+        raise
+    print(json.dumps({"unavailable": repr(e)})); raise SystemExit
+a = np.linspace(1, 9, 8)
+out = {
+    "newton": jit(vmap(t.newton), backend="cuda").ptx(a, np.ones(8)),
+    "collatz": jit(vmap(t.collatz), backend="cuda").ptx(np.arange(1, 9)),
+    "lookup": jit(vmap(t.lookup, in_axes=(0, None, None)), backend="cuda").ptx(
+        np.arange(3), np.ones(5), 2.0),
+    "logistic_steps": jit(vmap(t.logistic_steps), backend="cuda").ptx(a / 3, a / 10),
+    "shifted": jit(vmap(t.shifted), backend="cuda").ptx(a, np.arange(8) % 3),
+}
+print(json.dumps(out))
+"""
+
+
+def test_kernels_compile_to_ptx():
+    """What a GPU would run: the same kernels through numba-cuda's compiler (NVVM), with no
+    device, in float32 arithmetic where the lanes are float32 (weak Python numbers)."""
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0",
+               PYTHONPATH=os.pathsep.join([os.path.dirname(__file__)] + sys.path))
+    run = subprocess.run([sys.executable, "-c", _PTX], env=env, text=True,
+                         capture_output=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    if "unavailable" in out:
+        pytest.skip(f"cuda.compile_ptx does not work here: {out['unavailable']}")
+    for name, ptx in out.items():
+        assert ".visible .entry" in ptx and f"{name}_kernel" in ptx, name
+    newton_ptx = out["newton"]
+    assert "div.rn.f32" in newton_ptx and "div.rn.f64" not in newton_ptx   # float32 lanes
