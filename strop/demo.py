@@ -36,6 +36,14 @@ def newton_sqrt(a):
     return x
 
 
+def newton_steps(a, x):   # per-lane numbers: what a CUDA kernel runs, one thread each
+    n = 0
+    while abs(x * x - a) > 1e-4 * a and n < 100:
+        x = 0.5 * (x + a / x)
+        n += 1
+    return x, n
+
+
 def pendulum(theta, damping):
     omega = 0.0
     for _ in range(20_000):
@@ -155,6 +163,16 @@ def run():
     print("grad through lax.while_loop (JAX cannot):", grad(lax_newton)(2.),
           "  vmap:", strop.vmap(lax_newton)(np.array([2.0, 9.0])))
     print(strop.source(strop.jit(lax_newton)))
+
+    section("on a GPU: jit(vmap(f), backend='cuda'), one CUDA thread per lane")
+    found, why = strop.runtime.cuda.available()
+    if found:
+        roots, steps = strop.jit(strop.vmap(newton_steps, in_axes=(0, None)),
+                                     backend="cuda")(a, 1.0)
+        print(f"on {strop.devices('cuda')[0]}: roots {np.asarray(roots)}, steps per lane "
+              f"{np.asarray(steps)}")
+    else:
+        print(f"(not run: {why})")
 
     section("a transform never silently changes behaviour")
 
