@@ -250,6 +250,7 @@ def jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=(), back
                     f"jit({getattr(_user_function(fun), '__name__', 'f')})")
     t.backend = "cpu" if backend == "cuda" else backend
     t.device = "cuda" if backend == "cuda" else None
+    t.elementwise_kernels = backend != "python"
     t.differentiates = False
     t.static_argnums = statics
     t.check_args = _check_data(fun, statics)

@@ -23,6 +23,7 @@ import numpy as np
 
 from . import api, dtypes
 from .codegen import cuda as cuda_codegen
+from .codegen.cuda import elementwise_only
 from .codegen import emit as emitter
 from .codegen.load import load
 from .config import config
@@ -73,11 +74,14 @@ class CudaVmap:
                 f"Numba could not compile it for the GPU ({numba_reason(e)})")
             return self.fall_back(args, device, why, numba_location(e, kernel.generated))
         kernel.ran = True
-        if outs is None:   # an index out of range: Python names the line
-            self.compiled.uncompiled.call_positional([np.asarray(a) if is_device_array(a)
-                                                      else a for a in args])
+
+        def host():    # vmap(f) as Python: it raises at the user's line
+            return self.compiled.uncompiled.call_positional(_host(args))
+        if outs is None:   # an index out of range
+            host()
             raise IndexError(f"an index out of range in {self.__name__} on the GPU (run on the "
                              f"host, the batch raised nothing)")
+        _check_finite(outs, host, self.__name__)
         return tree_unflatten(tree, outs)
 
     def prepare(self, args):
@@ -123,21 +127,15 @@ class CudaVmap:
             return (f"its outputs are {type(out0).__name__}s holding arrays or containers other "
                     f"than tuples; a kernel writes numbers, one per lane")
         staged = self.lane.staged(key)
-        fn = staged.fn
-        batched = batched + [False] * (len(fn.node.args.args) - len(batched))   # free values
-        kernel_fn = cuda_codegen.kernel_function(
-            fn, cuda_codegen.Lanes(tuple(batched), tuple(paths)), staged.made[6])
-        text, linemap, injected = emitter.emit(kernel_fn, f"{self.__name__}")
-        generated = load(kernel_fn.name, text, linemap, injected)
-        return Kernel(generated, kernel_fn, staged)
+        batched = batched + [False] * (len(staged.fn.node.args.args) - len(batched))  # free
+        return Kernel.made(staged, batched, paths, self.__name__)
 
     def fall_back(self, args, device, why, loc=None):
         warnings.warn(JitFallbackWarning(
             f"{self.__name__} runs on the CPU, not the GPU: {why}", loc,
             fix="write the per-example function with numbers (scalars) in each lane, or call "
                 "the CPU's jit(vmap(f)) directly"), stacklevel=user_stacklevel())
-        host = [np.asarray(a) if is_device_array(a) else a for a in args]
-        out = self.compiled.call_positional(host)
+        out = self.compiled.call_positional(_host(args))
         return tree_unflatten(tree_flatten(out)[1],
                               [to_device(np.asarray(x), device) for x in tree_leaves(out)])
 
@@ -152,9 +150,106 @@ class CudaVmap:
         return f"<strop {self.__name__}>"
 
 
+class CudaElementwise:
+    """``jit(f)`` given GPU arrays, where ``f`` is elementwise code (codegen/cuda.py,
+    elementwise_only) on arrays of one shape and numbers: one thread per element, the whole
+    chain of operations one kernel (the lane kernel, every array a batch of elements)."""
+
+    def __init__(self, jitted):
+        self.jitted, self.statics = jitted, tuple(jitted.static_argnums)
+        self.lane = api.jit(jitted.fun, static_argnums=self.statics, backend="python")
+        self.kernels = {}   # the code's key -> Kernel, or None where it is not elementwise
+        self.last = None
+
+    def call(self, args, device):
+        """The results on ``device``, or None where this is not such a call."""
+        launch = self.prepare(args, device)
+        if launch is None:
+            return None
+        kernel, flat, size, shape, out_dtypes, tree = launch
+        outs = kernel.run(flat, size, out_dtypes, device)
+        _check_finite(outs, lambda: self.lane.call_positional(_host(args)),
+                      f"jit[cuda]({self.jitted.fun.__name__})")
+        return tree_unflatten(tree, [wrap(o.data.reshape(shape), device) for o in outs])
+
+    def ptx(self, *args, cc=(8, 0)):
+        """The PTX of the kernel a call with ``args`` (host arrays) runs (no GPU needed)."""
+        launch = self.prepare(list(args), None)
+        if launch is None:
+            raise ValueError(f"jit({self.jitted.fun.__name__}) is not elementwise code on "
+                             f"arrays of one shape for these arguments: no kernel")
+        kernel, flat, _, _, out_dtypes, _ = launch
+        return kernel.ptx(flat, out_dtypes, cc)
+
+    def prepare(self, args, device):
+        """(kernel, its arguments flattened, the size, the shape, the outputs' dtypes and
+        tree), or None where this is not such a call."""
+        dynamic = [a if is_device_array(a) else dtypes.canonicalize_tree(a)
+                   for i, a in enumerate(args) if i not in self.statics]
+        if not all(is_device_array(a) or isinstance(a, (np.ndarray, np.generic, int, float,
+                                                       bool)) for a in dynamic):
+            return None
+        shapes = {tuple(np.shape(a)) for a in dynamic if np.ndim(a) > 0}
+        if len(shapes) != 1:
+            return None
+        (shape,) = shapes
+        size = int(np.prod(shape))
+        if size == 0:
+            return None
+        stand = iter([np.ones((1,) * len(shape), a.dtype) if np.ndim(a) > 0 else
+                      (np.asarray(a)[()] if is_device_array(a) else a) for a in dynamic])
+        try:    # one element of each array: the code, and the outputs' structure and dtypes
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                out0 = self.lane.call_positional([a if i in self.statics else next(stand)
+                                                  for i, a in enumerate(args)])
+        except Exception:   # (the CPU's run raises it, at the user's line)
+            return None
+        leaves, tree = tree_flatten(out0)
+        paths = _paths(tree_unflatten(tree, [0] * len(leaves)))
+        if paths is None or not all(isinstance(x, np.ndarray) and x.ndim == len(shape)
+                                    for x in leaves):
+            return None
+        key = self.lane._last_key
+        if key not in self.kernels:
+            staged = self.lane.staged(key)
+            free = [v.read() for v in staged.fn.free.values()]
+            ok = elementwise_only(staged.fn) and all(np.ndim(v) == 0 for v in free)
+            batched = [np.ndim(a) > 0 for a in dynamic] + [False] * len(free)
+            self.kernels[key] = Kernel.made(
+                staged, batched, paths, f"jit[cuda]({self.jitted.fun.__name__})") \
+                if ok else None
+        kernel = self.kernels[key]
+        if kernel is None:
+            return None
+        self.last = kernel
+        flat = [(_flat(a, size, device) if device is not None else np.ravel(a))
+                if np.ndim(a) > 0 else a for a in dynamic]
+        return kernel, flat, size, shape, [_dtype(x) for x in leaves], tree
+
+    def shown(self, key=None):
+        if self.last is None:
+            raise ValueError("no kernel yet: call it with GPU arrays first")
+        return self.last.generated.source
+
+
+def _flat(a, size, device):
+    a = a if is_device_array(a) else to_device(a, device)
+    return wrap(a.data.reshape(size), device)
+
+
 class Kernel:
     """A generated kernel module compiled with numba.cuda, and its launches."""
     ran = False    # once a launch succeeded (compiled): later errors are the code's own
+
+    @classmethod
+    def made(cls, staged, batched, paths, origin):
+        """The kernel running ``staged``'s code (one lane's) for each lane; ``batched``: per
+        parameter (free values included), whether it has one value per lane."""
+        kernel_fn = cuda_codegen.kernel_function(
+            staged.fn, cuda_codegen.Lanes(tuple(batched), tuple(paths)), staged.made[6])
+        text, linemap, injected = emitter.emit(kernel_fn, origin)
+        return cls(load(kernel_fn.name, text, linemap, injected), kernel_fn, staged)
 
     def __init__(self, generated, fn, staged):
         self.generated, self.fn, self.staged = generated, fn, staged
@@ -190,13 +285,34 @@ class Kernel:
         from numba import typeof, types
         free = [v.read() for v in self.staged.fn.free.values()]
         given = [types.Array(typeof(a.dtype.type(0)), a.ndim, "C") if is_device_array(a) else
-                 typeof(a) for a in [*args, *free]]
+                 typeof(np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a)
+                 for a in [*args, *free]]
         outs = [types.Array(typeof(np.dtype(d).type(0)), 1, "C") for d in out_dtypes]
         signature = (*given, *outs, types.Array(types.int32, 1, "C"))
         with helpers.compiling_for(cc):
             text, _ = helpers.cuda().compile_ptx(self.generated.module.__strop_python__[
                 self.fn.name], signature, cc=cc)
         return text
+
+
+def _host(args):
+    return [np.asarray(a) if is_device_array(a) else a for a in args]
+
+
+def _check_finite(outs, on_host, name):
+    """``debug_nans``/``debug_infs`` on a kernel's outputs: where one has such values, the
+    call runs again on the host as Python (``on_host``), which raises FloatingPointError at
+    the user line that made them."""
+    nans, infs = config.read("debug_nans"), config.read("debug_infs")
+    if not (nans or infs):
+        return
+    bad = [o for o in outs if np.issubdtype(o.dtype, np.inexact) and (
+        nans and np.isnan(o.host()).any() or infs and np.isinf(o.host()).any())]
+    if bad:
+        on_host()
+        raise FloatingPointError(f"the output of {name} on the GPU has "
+                                 f"{'NaN' if nans else 'inf'} values, but no NumPy operation "
+                                 f"raised when the code was run again as Python")
 
 
 def _compile_failed(e):

@@ -45,6 +45,8 @@ class Transformed:
     differentiates = True   # helpers without a rule are inlined, to be differentiated
     plain = None            # what an outer transform transforms, when not this one's code
     device = None           # "cuda": jit(backend="cuda"), results on the GPU
+    elementwise_kernels = False   # jit(f): elementwise code given GPU arrays runs as a kernel
+    _cuda_elementwise = None
     _warned_gpu = False
 
     def __init__(self, fun, build, name):
@@ -219,10 +221,18 @@ class Transformed:
         return self.finish(out, key[0])
 
     def on_gpu(self, args, device):
-        """A call with arrays on a GPU (or of ``jit(backend="cuda")``): this function's code
-        runs on the CPU, on host copies, and its results are put on the device (only
-        ``jit(vmap(f))`` has kernels: cuda_vmap.py), after a JitFallbackWarning."""
+        """A call with arrays on a GPU (or of ``jit(backend="cuda")``): a kernel runs it where
+        there is one (``jit(vmap(f))``, ``jit`` of elementwise code: cuda_vmap.py); else this
+        function's code runs on the CPU, on host copies, and its results are put on the
+        device, after a JitFallbackWarning."""
         device = device or devices("cuda")[0]
+        if self.elementwise_kernels:   # jit(f) of elementwise code: one kernel
+            if self._cuda_elementwise is None:
+                from .cuda_vmap import CudaElementwise
+                self._cuda_elementwise = CudaElementwise(self)
+            out = self._cuda_elementwise.call(args, device)
+            if out is not None:
+                return out
         if not self._warned_gpu:
             self._warned_gpu = True
             warnings.warn(JitFallbackWarning(

@@ -182,6 +182,53 @@ def test_what_a_kernel_cannot_run_falls_back_to_the_cpu_with_a_warning():
     np.testing.assert_allclose(np.asarray(out), 2 * np.cumsum(np.arange(5.0)))
 
 
+def activation(x, y, s):
+    z = np.tanh(x * s) + y ** 2
+    return z, np.where(z > 1.0, z, -z) * 0.5
+
+
+def test_elementwise_code_is_one_kernel():
+    x = np.linspace(-2, 2, 12).reshape(3, 4)
+    y = np.cos(x)
+    f = jit(activation, backend="cuda")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")        # no fallback: a kernel ran it
+        z, w = f(x, y, 1.5)
+    assert isinstance(z, DeviceArray) and z.shape == (3, 4) and w.dtype == np.float32
+    cz, cw = jit(activation)(x, y, 1.5)
+    np.testing.assert_allclose(np.asarray(z), cz, rtol=1e-5, atol=1e-6)   # (tanh: 1 ulp)
+    np.testing.assert_allclose(np.asarray(w), cw, rtol=1e-5, atol=1e-6)
+    assert "def activation_kernel(x, y, s, _out0, _out1, _err):" in \
+        f._cuda_elementwise.shown()
+    # arrays of two shapes broadcast: not one element per thread; the CPU runs it
+    with pytest.warns(JitFallbackWarning):
+        out = f(x, np.ones(4), 2.0)
+    np.testing.assert_allclose(np.asarray(out[0]), jit(activation)(x, np.ones(4), 2.0)[0],
+                               rtol=1e-6)
+
+
+def lane_grad(x, k):
+    return x * np.sin(k * x) + x ** 3
+
+
+def test_per_example_gradients_and_debug_nans_on_the_device():
+    x = np.linspace(0.1, 2.0, 32)
+    k = np.linspace(1.0, 3.0, 32)
+    g = jit(vmap(strop.grad(lane_grad)), backend="cuda")(x, k)
+    np.testing.assert_allclose(np.asarray(g), jit(vmap(strop.grad(lane_grad)))(x, k),
+                               rtol=1e-5)
+
+    def root(x):
+        return np.sqrt(x - 1.0)
+    f = jit(vmap(root), backend="cuda")
+    with strop.config.override(debug_nans=True), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        np.testing.assert_allclose(np.asarray(f(np.array([2.0, 5.0]))), [1.0, 2.0])
+        with pytest.raises(FloatingPointError) as e:
+            f(np.array([2.0, 0.5]))
+    assert "test_cuda.py" in str(e.value) and "np.sqrt(x - 1.0)" in str(e.value)
+
+
 def test_source_shows_the_kernel():
     f = jit(vmap(newton), backend="cuda")
     with pytest.raises(ValueError, match="call it first"):
@@ -203,6 +250,7 @@ def test_x64_lanes():
 _PTX = """
 import json, numpy as np, strop
 from strop import jit, vmap
+from strop.cuda_vmap import CudaElementwise
 import test_cuda as t
 try:
     from numba import cuda, types
@@ -219,6 +267,9 @@ out = {
         np.arange(3), np.ones(5), 2.0),
     "logistic_steps": jit(vmap(t.logistic_steps), backend="cuda").ptx(a / 3, a / 10),
     "shifted": jit(vmap(t.shifted), backend="cuda").ptx(a, np.arange(8) % 3),
+    "lane_grad": jit(vmap(strop.grad(t.lane_grad)), backend="cuda").ptx(a, a),
+    "activation": CudaElementwise(jit(t.activation, backend="cuda")).ptx(
+        a.reshape(2, 4), a.reshape(2, 4), 2.0),
 }
 print(json.dumps(out))
 """
@@ -236,6 +287,7 @@ def test_kernels_compile_to_ptx():
     if "unavailable" in out:
         pytest.skip(f"cuda.compile_ptx does not work here: {out['unavailable']}")
     for name, ptx in out.items():
-        assert ".visible .entry" in ptx and f"{name}_kernel" in ptx, name
+        assert ".visible .entry" in ptx and name in ptx and "_kernel" in ptx, name
+    assert len(out) == 7
     newton_ptx = out["newton"]
     assert "div.rn.f32" in newton_ptx and "div.rn.f64" not in newton_ptx   # float32 lanes

@@ -20,7 +20,9 @@ flag, raises IndexError at the user's line (runtime: cuda_lanes.py).
 import dataclasses
 
 import gast
+import numpy as np
 
+from ..runtime import arithmetic
 from ..runtime.cuda import helpers
 from ..transformer import ir
 from .cpu import number_params, weaken
@@ -71,6 +73,42 @@ def kernel_function(fn, lanes, weak=()):
     kernel.loc = loc
     kernel.doc = "One GPU thread per lane: lane _j of the batch, as the user's code runs it."
     return dataclasses.replace(fn, node=kernel, refs=refs, companions=(*companions, lane))
+
+
+def elementwise_only(fn):
+    """Whether ``fn`` (normalized, as the python backend runs it) computes each element of its
+    outputs from the same element of its array inputs alone: straight-line NumPy ufuncs and
+    operators, no control flow, indexing, reduction or call of anything else.  Such code run
+    per element is the code run on whole arrays (of one shape), so its kernel is the lane
+    kernel with every array a batch of elements: one kernel for the whole chain."""
+    if fn.companions:
+        return False
+    for s in fn.node.body:
+        if not isinstance(s, (gast.Assign, gast.Return)) or not all(
+                isinstance(t, gast.Name) for t in getattr(s, "targets", [])):
+            return False
+        if s.value is not None and not _elementwise(s.value, fn):
+            return False
+    return True
+
+
+def _elementwise(e, fn):
+    if isinstance(e, (gast.Name, gast.Constant)):
+        return True
+    if isinstance(e, gast.Tuple):
+        return all(_elementwise(x, fn) for x in e.elts)
+    if isinstance(e, gast.BinOp):
+        return _elementwise(e.left, fn) and _elementwise(e.right, fn)
+    if isinstance(e, gast.UnaryOp):      # (not x of an array raises in NumPy)
+        return not isinstance(e.op, gast.Not) and _elementwise(e.operand, fn)
+    if isinstance(e, gast.Compare):      # (a < b < c of arrays raises in NumPy)
+        return len(e.ops) == 1 and _elementwise(e.left, fn) and \
+            _elementwise(e.comparators[0], fn)
+    if isinstance(e, gast.Call) and not e.keywords:
+        f = fn.callee(e.func)
+        return (isinstance(f, np.ufunc) or f is arithmetic.weak or
+                f is np.where and len(e.args) == 3) and all(_elementwise(a, fn) for a in e.args)
+    return False
 
 
 def _write(out, value, loc):

@@ -51,6 +51,12 @@ def register():
             return lambda number, like: cast(number)
         return lambda number, like: number
 
+    @overload(np.where, inline="always")
+    def _where(condition, x, y):   # of numbers (what a lane or an element has): one of them
+        if all(isinstance(t, (types.Number, types.Boolean)) for t in (condition, x, y)):
+            kind = np.result_type(np.dtype(str(x)), np.dtype(str(y))).type
+            return lambda condition, x, y: kind(x) if condition else kind(y)
+
     from ..numba.lax import _carry_static, _witness_type   # (the CPU's typing rules)
 
     @overload(runtime_lax.carry_check, inline="always")
