@@ -24,6 +24,7 @@ import numpy as np
 from . import api, dtypes
 from .codegen import cuda as cuda_codegen
 from .codegen.cuda import elementwise_only
+from .codegen.cuda_arrays import Unsupported
 from .codegen import emit as emitter
 from .codegen.load import load
 from .config import config
@@ -62,17 +63,18 @@ class CudaVmap:
     def call_positional(self, args):
         device = placed(args) or devices("cuda")[0]
         launch = self.prepare(args)
-        if isinstance(launch, str):
-            return self.fall_back(args, device, launch)
+        if isinstance(launch, Refusal):
+            return self.fall_back(args, device, launch.reason, launch.loc)
         kernel, dynamic, _, size, out_dtypes, tree = launch
         try:
             outs = kernel.run(dynamic, size, out_dtypes, device)
         except Exception as e:
             if kernel.ran or not _compile_failed(e):
                 raise
-            why = self.kernels[self.lane._last_key] = (
-                f"Numba could not compile it for the GPU ({numba_reason(e)})")
-            return self.fall_back(args, device, why, numba_location(e, kernel.generated))
+            why = self.kernels[self.lane._last_key] = Refusal(
+                f"Numba could not compile it for the GPU ({numba_reason(e)})",
+                numba_location(e, kernel.generated))
+            return self.fall_back(args, device, why.reason, why.loc)
         kernel.ran = True
 
         def host():    # vmap(f) as Python: it raises at the user's line
@@ -95,7 +97,7 @@ class CudaVmap:
         if why is None and size == 0:
             why = "an empty batch"
         if why is not None:
-            return why
+            return Refusal(why)
         dynamic = [_moved(a, ax) for a, ax in zip(dynamic, axes)]
         full = iter(dynamic)
         lane0 = [a if i in self.statics else _lane(next(full), ax, 0)
@@ -105,36 +107,45 @@ class CudaVmap:
         leaves, tree = tree_flatten(out0)
         kernel = self.kernels.get(key)
         if kernel is None:
-            kernel = self.kernels[key] = self.make(key, out0, [ax is not None for ax in axes])
-        if isinstance(kernel, str):
+            kernel = self.kernels[key] = self.make(key, out0, dynamic, axes)
+        if isinstance(kernel, Refusal):
             return kernel
         self.last = kernel
-        return kernel, dynamic, axes, size, [_dtype(x) for x in leaves], tree
+        return kernel, dynamic, axes, size, [(_dtype(x), np.shape(x)) for x in leaves], tree
 
     def ptx(self, *args, cc=(8, 0)):
         """The PTX of the kernel a call with ``args`` runs, compiled for compute capability
         ``cc`` (no GPU needed; not in Numba's simulator)."""
         launch = self.prepare(list(args))
-        if isinstance(launch, str):
-            raise ValueError(f"{self.__name__} has no kernel for these arguments: {launch}")
+        if isinstance(launch, Refusal):
+            raise ValueError(f"{self.__name__} has no kernel for these arguments: "
+                             f"{launch.reason}")
         kernel, dynamic, _, _, out_dtypes, _ = launch
         return kernel.ptx(dynamic, out_dtypes, cc)
 
-    def make(self, key, out0, batched):
-        """The kernel for the lane code of ``key``, or why there can be none."""
+    def make(self, key, out0, dynamic, axes):
+        """The kernel for the lane code of ``key``, or the Refusal saying why there is none."""
         paths = _paths(out0)
         if paths is None:
-            return (f"its outputs are {type(out0).__name__}s holding arrays or containers other "
-                    f"than tuples; a kernel writes numbers, one per lane")
+            return Refusal(f"it returns a {type(out0).__name__} holding containers other than "
+                           f"tuples; a kernel writes arrays and numbers, one per lane")
         staged = self.lane.staged(key)
-        batched = batched + [False] * (len(staged.fn.node.args.args) - len(batched))  # free
-        return Kernel.made(staged, batched, paths, self.__name__)
+        free = [v.read() for v in staged.fn.free.values()]
+        batched = [ax is not None for ax in axes] + [False] * len(free)
+        params = [a.id for a in staged.fn.node.args.args]
+        samples = {p: _sample(v, b) for p, v, b in zip(params, [*dynamic, *free], batched)}
+        try:
+            return Kernel.made(staged, batched, paths, self.__name__, samples,
+                               [np.shape(x) for x in tree_leaves(out0)])
+        except Unsupported as e:
+            return Refusal(f"the kernel cannot run this lane code: {e.reason}", e.loc)
 
     def fall_back(self, args, device, why, loc=None):
         warnings.warn(JitFallbackWarning(
             f"{self.__name__} runs on the CPU, not the GPU: {why}", loc,
-            fix="write the per-example function with numbers (scalars) in each lane, or call "
-                "the CPU's jit(vmap(f)) directly"), stacklevel=user_stacklevel())
+            fix="nothing is needed (the results are the same); to run it on the GPU, write "
+                "that part with what the CUDA backend covers (README: the CUDA backend)"),
+            stacklevel=user_stacklevel())
         out = self.compiled.call_positional(_host(args))
         return tree_unflatten(tree_flatten(out)[1],
                               [to_device(np.asarray(x), device) for x in tree_leaves(out)])
@@ -225,7 +236,7 @@ class CudaElementwise:
         self.last = kernel
         flat = [(_flat(a, size, device) if device is not None else np.ravel(a))
                 if np.ndim(a) > 0 else a for a in dynamic]
-        return kernel, flat, size, shape, [_dtype(x) for x in leaves], tree
+        return kernel, flat, size, shape, [(_dtype(x), ()) for x in leaves], tree
 
     def shown(self, key=None):
         if self.last is None:
@@ -243,11 +254,13 @@ class Kernel:
     ran = False    # once a launch succeeded (compiled): later errors are the code's own
 
     @classmethod
-    def made(cls, staged, batched, paths, origin):
+    def made(cls, staged, batched, paths, origin, samples=None, shapes=None):
         """The kernel running ``staged``'s code (one lane's) for each lane; ``batched``: per
-        parameter (free values included), whether it has one value per lane."""
-        kernel_fn = cuda_codegen.kernel_function(
-            staged.fn, cuda_codegen.Lanes(tuple(batched), tuple(paths)), staged.made[6])
+        parameter (free values included), whether it has one value per lane; ``samples`` and
+        ``shapes``: see codegen/cuda.py, Lanes."""
+        lanes = cuda_codegen.Lanes(tuple(batched), tuple(paths),
+                                   tuple(shapes) if shapes else None, samples)
+        kernel_fn = cuda_codegen.kernel_function(staged.fn, lanes, staged.made[6])
         text, linemap, injected = emitter.emit(kernel_fn, origin)
         return cls(load(kernel_fn.name, text, linemap, injected), kernel_fn, staged)
 
@@ -259,8 +272,10 @@ class Kernel:
         if not hasattr(module, "__strop_python__"):   # (a module loaded before is compiled)
             module.__strop_python__ = {f.name: getattr(module, f.name)
                                        for f in (*fn.companions, fn.node)}
-            for f in fn.companions:
-                setattr(module, f.name, numba_cuda.jit(device=True)(getattr(module, f.name)))
+            for f in fn.companions:    # (a lane with local arrays inlined: they live on)
+                options = {"inline": "always"} if getattr(f, "local_arrays", False) else {}
+                setattr(module, f.name, numba_cuda.jit(device=True, **options)(
+                    getattr(module, f.name)))
             for helper in helpers.DEVICE:
                 if getattr(module, helper.__name__, None) is helper:
                     setattr(module, helper.__name__, numba_cuda.jit(device=True)(helper))
@@ -272,7 +287,7 @@ class Kernel:
         numba_cuda = helpers.cuda()
         free = [v.read() for v in self.staged.fn.free.values()]
         values = [_on_device(a, device) for a in args] + [_on_device(v, device) for v in free]
-        outs = [numba_cuda.device_array(size, dtype=d) for d in out_dtypes]
+        outs = [numba_cuda.device_array((size, *shape), dtype=d) for d, shape in out_dtypes]
         err = numba_cuda.to_device(np.zeros(1, np.int32))
         blocks = (size + THREADS - 1) // THREADS
         self.launch[blocks, THREADS](*values, *outs, err)
@@ -287,7 +302,8 @@ class Kernel:
         given = [types.Array(typeof(a.dtype.type(0)), a.ndim, "C") if is_device_array(a) else
                  typeof(np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a)
                  for a in [*args, *free]]
-        outs = [types.Array(typeof(np.dtype(d).type(0)), 1, "C") for d in out_dtypes]
+        outs = [types.Array(typeof(np.dtype(d).type(0)), 1 + len(shape), "C")
+                for d, shape in out_dtypes]
         signature = (*given, *outs, types.Array(types.int32, 1, "C"))
         with helpers.compiling_for(cc):
             text, _ = helpers.cuda().compile_ptx(self.generated.module.__strop_python__[
@@ -330,9 +346,6 @@ def _why_not(args, axes):
             return f"an argument is a {type(a).__name__} (pass arrays and numbers)"
         if not isinstance(ax, (int, type(None))):
             return "in_axes gives an argument's leaves their own axes"
-        if ax is not None and np.ndim(a) != 1:
-            return (f"an argument's lanes are arrays (shape {np.shape(a)} mapped on axis {ax}); "
-                    f"a kernel runs lanes of numbers")
     return None
 
 
@@ -356,8 +369,8 @@ def _with_statics(axes, statics):
 
 
 def _paths(out):
-    """The index paths of the numbers in ``out`` (a number or nested tuples of numbers), in
-    tree_flatten's order; None for anything else."""
+    """The index paths of the arrays and numbers in ``out`` (one, or nested tuples of them),
+    in tree_flatten's order; None for anything else."""
     if isinstance(out, tuple):
         paths = []
         for i, item in enumerate(out):
@@ -366,9 +379,24 @@ def _paths(out):
                 return None
             paths += [(i, *p) for p in inner]
         return paths
-    if np.ndim(out) == 0 and isinstance(out, (np.generic, int, float, bool, np.ndarray)):
+    if isinstance(out, (np.generic, int, float, bool, np.ndarray)):
         return [()]
     return None
+
+
+def _sample(value, batched):
+    """What one lane of ``value`` is like: a number of its type, or ones of its shape."""
+    if is_device_array(value) or isinstance(value, np.ndarray):
+        shape = tuple(value.shape[1:] if batched else value.shape)
+        return np.ones(shape, value.dtype) if shape else value.dtype.type(1)
+    return value
+
+
+class Refusal:
+    """Why a call runs on the CPU instead: the reason, and the user's line it concerns."""
+
+    def __init__(self, reason, loc=None):
+        self.reason, self.loc = reason, loc
 
 
 def _dtype(x):

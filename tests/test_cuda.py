@@ -165,15 +165,55 @@ def test_kwargs_and_in_axes_minus_one():
     np.testing.assert_allclose(np.asarray(x), [2, 3, 4], rtol=1e-4)
 
 
+def rk4(y, k, h):            # a small linear ODE system per lane: its state a 3-vector
+    for i in range(20):
+        k1 = -k * y
+        k2 = -k * (y + 0.5 * h * k1)
+        k3 = -k * (y + 0.5 * h * k2)
+        k4 = -k * (y + h * k3)
+        y = y + h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+    return y, np.sqrt(np.sum(y * y))
+
+
+def lorenz(s, dt):          # arrays made in the lane, items set, matrix products
+    x = s
+    for i in range(50):
+        d = np.zeros(3)
+        d[0] = 10.0 * (x[1] - x[0])
+        d[1] = x[0] * (28.0 - x[2]) - x[1]
+        d[2] = x[0] * x[1] - 8.0 / 3.0 * x[2]
+        x = x + dt * d
+    m = np.full((2, 3), 0.5)
+    return x, m @ x, x @ x, np.max(np.abs(x))
+
+
+def test_lanes_holding_small_arrays():
+    rng = np.random.default_rng(1)
+    y, k = rng.normal(size=(64, 3)), rng.uniform(0.5, 2.0, 64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")        # a kernel ran them: no fallback
+        out = jit(vmap(rk4, in_axes=(0, 0, None)), backend="cuda")(y, k, 0.05)
+        lor = jit(vmap(lorenz, in_axes=(0, None)), backend="cuda")(y + 1.0, 0.01)
+    ref = jit(vmap(rk4, in_axes=(0, 0, None)))(y, k, 0.05)
+    assert out[0].shape == (64, 3) and out[1].shape == (64,)
+    for got, want in zip(out, ref):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(out[0]), y * np.exp(-k * 1.0)[:, None], rtol=1e-4)
+    for got, want in zip(lor, [np.array(leaf) for leaf in zip(*[
+            lorenz(np.float32(1.0) + yi.astype(np.float32), np.float32(0.01)) for yi in y])]):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-4, atol=1e-5)
+
+
 def test_what_a_kernel_cannot_run_falls_back_to_the_cpu_with_a_warning():
-    def norm(v):
-        return np.sqrt(np.sum(v * v))
-    v = np.arange(12.0).reshape(4, 3)
-    with pytest.warns(JitFallbackWarning, match="runs on the CPU, not the GPU: an argument's "
-                                                "lanes are arrays"):
-        out = jit(vmap(norm), backend="cuda")(v)
+    def ordered(v):
+        return np.sort(v)[0] + v[1]
+    v = np.arange(12.0).reshape(4, 3)[:, ::-1]
+    with pytest.warns(JitFallbackWarning, match="runs on the CPU, not the GPU: the kernel "
+                                                "cannot run this lane code") as w:
+        out = jit(vmap(ordered), backend="cuda")(v)
+    assert "return np.sort(v)[0] + v[1]" in str(w[0].message)      # the line named
     assert isinstance(out, DeviceArray)
-    np.testing.assert_allclose(np.asarray(out), np.linalg.norm(v, axis=1), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(out), v.min(axis=1) + v[:, 1])
     # whole-array code given GPU arrays: computed on the CPU, the result put on the device
     g = jit(lambda x: np.cumsum(x) * 2)
     with pytest.warns(JitFallbackWarning, match="runs on the CPU, its results put on"):
@@ -268,6 +308,10 @@ out = {
     "logistic_steps": jit(vmap(t.logistic_steps), backend="cuda").ptx(a / 3, a / 10),
     "shifted": jit(vmap(t.shifted), backend="cuda").ptx(a, np.arange(8) % 3),
     "lane_grad": jit(vmap(strop.grad(t.lane_grad)), backend="cuda").ptx(a, a),
+    "rk4": jit(vmap(t.rk4, in_axes=(0, 0, None)), backend="cuda").ptx(
+        a.reshape(4, 2), a[:4], 0.1),
+    "lorenz": jit(vmap(t.lorenz, in_axes=(0, None)), backend="cuda").ptx(
+        np.ones((5, 3)), 0.01),
     "activation": CudaElementwise(jit(t.activation, backend="cuda")).ptx(
         a.reshape(2, 4), a.reshape(2, 4), 2.0),
 }
@@ -288,6 +332,6 @@ def test_kernels_compile_to_ptx():
         pytest.skip(f"cuda.compile_ptx does not work here: {out['unavailable']}")
     for name, ptx in out.items():
         assert ".visible .entry" in ptx and name in ptx and "_kernel" in ptx, name
-    assert len(out) == 7
+    assert len(out) == 9
     newton_ptx = out["newton"]
     assert "div.rn.f32" in newton_ptx and "div.rn.f64" not in newton_ptx   # float32 lanes

@@ -23,9 +23,10 @@ import gast
 import numpy as np
 
 from ..runtime import arithmetic
-from ..runtime.cuda import helpers
+from ..runtime.cuda import helpers, ufuncs
 from ..transformer import ir
 from .cpu import number_params, weaken
+from .cuda_arrays import local_arrays
 
 ERR = "_err"
 
@@ -34,36 +35,47 @@ ERR = "_err"
 class Lanes:
     """How the kernel reads its arguments and writes its outputs: ``batched[i]`` whether
     parameter i has one value per lane (its leading axis), ``outputs`` the index paths of the
-    lane function's output numbers in what it returns (``((),)``: it returns one number)."""
+    lane function's outputs in what it returns (``((),)``: it returns one), ``shapes`` each
+    output's shape in a lane (``()``: a number), ``samples`` {parameter: a sample of a lane's
+    value} where lanes hold arrays (cuda_arrays.py)."""
     batched: tuple
     outputs: tuple
+    shapes: tuple = None
+    samples: dict = None
 
 
 def kernel_function(fn, lanes, weak=()):
     """``fn`` (a normalized ir.Function for one lane, as the python backend runs it) with its
-    Python numbers weak (as on the CPU: ``0.5 * x`` stays float32), its indexing checked and a
-    kernel beside it; the kernel is the new function's ``node``.  ``weak``: the parameters
-    passed Python ints."""
+    Python numbers weak (as on the CPU: ``0.5 * x`` stays float32), its arrays local to the
+    thread (cuda_arrays.py), its indexing checked and a kernel beside it; the kernel is the
+    new function's ``node``.  ``weak``: the parameters passed Python ints.  Raises
+    cuda_arrays.Unsupported for lane code a kernel cannot run."""
     refs = dict(fn.refs, index_in=helpers.index_in, cuda=helpers.cuda())
     checked = {f.name for f in (fn.node, *fn.companions)}
-    lane = _checked(weaken(fn.node, refs, weak), checked)
+    weak_fn = dataclasses.replace(fn, node=weaken(fn.node, refs, weak), refs=refs)
+    node, arrays = local_arrays(weak_fn, lanes.samples or {})
+    if arrays:
+        refs.setdefault("np", np)
+    lane = _checked(_device_ufuncs(node, weak_fn, refs), checked, arrays)
+    lane.local_arrays = bool(arrays)    # (compiled inlined: its arrays live in the kernel)
     companions = tuple(_checked(weaken(c, refs, number_params(fn.node, c)), checked)
                        for c in fn.companions)
     params = [a.id for a in fn.node.args.args]
     outs = [f"_out{i}" for i in range(len(lanes.outputs))]
+    shapes = lanes.shapes or ((),) * len(outs)
     lane_args = [ir.subscript(p, ir.name("_j")) if b else ir.name(p)
                  for p, b in zip(params, lanes.batched)] + [ir.name(ERR)]
     result = ir.call(lane.name, lane_args)
     loc = getattr(fn.node, "loc", None)
-    if lanes.outputs == ((),):
-        writes = [_write(outs[0], result, loc)]
+    if lanes.outputs == ((),) and shapes[0] == ():
+        writes = _write(outs[0], result, (), loc)
     else:
         writes = [ir.assign("_r", result, loc)]
-        for out, path in zip(outs, lanes.outputs):
+        for out, path, shape in zip(outs, lanes.outputs, shapes):
             value = ir.name("_r")
             for i in path:
                 value = ir.subscript(value, ir.const(i))
-            writes.append(_write(out, value, loc))
+            writes += _write(out, value, shape, loc)
     body = [ir.assign("_j", ir.call(ir.attr("cuda", "grid"), [ir.const(1)]), loc),
             ir.if_(gast.Compare(left=ir.name("_j"), ops=[gast.Lt()], comparators=[
                 ir.subscript(ir.attr(outs[0], "shape"), ir.const(0))]), writes, loc=loc)]
@@ -111,9 +123,20 @@ def _elementwise(e, fn):
     return False
 
 
-def _write(out, value, loc):
-    target = gast.Subscript(value=ir.name(out), slice=ir.name("_j"), ctx=gast.Store())
-    return ir.assign(target, value, loc)
+def _write(out, value, shape, loc):
+    """``out[_j] = value``; a lane's array is written element by element."""
+    idx = [ir.name(f"_i{k}") for k in range(len(shape))]
+    target = gast.Subscript(value=ir.name(out), slice=gast.Tuple(
+        elts=[ir.name("_j")] + idx, ctx=gast.Load()) if idx else ir.name("_j"),
+        ctx=gast.Store())
+    if idx:
+        value = gast.Subscript(value=value, slice=idx[0] if len(idx) == 1 else gast.Tuple(
+            elts=idx, ctx=gast.Load()), ctx=gast.Load())
+    body = [ir.assign(target, value, loc)]
+    for k, n in reversed(list(enumerate(shape))):
+        body = [ir.stmt(gast.For(target=ir.name(f"_i{k}", store=True), iter=ir.call(
+            "range", [ir.const(int(n))]), body=body, orelse=[], type_comment=None), loc)]
+    return body
 
 
 def _arguments(names):
@@ -121,12 +144,27 @@ def _arguments(names):
                           vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
 
 
-def _checked(node, functions):
+def _device_ufuncs(node, fn, refs):
+    """``node`` with each NumPy ufunc it calls (on numbers, here) called through its device
+    stub (runtime/cuda/ufuncs.py), bound in ``refs``."""
+    class Stubs(gast.NodeTransformer):
+        def visit_Call(self, call):
+            self.generic_visit(call)
+            stub = ufuncs.STUBS.get(fn.callee(call.func))
+            if stub is not None and not call.keywords:
+                refs[stub.__name__] = stub
+                call.func = ir.name(stub.__name__)
+            return call
+    return Stubs().visit(node)
+
+
+def _checked(node, functions, arrays=()):
     """A copy of ``node`` taking the error flag ``_err`` last, passing it on to ``functions``
-    it calls, and with each integer index of an array it reads checked."""
+    it calls, and with each integer index of an array (a parameter, a view of one, or one of
+    ``arrays``) checked, but for the loop counters cuda_arrays.py makes."""
     node = ir.clone(node)
     node.args.args.append(ir.name(ERR))
-    arrays = {a.id for a in node.args.args[:-1]}
+    arrays = set(arrays) | {a.id for a in node.args.args[:-1]}
     for sub in gast.walk(node):   # views of parameters are arrays too (row = table[i])
         if isinstance(sub, gast.Assign) and isinstance(sub.value, gast.Subscript) and \
                 isinstance(sub.value.value, gast.Name) and sub.value.value.id in arrays:
@@ -147,7 +185,8 @@ class _Check(gast.NodeTransformer):
 
     def visit_Subscript(self, node):
         self.generic_visit(node)
-        if not (isinstance(node.value, gast.Name) and node.value.id in self.arrays):
+        if not (isinstance(node.value, gast.Name) and node.value.id in self.arrays) or \
+                getattr(node, "inbounds", False):
             return node
         parts = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
         checked = [p if isinstance(p, gast.Slice) else ir.call("index_in", [

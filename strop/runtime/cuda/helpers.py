@@ -12,7 +12,7 @@ import contextlib
 
 import numpy as np
 
-from . import cuda, simulated
+from . import cuda, simulated, ufuncs
 from .. import arithmetic
 from .. import lax as runtime_lax
 
@@ -39,6 +39,7 @@ def register():
     if _registered or simulated():
         return
     _registered.append(True)
+    ufuncs.register()
     from numba import types
     from numba.cuda.extending import overload
 
