@@ -221,9 +221,11 @@ assert type(g) is CustomClass and g.x.tolist() == [3., 3.]
 # ## Controlling data and computation placement on devices
 #
 # **JAX:** computation follows data: `device_put(x, device)` commits `x`, and a jitted function
-# runs where its committed inputs are. **strop:** the same functions; this version computes on
-# the CPU, so there is one device, `device_put` applies the 64-bit policy to a pytree, and
-# asking for a GPU says it is not available.
+# runs where its committed inputs are. **strop:** the same functions. `device_put` applies the
+# 64-bit policy to a pytree; put on a GPU (`devices("cuda")`, with the `cuda` extra: a GPU, or
+# Numba's simulator under `NUMBA_ENABLE_CUDASIM=1`), arrays stay there and a `jit(vmap(f))`
+# called on them runs there, one CUDA thread per lane. Where there is no GPU, asking for one
+# raises RuntimeError saying why.
 
 # %%
 print(strop.devices(), strop.default_backend())
@@ -233,8 +235,24 @@ x = strop.device_put({"w": np.ones(3), "n": [1.0, 2.0]}, strop.devices()[0])
 print(x)
 assert x["w"].dtype == np.float32
 
-with raises(RuntimeError):
-    strop.devices("cuda")
+def newton(a):
+    x, n = a, 0
+    while abs(x * x - a) > 1e-4 * a:
+        x, n = 0.5 * (x + a / x), n + 1
+    return x, n
+
+
+found, why = strop.runtime.cuda.available()
+if found:
+    gpu = strop.devices("cuda")[0]
+    a = strop.device_put(np.array([2.0, 9.0, 1e6]), gpu)
+    roots, steps = jit(vmap(newton))(a)          # on the GPU: the data is there
+    print(gpu, type(roots).__name__, np.asarray(roots), np.asarray(steps))
+    assert roots.device == gpu and np.allclose(np.asarray(roots), [2 ** 0.5, 3, 1000], rtol=1e-4)
+else:
+    print(why)
+    with raises(RuntimeError):
+        strop.devices("cuda")
 
 # %% [markdown]
 # ## Benchmarking JAX code
@@ -468,6 +486,7 @@ print(strop.source(show_type))
 # %% [markdown]
 # ## Why do some CUDA libraries fail to load/initialize?
 #
-# **JAX:** a question of `LD_LIBRARY_PATH` and GPU memory preallocation. **strop:** this version
-# computes on the CPU only (see *placement* above: `devices("cuda")` says so); Numba's CUDA
-# target is where a GPU backend would go.
+# **JAX:** a question of `LD_LIBRARY_PATH` and GPU memory preallocation. **strop:** its CUDA
+# backend loads through numba-cuda (the `cuda` extra, which brings NVIDIA's compiler libraries
+# as wheels); `devices("cuda")` says what is missing where it fails (see *placement* above).
+# Nothing is preallocated: arrays are allocated as they are made.
