@@ -78,6 +78,7 @@ class _Rewrite:
         self.fn, self.env = fn, env
         self.scope = {**vars(builtins), "np": np, **fn.refs}
         self.arrays = {n for n, v in env.items() if isinstance(v, np.ndarray)}
+        self.lists = {}         # name -> the items of the list literal it holds
 
     # --- statements --------------------------------------------------------------------------
     def block(self, stmts):
@@ -88,6 +89,16 @@ class _Rewrite:
 
     def stmt(self, s):
         loc = getattr(s, "loc", None)
+        if isinstance(s, gast.Assign) and isinstance(s.value, gast.List) and \
+                isinstance(s.targets[0], gast.Name):
+            items = [self.sample(e, loc) for e in s.value.elts]
+            if all(not isinstance(v, (list, tuple, np.ndarray)) for v in items):
+                self.lists[s.targets[0].id] = s.value.elts   # read by np.array alone
+                self.env[s.targets[0].id] = list(items)
+                return []
+        read = set(ir.names_in(s, gast.Load)) & set(self.lists)
+        if read and not _reads_list_into_array(s, self.fn, read):
+            raise Unsupported("a list in a lane (other than one np.array reads)", loc)
         if isinstance(s, gast.If):
             self.number(s.test, loc)
             before = dict(self.env)
@@ -138,7 +149,8 @@ class _Rewrite:
         self.env[s.target.id] = 1
 
     def merged(self, a, b, loc):
-        out = dict(b)
+        """The kinds after two paths (a name bound on one path alone keeps its kind)."""
+        out = {**a, **b}
         for name in set(a) & set(b):
             if _kind(a[name]) != _kind(b[name]):
                 if isinstance(a[name], np.ndarray) or isinstance(b[name], np.ndarray):
@@ -154,6 +166,8 @@ class _Rewrite:
 
     def assign(self, target, value, loc):
         result = self.sample(value, loc)
+        if isinstance(result, np.ndarray) and result.ndim == 0:
+            result = result[()]     # a 0-d array is a number in a kernel
         if isinstance(result, tuple):
             if any(isinstance(v, np.ndarray) for v in _leaves(result)):
                 if isinstance(value, gast.Tuple) and all(
@@ -276,12 +290,37 @@ class _Rewrite:
                 element = fill_node
             else:
                 element = ir.const(fill)
-        elif f is narrow or f in (np.copy, np.asarray, np.array) and len(call.args) == 1 and \
-                isinstance(call.args[0], gast.Name):
+        elif (f is narrow or f in (np.copy, np.asarray, np.array)) and len(call.args) == 1 \
+                and isinstance(call.args[0], gast.Name) and call.args[0].id in self.lists:
+            items = self.lists[call.args[0].id]     # np.array(xs), xs = [a, b]: as stacked
+            return [_alloc(buffer, result, loc)] + self.stacked(buffer, items, result, loc) + (
+                [ir.assign(target, ir.name(buffer), loc)] if buffer != target else [])
+        elif (f is narrow or f in (np.copy, np.asarray, np.array)) and len(call.args) == 1 \
+                and isinstance(self.env.get(getattr(call.args[0], "id", None)), np.ndarray):
             element = self.element(call.args[0], shape, loc)
         elif isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and \
                 value.func.attr in ("copy", "astype") and f == ("method", value.func.attr):
             element = self.element(value.func.value, shape, loc)
+        elif f in (np.stack, np.array, np.asarray) and call.args and isinstance(
+                call.args[0], (gast.List, gast.Tuple)) and len(call.args) == 1 and \
+                not call.keywords:
+            return [_alloc(buffer, result, loc)] + self.stacked(buffer, call.args[0].elts,
+                                                                result, loc) + (
+                [ir.assign(target, ir.name(buffer), loc)] if buffer != target else [])
+        elif f in _REDUCE:                                     # along an axis
+            return [_alloc(buffer, result, loc)] + self.reduce_axis(buffer, call, result, loc) \
+                + ([ir.assign(target, ir.name(buffer), loc)] if buffer != target else [])
+        elif isinstance(value, gast.Attribute) and value.attr == "T" or f is np.transpose \
+                and len(call.args) == 1:
+            source = value.value if isinstance(value, gast.Attribute) else call.args[0]
+            if not isinstance(source, gast.Name):
+                raise Unsupported("a transpose of something other than a named array", loc)
+            element = _inbounds(gast.Subscript(value=source, slice=_tuple(
+                [ir.name(i) for i in reversed(idx)]), ctx=gast.Load()))
+        elif (f is np.reshape or f == ("method", "reshape")) and result.size <= 64:
+            source = call.args[0] if f is np.reshape else call.func.value
+            return [_alloc(buffer, result, loc)] + self.reshaped(buffer, source, result, loc) \
+                + ([ir.assign(target, ir.name(buffer), loc)] if buffer != target else [])
         elif isinstance(value, gast.Subscript):                # a row: a copy of it
             index = self.int_index(value.slice, loc)
             element = gast.Subscript(value=value.value, slice=_tuple(
@@ -295,6 +334,75 @@ class _Rewrite:
         code = [_alloc(buffer, result, loc)] + _loops(shape, idx, [ir.assign(store, cast, loc)],
                                                        loc)
         return code + ([ir.assign(target, ir.name(buffer), loc)] if buffer != target else [])
+
+    def stacked(self, buffer, items, result, loc):
+        """``np.stack([a, b])`` / ``np.array([x, y])``: item k into ``buffer[k]``."""
+        code = []
+        kind = ir.attr("np", result.dtype.name)
+        for k, item in enumerate(items):
+            v = self.sample(item, loc)
+            rest = result.shape[1:]
+            idx = _indices(len(rest))
+            if isinstance(v, np.ndarray) and v.ndim and not isinstance(item, gast.Name):
+                raise Unsupported("a stacked array that is not named", loc)
+            value = _inbounds(gast.Subscript(value=item, slice=_tuple(
+                [ir.name(i) for i in idx]), ctx=gast.Load())) if rest else item
+            store = _inbounds(gast.Subscript(value=ir.name(buffer), slice=_tuple(
+                [ir.const(k)] + [ir.name(i) for i in idx]), ctx=gast.Store()))
+            code += _loops(rest, idx, [ir.assign(store, ir.call(kind, [value]), loc)], loc)
+        return code
+
+    def reshaped(self, buffer, source, result, loc):
+        """``np.reshape(x, shape)`` of a small array: element by element, in C order."""
+        array = self.sample(source, loc)
+        if not isinstance(source, gast.Name) or not isinstance(array, np.ndarray):
+            raise Unsupported("a reshape of something other than a named array", loc)
+        kind = ir.attr("np", result.dtype.name)
+        code = []
+        for flat, to in enumerate(np.ndindex(*result.shape)):
+            at = np.unravel_index(flat, array.shape)
+            store = _inbounds(gast.Subscript(value=ir.name(buffer), slice=_tuple(
+                [ir.const(int(i)) for i in to]), ctx=gast.Store()))
+            item = _inbounds(gast.Subscript(value=ir.name(source.id), slice=_tuple(
+                [ir.const(int(i)) for i in at]), ctx=gast.Load()))
+            code.append(ir.assign(store, ir.call(kind, [item]), loc))
+        return code
+
+    def reduce_axis(self, buffer, call, result, loc):
+        """``np.sum(x, axis=k)`` (and prod, max, min, mean): a loop along the axis for each
+        element of the result."""
+        f = self.fn.callee(call.func)
+        axis = call.args[1] if len(call.args) > 1 else next(
+            (k.value for k in call.keywords if k.arg == "axis"), None)
+        if axis is None or len(call.args) > 2 or any(k.arg != "axis" for k in call.keywords):
+            raise Unsupported("a reduction with arguments other than an axis", loc)
+        operand, ax = call.args[0], self.sample(axis, loc)
+        array = self.sample(operand, loc)
+        if not isinstance(operand, gast.Name) or not isinstance(array, np.ndarray) or \
+                not isinstance(ax, (int, np.integer)) or array.shape[int(ax)] == 0:
+            raise Unsupported("a reduction along an axis of other than a named array", loc)
+        ax = int(ax) % array.ndim
+        op, init = _REDUCE[f]
+        kind = ir.attr("np", result.dtype.name)
+        idx = _indices(result.ndim)
+        at = [ir.name(i) for i in idx]
+        item = _inbounds(gast.Subscript(value=ir.name(operand.id), slice=_tuple(
+            at[:ax] + [ir.name("_k")] + at[ax:]), ctx=gast.Load()))
+        first = _inbounds(gast.Subscript(value=ir.name(operand.id), slice=_tuple(
+            at[:ax] + [ir.const(0)] + at[ax:]), ctx=gast.Load()))
+        acc = ir.name("_acc")
+        step = ir.call(op, [acc, item]) if op in ("max", "min") else gast.BinOp(
+            left=acc, op=gast.Add() if op == "+" else gast.Mult(), right=item)
+        total = gast.BinOp(left=acc, op=gast.Div(), right=ir.const(array.shape[ax])) \
+            if f is np.mean else acc
+        store = _inbounds(gast.Subscript(value=ir.name(buffer), slice=_tuple(at),
+                                         ctx=gast.Store()))
+        body = [ir.assign("_acc", ir.call(kind, [ir.const(init) if init is not None
+                                                 else first]), loc),
+                _for("_k", array.shape[ax], [ir.assign("_acc", ir.call(kind, [step]), loc)],
+                     loc),
+                ir.assign(store, ir.call(kind, [total]), loc)]
+        return _loops(result.shape, idx, body, loc)
 
     def functional_setitem(self, target, args, loc):
         """``x = setitem(x, idx, v)`` (``x[idx] = v`` on an array the lane made): in place;
@@ -391,6 +499,14 @@ class _Rewrite:
         shape = ([a.shape[0]] if rows else []) + ([b.shape[1]] if cols else [])
         idx = [f"_i{i}" for i in range(len(shape))]
         return _loops(shape, idx, inner + [ir.assign(store, ir.name(acc), loc)], loc)
+
+
+def _reads_list_into_array(s, fn, lists):
+    """Whether ``s`` is ``x = np.array(xs)`` (or stack, asarray) of a list literal's name."""
+    value = getattr(s, "value", None)
+    return isinstance(s, gast.Assign) and isinstance(value, gast.Call) and \
+        fn.callee(value.func) in (np.array, np.asarray, np.stack) and len(value.args) == 1 \
+        and isinstance(value.args[0], gast.Name) and value.args[0].id in lists
 
 
 def _alloc(name, sample, loc):

@@ -13,7 +13,7 @@ import contextlib
 import numpy as np
 
 from . import cuda, simulated, ufuncs
-from .. import arithmetic
+from .. import arithmetic, base
 from .. import lax as runtime_lax
 
 
@@ -57,6 +57,13 @@ def register():
         if all(isinstance(t, (types.Number, types.Boolean)) for t in (condition, x, y)):
             kind = np.result_type(np.dtype(str(x)), np.dtype(str(y))).type
             return lambda condition, x, y: kind(x) if condition else kind(y)
+
+    @overload(base.narrow, inline="always")
+    def _narrow(x):   # a number (a kernel's values are NumPy's): 64-bit ones to 32-bit
+        to = {"float64": np.float32, "int64": np.int32, "uint64": np.uint32}.get(str(x))
+        if to is not None:
+            return lambda x: to(x)
+        return lambda x: x
 
     from ..numba.lax import _carry_static, _witness_type   # (the CPU's typing rules)
 
