@@ -197,8 +197,8 @@ class CudaElementwise:
         tree), or None where this is not such a call."""
         dynamic = [a if is_device_array(a) else dtypes.canonicalize_tree(a)
                    for i, a in enumerate(args) if i not in self.statics]
-        if not all(is_device_array(a) or isinstance(a, (np.ndarray, np.generic, int, float,
-                                                       bool)) for a in dynamic):
+        data = (np.ndarray, np.generic, int, float, bool)
+        if not all(is_device_array(a) or isinstance(a, data) for a in dynamic):
             return None
         shapes = {tuple(np.shape(a)) for a in dynamic if np.ndim(a) > 0}
         if len(shapes) != 1:
@@ -333,10 +333,9 @@ def _check_finite(outs, on_host, name):
 
 def _compile_failed(e):
     """Whether ``e`` came from Numba compiling the kernel (typing or lowering)."""
-    return any("numba" in frame.f_code.co_filename and any(
-        part in frame.f_code.co_filename for part in ("typeinfer", "typing", "compiler",
-                                                       "lowering", "dispatcher"))
-        for frame, _ in traceback.walk_tb(e.__traceback__))
+    parts = ("typeinfer", "typing", "compiler", "lowering", "dispatcher")
+    files = [frame.f_code.co_filename for frame, _ in traceback.walk_tb(e.__traceback__)]
+    return any("numba" in f and any(part in f for part in parts) for f in files)
 
 
 def _why_not(args, axes):

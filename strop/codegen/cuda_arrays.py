@@ -331,8 +331,8 @@ class _Rewrite:
             raise Unsupported(f"{ast.unparse(gast.gast_to_ast(value))} makes an array the "
                               f"kernel has no loop for", loc)
         cast = ir.call(ir.attr("np", result.dtype.name), [element])
-        code = [_alloc(buffer, result, loc)] + _loops(shape, idx, [ir.assign(store, cast, loc)],
-                                                       loc)
+        code = [_alloc(buffer, result, loc)] + _loops(
+            shape, idx, [ir.assign(store, cast, loc)], loc)
         return code + ([ir.assign(target, ir.name(buffer), loc)] if buffer != target else [])
 
     def stacked(self, buffer, items, result, loc):
