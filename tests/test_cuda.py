@@ -187,6 +187,18 @@ def lorenz(s, dt):          # arrays made in the lane, items set, matrix product
     return x, m @ x, x @ x, np.max(np.abs(x))
 
 
+def pendulum_pair(state, g):   # slices, stacks, reductions along an axis, a reshape
+    q, p = state[:2], state[2:]
+    for i in range(10):
+        acc = np.stack([-g * np.sin(q[0]), -g * np.sin(q[1])])
+        p = p + 0.01 * acc
+        q = q + 0.01 * p
+    m = np.stack([q, p]).reshape(4, 1)
+    out = np.zeros(4)
+    out[1:3] = q[::-1]
+    return np.sum(np.stack([q, p]), axis=0), m[:, 0].T, out, np.mean(m)
+
+
 def test_lanes_holding_small_arrays():
     rng = np.random.default_rng(1)
     y, k = rng.normal(size=(64, 3)), rng.uniform(0.5, 2.0, 64)
@@ -199,6 +211,12 @@ def test_lanes_holding_small_arrays():
     for got, want in zip(out, ref):
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(np.asarray(out[0]), y * np.exp(-k * 1.0)[:, None], rtol=1e-4)
+    s = rng.normal(size=(16, 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pend = jit(vmap(pendulum_pair, in_axes=(0, None)), backend="cuda")(s, 9.8)
+    for got, want in zip(pend, jit(vmap(pendulum_pair, in_axes=(0, None)))(s, 9.8)):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
     for got, want in zip(lor, [np.array(leaf) for leaf in zip(*[
             lorenz(np.float32(1.0) + yi.astype(np.float32), np.float32(0.01)) for yi in y])]):
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-4, atol=1e-5)
@@ -312,6 +330,8 @@ out = {
         a.reshape(4, 2), a[:4], 0.1),
     "lorenz": jit(vmap(t.lorenz, in_axes=(0, None)), backend="cuda").ptx(
         np.ones((5, 3)), 0.01),
+    "pendulum_pair": jit(vmap(t.pendulum_pair, in_axes=(0, None)), backend="cuda").ptx(
+        np.ones((5, 4)), 9.8),
     "activation": CudaElementwise(jit(t.activation, backend="cuda")).ptx(
         a.reshape(2, 4), a.reshape(2, 4), 2.0),
 }
@@ -332,6 +352,6 @@ def test_kernels_compile_to_ptx():
         pytest.skip(f"cuda.compile_ptx does not work here: {out['unavailable']}")
     for name, ptx in out.items():
         assert ".visible .entry" in ptx and name in ptx and "_kernel" in ptx, name
-    assert len(out) == 9
+    assert len(out) == 10
     newton_ptx = out["newton"]
     assert "div.rn.f32" in newton_ptx and "div.rn.f64" not in newton_ptx   # float32 lanes

@@ -192,15 +192,17 @@ class _Rewrite:
         array = self.env.get(target.value.id)
         if not isinstance(array, np.ndarray) or target.value.id not in self.owned():
             raise Unsupported("an item set in an array the lane did not make", loc)
-        index = self.int_index(target.slice, loc)
+        axes, rest = self.region(array, target.slice, loc)
         v = self.sample(value, loc)
-        rest = array.shape[len(index):]
-        if not isinstance(v, np.ndarray):
+        if not rest and not isinstance(v, np.ndarray):
             return [gast.Assign(targets=[target], value=value, type_comment=None)]
+        if isinstance(v, np.ndarray) and np.broadcast_shapes(v.shape, rest) != rest:
+            raise Unsupported(f"a value of shape {v.shape} set into a region of {rest}", loc)
         idx = _indices(len(rest))
-        store = gast.Subscript(value=ir.name(target.value.id), slice=_tuple(
-            list(index) + [ir.name(i) for i in idx]), ctx=gast.Store())
-        body = [ir.assign(store, self.element(value, rest, loc), loc)]
+        store = gast.Subscript(value=ir.name(target.value.id), slice=_tuple(self.at(axes)),
+                               ctx=gast.Store())
+        kind = ir.attr("np", array.dtype.name)
+        body = [ir.assign(store, ir.call(kind, [self.element(value, rest, loc)]), loc)]
         return _loops(rest, idx, body, loc)
 
     def owned(self):
@@ -213,9 +215,8 @@ class _Rewrite:
         if isinstance(e, gast.Subscript):
             base = self.sample(e.value, loc)
             if isinstance(base, np.ndarray):
-                index = self.int_index(e.slice, loc)
-                return np.ones(base.shape[len(index):], base.dtype)[()] if \
-                    len(index) < base.ndim else base.dtype.type(1)
+                _, shape = self.region(base, e.slice, loc)
+                return np.ones(shape, base.dtype) if shape else base.dtype.type(1)
         try:
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
@@ -227,6 +228,47 @@ class _Rewrite:
     def number(self, e, loc):
         if isinstance(self.sample(e, loc), np.ndarray):
             raise Unsupported("control flow on an array's truth value", loc)
+
+    def region(self, base, index, loc):
+        """(per axis of ``base``: the index node of an integer index, or (start, step, n) of
+        a slice with constant bounds, or None for an axis the index leaves whole; the shape
+        of the region)."""
+        parts = index.elts if isinstance(index, gast.Tuple) else [index]
+        if len(parts) > base.ndim:
+            raise Unsupported("too many indices for the array", loc)
+        axes, shape = [], []
+        for p, n in zip(parts, base.shape):
+            made = None if isinstance(p, gast.Slice) else self.sample(p, loc)
+            if isinstance(p, gast.Slice) or isinstance(made, slice):   # (slice(1, 3) too)
+                bounds = [made.start, made.stop, made.step] if made is not None else [
+                    None if b is None else self.sample(b, loc) for b in (p.lower, p.upper,
+                                                                         p.step)]
+                if not all(b is None or isinstance(b, (int, np.integer)) and
+                           not isinstance(b, (bool, np.bool_)) for b in bounds):
+                    raise Unsupported("a slice whose bounds are not constant integers", loc)
+                r = range(n)[slice(*bounds)]
+                axes.append((r.start, r.step, len(r)))
+                shape.append(len(r))
+            else:
+                self.int_index(p, loc)
+                axes.append(p)
+        axes += [None] * (base.ndim - len(parts))
+        return axes, tuple(shape) + base.shape[len(parts):]
+
+    def at(self, axes):
+        """The index of a region's element _i0, _i1, ... in its base array (region's axes)."""
+        out, k = [], 0
+        for a in axes:
+            if a is None or isinstance(a, tuple):
+                i = ir.name(f"_i{k}")
+                k += 1
+                if isinstance(a, tuple) and (a[0], a[1]) != (0, 1):
+                    i = gast.BinOp(left=ir.const(int(a[0])), op=gast.Add(), right=gast.BinOp(
+                        left=ir.const(int(a[1])), op=gast.Mult(), right=i))
+                out.append(i)
+            else:
+                out.append(a)
+        return out
 
     def int_index(self, index, loc):
         parts = index.elts if isinstance(index, gast.Tuple) else [index]
@@ -321,10 +363,10 @@ class _Rewrite:
             source = call.args[0] if f is np.reshape else call.func.value
             return [_alloc(buffer, result, loc)] + self.reshaped(buffer, source, result, loc) \
                 + ([ir.assign(target, ir.name(buffer), loc)] if buffer != target else [])
-        elif isinstance(value, gast.Subscript):                # a row: a copy of it
-            index = self.int_index(value.slice, loc)
-            element = gast.Subscript(value=value.value, slice=_tuple(
-                list(index) + [ir.name(i) for i in idx]), ctx=gast.Load())
+        elif isinstance(value, gast.Subscript):                # a region: a copy of it
+            axes, _ = self.region(self.sample(value.value, loc), value.slice, loc)
+            element = gast.Subscript(value=value.value, slice=_tuple(self.at(axes)),
+                                     ctx=gast.Load())
         elif self.elementwise(value):
             element = self.element(value, shape, loc)
         else:
@@ -429,7 +471,7 @@ class _Rewrite:
     def to_number(self, target, value, result, loc):
         """A number computed from arrays: a reduction, a dot product, an element."""
         if isinstance(value, gast.Subscript):
-            self.int_index(value.slice, loc)
+            self.region(self.sample(value.value, loc), value.slice, loc)
             return [ir.assign(target, value, loc)]
         call = value if isinstance(value, gast.Call) else None
         f = self.fn.callee(call.func) if call is not None else None
