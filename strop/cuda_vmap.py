@@ -34,7 +34,7 @@ from .runner import numba_location, numba_reason
 from .runtime.cuda import helpers
 from .runtime.cuda.arrays import is_device_array, to_device, wrap
 from .runtime.base import narrow
-from .transformed import _bind
+from .transformed import _bind, _hashable, _settings
 from .tree_util import tree_flatten, tree_leaves, tree_unflatten
 
 THREADS = 128    # per block
@@ -49,6 +49,9 @@ class CudaVmap:
         self.statics = tuple(compiled.static_argnums)
         self.lane = api.jit(compiled.fun, static_argnums=self.statics, backend="python")
         self.kernels = {}       # the lane code's key -> Kernel, or the reason it cannot run
+        # the arguments' types (and static values) -> (Kernel, the outputs' dtypes and
+        # shapes, their tree): a call like an earlier one runs no lane on the host first
+        self.known = {}
         self.last = None
         functools.update_wrapper(self, compiled, updated=())
         self.__name__ = compiled.__name__.replace("jit(", "jit[cuda](", 1)
@@ -99,6 +102,13 @@ class CudaVmap:
         if why is not None:
             return Refusal(why)
         dynamic = [_moved(a, ax) for a, ax in zip(dynamic, axes)]
+        signature = (tuple(_signature(a, ax) for a, ax in zip(dynamic, axes)),
+                     tuple(_hashable(args[i], i) for i in self.statics), _settings())
+        known = self.known.get(signature)
+        if known is not None and all(g.holds() for g in known[0].staged.fn.guards):
+            kernel, outs, tree = known       # (no lane run on the host)
+            self.last = kernel
+            return kernel, dynamic, axes, size, outs, tree
         full = iter(dynamic)
         lane0 = [a if i in self.statics else _lane(next(full), ax, 0)
                  for i, (a, ax) in enumerate(zip(args, _with_statics(axes, self.statics)))]
@@ -111,7 +121,9 @@ class CudaVmap:
         if isinstance(kernel, Refusal):
             return kernel
         self.last = kernel
-        return kernel, dynamic, axes, size, [(_dtype(x), np.shape(x)) for x in leaves], tree
+        outs = [(_dtype(x), np.shape(x)) for x in leaves]
+        self.known[signature] = (kernel, outs, tree)
+        return kernel, dynamic, axes, size, outs, tree
 
     def ptx(self, *args, cc=(8, 0)):
         """The PTX of the kernel a call with ``args`` runs, compiled for compute capability
@@ -336,6 +348,13 @@ def _compile_failed(e):
     parts = ("typeinfer", "typing", "compiler", "lowering", "dispatcher")
     files = [frame.f_code.co_filename for frame, _ in traceback.walk_tb(e.__traceback__)]
     return any("numba" in f and any(part in f for part in parts) for f in files)
+
+
+def _signature(a, axis):
+    """What a kernel's code depends on in an argument: its type, dtype and a lane's shape."""
+    if is_device_array(a) or isinstance(a, np.ndarray):
+        return (a.dtype, a.shape[1:] if axis is not None else a.shape, axis is not None)
+    return (type(a), getattr(a, "dtype", None))
 
 
 def _why_not(args, axes):

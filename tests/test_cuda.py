@@ -159,6 +159,20 @@ def test_results_stay_on_the_device_and_computation_follows_data():
     np.testing.assert_allclose(np.asarray(y), np.asarray(x), rtol=1e-4)
 
 
+def test_a_call_like_an_earlier_one_runs_no_lane_on_the_host(monkeypatch):
+    f = jit(vmap(newton), backend="cuda")
+    a = np.linspace(1, 9, 32)
+    f(a, np.ones(32))
+    ran = []
+    lane = f.lane.call_positional
+    monkeypatch.setattr(f.lane, "call_positional", lambda args: ran.append(1) or lane(args))
+    x, _ = f(a * 2, np.ones(32))                  # the same types: the kernel known
+    np.testing.assert_allclose(np.asarray(x), np.sqrt(a * 2), rtol=1e-4)
+    assert ran == []
+    f(np.arange(1, 9), np.ones(8))                 # integers: new code, one lane first
+    assert ran == [1]
+
+
 def test_kwargs_and_in_axes_minus_one():
     f = jit(vmap(newton, in_axes=(-1, None)), backend="cuda")
     x, _ = f(a=np.array([4.0, 9.0, 16.0]), x0=1.0)
