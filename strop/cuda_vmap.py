@@ -35,6 +35,7 @@ from .runtime.cuda import helpers
 from .runtime.cuda.arrays import is_device_array, to_device, wrap
 from .runtime.base import narrow
 from .transformed import _bind, _hashable, _settings
+from .vmap import _leaf_axes
 from .tree_util import tree_flatten, tree_leaves, tree_unflatten
 
 THREADS = 128    # per block
@@ -90,40 +91,47 @@ class CudaVmap:
         return tree_unflatten(tree, outs)
 
     def prepare(self, args):
-        """(kernel, the dynamic arguments, their axes, the batch size, the outputs' dtypes
-        and tree) for a call with ``args``, or why a kernel cannot run it."""
+        """(kernel, the arguments' leaves, their axes, the batch size, the outputs' dtypes
+        and shapes, their tree) for a call with ``args``, or the Refusal saying why a kernel
+        cannot run it.  Pytrees go in as their leaves (each with its own axis), as the lane
+        code takes them."""
         dynamic = [a if is_device_array(a) else dtypes.canonicalize_tree(a)
                    for i, a in enumerate(args) if i not in self.statics]
-        axes = self.compiled.arg_axes(len(dynamic))
+        specs = self.compiled.arg_axes(len(dynamic))
         size = self.compiled.check_args_axes(dynamic)
-        why = _why_not(dynamic, axes)
+        parts = [_leaf_axes(a, spec, str(i)) for i, (a, spec) in enumerate(zip(dynamic, specs))]
+        leaves = [leaf for part in parts for leaf, _ in part]
+        axes = [ax for part in parts for _, ax in part]
+        why = _why_not(leaves)
         if why is None and size == 0:
             why = "an empty batch"
         if why is not None:
             return Refusal(why)
-        dynamic = [_moved(a, ax) for a, ax in zip(dynamic, axes)]
-        signature = (tuple(_signature(a, ax) for a, ax in zip(dynamic, axes)),
+        leaves = [_moved(a, ax) for a, ax in zip(leaves, axes)]
+        signature = (tuple(_signature(a, ax) for a, ax in zip(leaves, axes)),
+                     tuple(tree_flatten(a)[1] for a in dynamic),
                      tuple(_hashable(args[i], i) for i in self.statics), _settings())
         known = self.known.get(signature)
         if known is not None and all(g.holds() for g in known[0].staged.fn.guards):
             kernel, outs, tree = known       # (no lane run on the host)
             self.last = kernel
-            return kernel, dynamic, axes, size, outs, tree
-        full = iter(dynamic)
-        lane0 = [a if i in self.statics else _lane(next(full), ax, 0)
-                 for i, (a, ax) in enumerate(zip(args, _with_statics(axes, self.statics)))]
-        out0 = self.lane.call_positional(lane0)
+            return kernel, leaves, axes, size, outs, tree
+        lane = iter(_lane(a, ax, 0) for a, ax in zip(leaves, axes))
+        lanes = iter([tree_unflatten(tree_flatten(a)[1], [next(lane) for _ in part])
+                      for a, part in zip(dynamic, parts)])
+        out0 = self.lane.call_positional([a if i in self.statics else next(lanes)
+                                          for i, a in enumerate(args)])
         key = self.lane._last_key
-        leaves, tree = tree_flatten(out0)
         kernel = self.kernels.get(key)
         if kernel is None:
-            kernel = self.kernels[key] = self.make(key, out0, dynamic, axes)
+            kernel = self.kernels[key] = self.make(key, out0, leaves, axes)
         if isinstance(kernel, Refusal):
             return kernel
         self.last = kernel
-        outs = [(_dtype(x), np.shape(x)) for x in leaves]
+        out_leaves, tree = tree_flatten(out0)
+        outs = [(_dtype(x), np.shape(x)) for x in out_leaves]
         self.known[signature] = (kernel, outs, tree)
-        return kernel, dynamic, axes, size, outs, tree
+        return kernel, leaves, axes, size, outs, tree
 
     def ptx(self, *args, cc=(8, 0)):
         """The PTX of the kernel a call with ``args`` runs, compiled for compute capability
@@ -357,13 +365,10 @@ def _signature(a, axis):
     return (type(a), getattr(a, "dtype", None))
 
 
-def _why_not(args, axes):
-    for a, ax in zip(args, axes):
-        if isinstance(a, (list, tuple, dict)) or not (
-                is_device_array(a) or isinstance(a, (np.ndarray, np.generic, int, float, bool))):
-            return f"an argument is a {type(a).__name__} (pass arrays and numbers)"
-        if not isinstance(ax, (int, type(None))):
-            return "in_axes gives an argument's leaves their own axes"
+def _why_not(leaves):
+    for a in leaves:
+        if not (is_device_array(a) or isinstance(a, (np.ndarray, np.generic, int, float, bool))):
+            return f"an argument holds a {type(a).__name__} (a kernel takes arrays and numbers)"
     return None
 
 
@@ -380,15 +385,12 @@ def _lane(a, axis, j):
     return a[j]
 
 
-def _with_statics(axes, statics):
-    it = iter(axes)
-    n = len(axes) + len(statics)
-    return [None if i in statics else next(it) for i in range(n)]
-
-
 def _paths(out):
-    """The index paths of the arrays and numbers in ``out`` (one, or nested tuples of them),
-    in tree_flatten's order; None for anything else."""
+    """The index paths of the arrays and numbers in ``out`` (one, or nested tuples and dicts
+    of them: a dict is a tuple of its values by sorted key in a kernel), in tree_flatten's
+    order; None for anything else."""
+    if isinstance(out, dict) and all(isinstance(k, str) for k in out):
+        out = tuple(out[k] for k in sorted(out))
     if isinstance(out, tuple):
         paths = []
         for i, item in enumerate(out):

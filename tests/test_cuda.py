@@ -236,6 +236,26 @@ def test_lanes_holding_small_arrays():
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-4, atol=1e-5)
 
 
+def affine_stats(p, x):     # pytrees: a dict of parameters in, a dict out
+    y = p["w"] * x[0] + p["b"] + np.sum(p["v"] * x)
+    if y > 0:
+        return {"y": y, "sq": (y * y, x * 2.0)}
+    return {"y": -y, "sq": (y * y, x * 3.0)}
+
+
+def test_pytrees_in_and_out():
+    p = {"w": 2.0, "b": 1.0, "v": np.array([0.5, -1.0, 2.0])}
+    x = np.random.default_rng(2).normal(size=(10, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = jit(vmap(affine_stats, in_axes=(None, 0)), backend="cuda")(p, x)
+    want = vmap(affine_stats, in_axes=(None, 0))(p, x)
+    assert set(out) == {"y", "sq"} and isinstance(out["sq"], tuple)
+    for got, ref in zip(strop.tree_util.tree_leaves(out), strop.tree_util.tree_leaves(want)):
+        assert isinstance(got, DeviceArray)
+        np.testing.assert_allclose(np.asarray(got), ref, rtol=1e-6)
+
+
 def test_what_a_kernel_cannot_run_falls_back_to_the_cpu_with_a_warning():
     def ordered(v):
         return np.sort(v)[0] + v[1]
@@ -344,6 +364,8 @@ out = {
         a.reshape(4, 2), a[:4], 0.1),
     "lorenz": jit(vmap(t.lorenz, in_axes=(0, None)), backend="cuda").ptx(
         np.ones((5, 3)), 0.01),
+    "affine_stats": jit(vmap(t.affine_stats, in_axes=(None, 0)), backend="cuda").ptx(
+        {"w": 2.0, "b": 1.0, "v": np.ones(3)}, np.ones((4, 3))),
     "pendulum_pair": jit(vmap(t.pendulum_pair, in_axes=(0, None)), backend="cuda").ptx(
         np.ones((5, 4)), 9.8),
     "activation": CudaElementwise(jit(t.activation, backend="cuda")).ptx(
@@ -366,6 +388,6 @@ def test_kernels_compile_to_ptx():
         pytest.skip(f"cuda.compile_ptx does not work here: {out['unavailable']}")
     for name, ptx in out.items():
         assert ".visible .entry" in ptx and name in ptx and "_kernel" in ptx, name
-    assert len(out) == 10
+    assert len(out) == 11
     newton_ptx = out["newton"]
     assert "div.rn.f32" in newton_ptx and "div.rn.f64" not in newton_ptx   # float32 lanes

@@ -52,7 +52,8 @@ def kernel_function(fn, lanes, weak=()):
     cuda_arrays.Unsupported for lane code a kernel cannot run."""
     refs = dict(fn.refs, index_in=helpers.index_in, cuda=helpers.cuda())
     checked = {f.name for f in (fn.node, *fn.companions)}
-    weak_fn = dataclasses.replace(fn, node=weaken(fn.node, refs, weak), refs=refs)
+    weak_fn = dataclasses.replace(fn, node=_dicts_as_tuples(weaken(fn.node, refs, weak)),
+                                  refs=refs)
     node, arrays = local_arrays(weak_fn, lanes.samples or {})
     if arrays:
         refs.setdefault("np", np)
@@ -142,6 +143,54 @@ def _write(out, value, shape, loc):
 def _arguments(names):
     return gast.arguments(args=[ir.name(n, store=False) for n in names], posonlyargs=[],
                           vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+
+
+def _dicts_as_tuples(node):
+    """``node`` with each dict literal it returns (``_retval = {'y': y, 'sq': s}``, as a value
+    of what it returns) made a tuple of its values in the order of its sorted keys: the order
+    of the output's leaves (tree_flatten's), which a kernel writes.  A dict read otherwise
+    stays (and fails to compile: a kernel has no dicts)."""
+    assigned = {}
+    for sub in gast.walk(node):
+        if isinstance(sub, gast.Assign) and len(sub.targets) == 1 and \
+                isinstance(sub.targets[0], gast.Name):
+            assigned.setdefault(sub.targets[0].id, []).append(sub)
+    returned = set(assigned)       # names read only by returns and by what they return
+    while True:
+        readers = _readers(node)
+        kept = {n for n in returned if all(r in returned or r == "return"
+                                           for r in readers.get(n, ()))}
+        if kept == returned:
+            break
+        returned = kept
+    for name in returned:
+        for a in assigned[name]:
+            d = a.value
+            if isinstance(d, gast.Dict) and all(
+                    isinstance(k, gast.Constant) and isinstance(k.value, str) for k in d.keys):
+                order = sorted(range(len(d.keys)), key=lambda i: d.keys[i].value)
+                a.value = gast.Tuple(elts=[d.values[i] for i in order], ctx=gast.Load())
+    return node
+
+
+def _readers(node):
+    """{name: the targets of the statements that read it ("return" for a return)}."""
+    out = {}
+    for sub in gast.walk(node):
+        if isinstance(sub, gast.Return) and sub.value is not None:
+            for n in ir.names_in(sub.value, gast.Load):
+                out.setdefault(n, set()).add("return")
+        elif isinstance(sub, gast.Assign):
+            target = sub.targets[0].id if len(sub.targets) == 1 and isinstance(
+                sub.targets[0], gast.Name) else None
+            for n in ir.names_in(sub.value, gast.Load):
+                out.setdefault(n, set()).add(target)
+        elif isinstance(sub, gast.stmt) and not isinstance(
+                sub, (gast.FunctionDef, gast.Assign, gast.Return)):
+            for field in ("test", "iter", "value"):
+                for n in ir.names_in(getattr(sub, field, None) or ir.const(0), gast.Load):
+                    out.setdefault(n, set()).add(None)
+    return out
 
 
 def _device_ufuncs(node, fn, refs):

@@ -170,8 +170,7 @@ class _Rewrite:
             result = result[()]     # a 0-d array is a number in a kernel
         if isinstance(result, tuple):
             if any(isinstance(v, np.ndarray) for v in _leaves(result)):
-                if isinstance(value, gast.Tuple) and all(
-                        isinstance(e, gast.Name) for e in value.elts):
+                if _names_only(value):
                     self.env[target] = result    # the returned tuple, packed: read once
                     return [ir.assign(target, value, loc)]
                 raise Unsupported("arrays in a tuple", loc)
@@ -541,6 +540,12 @@ class _Rewrite:
         shape = ([a.shape[0]] if rows else []) + ([b.shape[1]] if cols else [])
         idx = [f"_i{i}" for i in range(len(shape))]
         return _loops(shape, idx, inner + [ir.assign(store, ir.name(acc), loc)], loc)
+
+
+def _names_only(e):
+    """Whether ``e`` is a name or a tuple (of tuples) of names: a packing, no operation."""
+    return isinstance(e, gast.Name) or isinstance(e, gast.Tuple) and all(
+        _names_only(x) for x in e.elts)
 
 
 def _reads_list_into_array(s, fn, lists):
