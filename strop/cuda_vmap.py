@@ -190,6 +190,7 @@ class CudaElementwise:
         self.jitted, self.statics = jitted, tuple(jitted.static_argnums)
         self.lane = api.jit(jitted.fun, static_argnums=self.statics, backend="python")
         self.kernels = {}   # the code's key -> Kernel, or None where it is not elementwise
+        self.known = {}     # the arguments' types -> made(...) for them (CudaVmap.known)
         self.last = None
 
     def call(self, args, device):
@@ -227,6 +228,29 @@ class CudaElementwise:
         size = int(np.prod(shape))
         if size == 0:
             return None
+        signature = (tuple((type(a), getattr(a, "dtype", None), np.ndim(a) > 0)
+                           for a in dynamic), len(shape),
+                     tuple(_hashable(args[i], i) for i in self.statics), _settings())
+        known = self.known.get(signature, False)
+        if known is None or known and all(g.holds() for g in known[0].staged.fn.guards):
+            if known is None:   # (not elementwise code, for such arguments)
+                return None
+            kernel, outs, tree = known
+        else:
+            launch = self.made(args, dynamic, shape)
+            self.known[signature] = launch
+            if launch is None:
+                return None
+            kernel, outs, tree = launch
+        self.last = kernel
+        flat = [(_flat(a, size, device) if device is not None else np.ravel(a))
+                if np.ndim(a) > 0 else a for a in dynamic]
+        return kernel, flat, size, shape, outs, tree
+
+    def made(self, args, dynamic, shape):
+        """(kernel, the outputs' dtypes and shapes, their tree) for arguments like
+        ``args``, from a run on one element of each array; None where the code is not
+        elementwise."""
         stand = iter([np.ones((1,) * len(shape), a.dtype) if np.ndim(a) > 0 else
                       (np.asarray(a)[()] if is_device_array(a) else a) for a in dynamic])
         try:    # one element of each array: the code, and the outputs' structure and dtypes
@@ -251,12 +275,7 @@ class CudaElementwise:
                 staged, batched, paths, f"jit[cuda]({self.jitted.fun.__name__})") \
                 if ok else None
         kernel = self.kernels[key]
-        if kernel is None:
-            return None
-        self.last = kernel
-        flat = [(_flat(a, size, device) if device is not None else np.ravel(a))
-                if np.ndim(a) > 0 else a for a in dynamic]
-        return kernel, flat, size, shape, [(_dtype(x), ()) for x in leaves], tree
+        return None if kernel is None else (kernel, [(_dtype(x), ()) for x in leaves], tree)
 
     def shown(self, key=None):
         if self.last is None:
