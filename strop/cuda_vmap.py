@@ -271,9 +271,12 @@ class CudaElementwise:
             free = [v.read() for v in staged.fn.free.values()]
             ok = elementwise_only(staged.fn) and all(np.ndim(v) == 0 for v in free)
             batched = [np.ndim(a) > 0 for a in dynamic] + [False] * len(free)
-            self.kernels[key] = Kernel.made(
-                staged, batched, paths, f"jit[cuda]({self.jitted.fun.__name__})") \
-                if ok else None
+            try:
+                self.kernels[key] = Kernel.made(
+                    staged, batched, paths, f"jit[cuda]({self.jitted.fun.__name__})") \
+                    if ok else None
+            except Unsupported:
+                self.kernels[key] = None
         kernel = self.kernels[key]
         return None if kernel is None else (kernel, [(_dtype(x), ()) for x in leaves], tree)
 

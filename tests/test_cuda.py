@@ -266,6 +266,16 @@ def test_what_a_kernel_cannot_run_falls_back_to_the_cpu_with_a_warning():
     assert "return np.sort(v)[0] + v[1]" in str(w[0].message)      # the line named
     assert isinstance(out, DeviceArray)
     np.testing.assert_allclose(np.asarray(out), v.min(axis=1) + v[:, 1])
+
+    def looped(x, n):                # its derivative keeps a tape: no kernel (yet)
+        for i in range(n):
+            x = np.sin(x) * 1.5
+        return x
+    g = jit(vmap(strop.grad(looped), in_axes=(0, None)), backend="cuda")
+    with pytest.warns(JitFallbackWarning, match="a loop's derivative keeps a tape"):
+        out = g(np.linspace(0, 1, 5), 3)
+    np.testing.assert_allclose(np.asarray(out), jit(vmap(strop.grad(looped), in_axes=(
+        0, None)))(np.linspace(0, 1, 5), 3), rtol=1e-6)
     # whole-array code given GPU arrays: computed on the CPU, the result put on the device
     g = jit(lambda x: np.cumsum(x) * 2)
     with pytest.warns(JitFallbackWarning, match="runs on the CPU, its results put on"):

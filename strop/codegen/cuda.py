@@ -17,16 +17,18 @@ raise, so every integer index into an array is checked (``index_in``, runtime/cu
 one out of range sets ``_err[0]`` and reads element 0 instead, and the launcher, seeing the
 flag, raises IndexError at the user's line (runtime: cuda_lanes.py).
 """
+import ast
 import dataclasses
 
 import gast
 import numpy as np
 
+from .. import runtime
 from ..runtime import arithmetic
 from ..runtime.cuda import helpers, ufuncs
 from ..transformer import ir
 from .cpu import number_params, weaken
-from .cuda_arrays import local_arrays
+from .cuda_arrays import Unsupported, local_arrays
 
 ERR = "_err"
 
@@ -57,7 +59,9 @@ def kernel_function(fn, lanes, weak=()):
     node, arrays = local_arrays(weak_fn, lanes.samples or {})
     if arrays:
         refs.setdefault("np", np)
-    lane = _checked(_device_ufuncs(node, weak_fn, refs), checked, arrays)
+    node = _device_ufuncs(node, weak_fn, refs)
+    _device_calls(node, dataclasses.replace(fn, refs=refs), checked)
+    lane = _checked(node, checked, arrays)
     lane.local_arrays = bool(arrays)    # (compiled inlined: its arrays live in the kernel)
     companions = tuple(_checked(weaken(c, refs, number_params(fn.node, c)), checked)
                        for c in fn.companions)
@@ -205,6 +209,54 @@ def _device_ufuncs(node, fn, refs):
                 call.func = ir.name(stub.__name__)
             return call
     return Stubs().visit(node)
+
+
+_BUILTINS = {abs, min, max, range, int, float, bool, len, round, divmod, pow}
+
+
+def _device_calls(node, fn, functions):
+    """Raises cuda_arrays.Unsupported, naming the statement, where lane code calls what has
+    no device implementation (a derivative's tape, a list's methods, a NumPy function left
+    after cuda_arrays.py): Numba's simulator would run it as Python, a GPU could not."""
+    allowed = set(helpers.NUMBERS) | set(helpers.DEVICE) | set(ufuncs.STUBS.values()) | \
+        _BUILTINS
+    for s in _statements(node.body):
+        for call in (c for c in gast.walk(s) if isinstance(c, gast.Call)):
+            if isinstance(call.func, gast.Name) and call.func.id in functions:
+                continue
+            f = fn.callee(call.func)
+            if f in allowed or getattr(f, "__module__", None) == "math" or \
+                    isinstance(f, type) and issubclass(f, np.generic) or \
+                    _is_cuda(call.func):
+                continue
+            name = ast.unparse(gast.gast_to_ast(call.func))
+            why = "a loop's derivative keeps a tape (a list) of each trip's values" \
+                if f is runtime.stack else f"{name}() has no implementation on the device"
+            raise Unsupported(why, getattr(s, "loc", None))
+
+
+def _is_cuda(func):
+    while isinstance(func, gast.Attribute):
+        func = func.value
+    return isinstance(func, gast.Name) and func.id == "cuda"
+
+
+def _statements(body):
+    """The simple statements of ``body``, nested ones included (a compound statement's test
+    or iterator counts as its own)."""
+    for s in body:
+        if isinstance(s, (gast.If, gast.While, gast.For)):
+            yield _header(s)
+            yield from _statements(s.body)
+            yield from _statements(s.orelse)
+        else:
+            yield s
+
+
+def _header(s):
+    head = gast.Expr(value=getattr(s, "test", None) or s.iter)
+    head.loc = getattr(s, "loc", None)
+    return head
 
 
 def _checked(node, functions, arrays=()):

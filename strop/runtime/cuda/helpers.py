@@ -30,6 +30,10 @@ def index_in(i, n, err):
 
 
 DEVICE = (index_in,)
+# what else lane code may call in a kernel: the helpers overloaded below, for numbers
+NUMBERS = (arithmetic.weak, base.narrow, base.seed_grad, base.zeros_like, base.ones_like,
+           runtime_lax.carry_check, runtime_lax.branch_type, runtime_lax.branch_types_agree,
+           np.where)
 _registered = []
 
 
@@ -57,6 +61,19 @@ def register():
         if all(isinstance(t, (types.Number, types.Boolean)) for t in (condition, x, y)):
             kind = np.result_type(np.dtype(str(x)), np.dtype(str(y))).type
             return lambda condition, x, y: kind(x) if condition else kind(y)
+
+    def number_like(value):   # seed_grad, zeros_like, ones_like of a lane's number
+        def typer(x):
+            if isinstance(x, types.Float):
+                kind = np.dtype(str(x)).type
+                return lambda x: kind(value)
+            if isinstance(x, types.Integer) and value == 0:   # an integer's cotangent
+                return lambda x: 0.0
+        return typer
+
+    overload(base.seed_grad, inline="always")(number_like(1))
+    overload(base.zeros_like, inline="always")(number_like(0))
+    overload(base.ones_like, inline="always")(number_like(1))
 
     @overload(base.narrow, inline="always")
     def _narrow(x):   # a number (a kernel's values are NumPy's): 64-bit ones to 32-bit
