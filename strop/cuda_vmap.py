@@ -23,7 +23,7 @@ import numpy as np
 
 from . import api, dtypes
 from .codegen import cuda as cuda_codegen
-from .codegen.cuda import elementwise_only
+from .codegen.cuda import elementwise
 from .codegen.cuda_arrays import Unsupported
 from .codegen import emit as emitter
 from .codegen.load import load
@@ -183,8 +183,9 @@ class CudaVmap:
 
 class CudaElementwise:
     """``jit(f)`` given GPU arrays, where ``f`` is elementwise code (codegen/cuda.py,
-    elementwise_only) on arrays of one shape and numbers: one thread per element, the whole
-    chain of operations one kernel (the lane kernel, every array a batch of elements)."""
+    elementwise) on arrays of one shape and numbers: one thread per element, the whole
+    chain of operations one kernel (the lane kernel, every array a batch of elements); an
+    output that is a full reduction (``np.sum(y * y)``) is reduced on the device after it."""
 
     def __init__(self, jitted):
         self.jitted, self.statics = jitted, tuple(jitted.static_argnums)
@@ -200,9 +201,11 @@ class CudaElementwise:
             return None
         kernel, flat, size, shape, out_dtypes, tree = launch
         outs = kernel.run(flat, size, out_dtypes, device)
+        outs = [_reduce(o, kernel.reduced[i], device) if i in kernel.reduced else
+                wrap(o.data.reshape(shape), device) for i, o in enumerate(outs)]
         _check_finite(outs, lambda: self.lane.call_positional(_host(args)),
                       f"jit[cuda]({self.jitted.fun.__name__})")
-        return tree_unflatten(tree, [wrap(o.data.reshape(shape), device) for o in outs])
+        return tree_unflatten(tree, outs)
 
     def ptx(self, *args, cc=(8, 0)):
         """The PTX of the kernel a call with ``args`` (host arrays) runs (no GPU needed)."""
@@ -262,28 +265,57 @@ class CudaElementwise:
             return None
         leaves, tree = tree_flatten(out0)
         paths = _paths(tree_unflatten(tree, [0] * len(leaves)))
-        if paths is None or not all(isinstance(x, np.ndarray) and x.ndim == len(shape)
-                                    for x in leaves):
+        if paths is None:
             return None
         key = self.lane._last_key
         if key not in self.kernels:
-            staged = self.lane.staged(key)
-            free = [v.read() for v in staged.fn.free.values()]
-            ok = elementwise_only(staged.fn) and all(np.ndim(v) == 0 for v in free)
-            batched = [np.ndim(a) > 0 for a in dynamic] + [False] * len(free)
-            try:
-                self.kernels[key] = Kernel.made(
-                    staged, batched, paths, f"jit[cuda]({self.jitted.fun.__name__})") \
-                    if ok else None
-            except Unsupported:
-                self.kernels[key] = None
+            self.kernels[key] = self.kernel(self.lane.staged(key), dynamic, paths)
         kernel = self.kernels[key]
-        return None if kernel is None else (kernel, [(_dtype(x), ()) for x in leaves], tree)
+        if kernel is None or not all(
+                np.ndim(x) == (0 if i in kernel.reduced else len(shape)) and
+                isinstance(x, (np.ndarray, np.generic)) for i, x in enumerate(leaves)):
+            return None
+        return kernel, [(_dtype(x), ()) for x in leaves], tree
+
+    def kernel(self, staged, dynamic, paths):
+        """The Kernel running ``staged``'s code per element, or None where it is not
+        elementwise code (or reads arrays of its module)."""
+        free = [v.read() for v in staged.fn.free.values()]
+        per = elementwise(staged.fn) if all(np.ndim(v) == 0 for v in free) else None
+        if per is None:
+            return None
+        batched = [np.ndim(a) > 0 for a in dynamic] + [False] * len(free)
+        try:
+            kernel = Kernel.made(staged, batched, paths,
+                                 f"jit[cuda]({self.jitted.fun.__name__})", fn=per[0])
+        except Unsupported:
+            return None
+        kernel.reduced = per[1]
+        return kernel
 
     def shown(self, key=None):
         if self.last is None:
             raise ValueError("no kernel yet: call it with GPU arrays first")
         return self.last.generated.source
+
+
+# (a, b) -> one of them, as NumPy's reductions take them: max and min propagate NaN
+_REDUCE = {"sum": lambda a, b: a + b, "mean": lambda a, b: a + b, "prod": lambda a, b: a * b,
+           "max": lambda a, b: a if a >= b or a != a else b,
+           "min": lambda a, b: a if a <= b or a != a else b}
+_REDUCERS = {}
+
+
+def _reduce(out, op, device):
+    """The elements of ``out`` (a kernel's output, one per element) reduced on the device:
+    a 0-d DeviceArray."""
+    reducer = _REDUCERS.get(op)
+    if reducer is None:
+        reducer = _REDUCERS[op] = helpers.cuda().reduce(_REDUCE[op])
+    value = reducer(out.data)
+    if op == "mean":
+        value = value / out.size
+    return to_device(np.asarray(value, dtype=out.dtype), device)
 
 
 def _flat(a, size, device):
@@ -294,15 +326,16 @@ def _flat(a, size, device):
 class Kernel:
     """A generated kernel module compiled with numba.cuda, and its launches."""
     ran = False    # once a launch succeeded (compiled): later errors are the code's own
+    reduced = {}   # output index -> the reduction made of its elements after the kernel
 
     @classmethod
-    def made(cls, staged, batched, paths, origin, samples=None, shapes=None):
-        """The kernel running ``staged``'s code (one lane's) for each lane; ``batched``: per
-        parameter (free values included), whether it has one value per lane; ``samples`` and
-        ``shapes``: see codegen/cuda.py, Lanes."""
+    def made(cls, staged, batched, paths, origin, samples=None, shapes=None, fn=None):
+        """The kernel running ``staged``'s code (one lane's; ``fn`` instead where given) for
+        each lane; ``batched``: per parameter (free values included), whether it has one
+        value per lane; ``samples`` and ``shapes``: see codegen/cuda.py, Lanes."""
         lanes = cuda_codegen.Lanes(tuple(batched), tuple(paths),
                                    tuple(shapes) if shapes else None, samples)
-        kernel_fn = cuda_codegen.kernel_function(staged.fn, lanes, staged.made[6])
+        kernel_fn = cuda_codegen.kernel_function(fn or staged.fn, lanes, staged.made[6])
         text, linemap, injected = emitter.emit(kernel_fn, origin)
         return cls(load(kernel_fn.name, text, linemap, injected), kernel_fn, staged)
 

@@ -289,6 +289,11 @@ def activation(x, y, s):
     return z, np.where(z > 1.0, z, -z) * 0.5
 
 
+def squared_error(x, y, s):
+    d = np.tanh(x * s) - y
+    return np.sum(d * d), np.max(d), (d * 2).mean(), d
+
+
 def test_elementwise_code_is_one_kernel():
     x = np.linspace(-2, 2, 12).reshape(3, 4)
     y = np.cos(x)
@@ -302,6 +307,13 @@ def test_elementwise_code_is_one_kernel():
     np.testing.assert_allclose(np.asarray(w), cw, rtol=1e-5, atol=1e-6)
     assert "def activation_kernel(x, y, s, _out0, _out1, _err):" in \
         f._cuda_elementwise.shown()
+    # full reductions of what it returns: reduced on the device after the kernel
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = jit(squared_error, backend="cuda")(x, y, 1.5)
+    for got, want in zip(out, jit(squared_error)(x, y, 1.5)):
+        assert isinstance(got, DeviceArray) and got.shape == np.shape(want)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
     # arrays of two shapes broadcast: not one element per thread; the CPU runs it
     with pytest.warns(JitFallbackWarning):
         out = f(x, np.ones(4), 2.0)
@@ -380,6 +392,8 @@ out = {
         np.ones((5, 4)), 9.8),
     "activation": CudaElementwise(jit(t.activation, backend="cuda")).ptx(
         a.reshape(2, 4), a.reshape(2, 4), 2.0),
+    "squared_error": CudaElementwise(jit(t.squared_error, backend="cuda")).ptx(
+        a.reshape(2, 4), a.reshape(2, 4), 2.0),
 }
 print(json.dumps(out))
 """
@@ -398,6 +412,6 @@ def test_kernels_compile_to_ptx():
         pytest.skip(f"cuda.compile_ptx does not work here: {out['unavailable']}")
     for name, ptx in out.items():
         assert ".visible .entry" in ptx and name in ptx and "_kernel" in ptx, name
-    assert len(out) == 11
+    assert len(out) == 12
     newton_ptx = out["newton"]
     assert "div.rn.f32" in newton_ptx and "div.rn.f64" not in newton_ptx   # float32 lanes

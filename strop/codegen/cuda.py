@@ -92,21 +92,88 @@ def kernel_function(fn, lanes, weak=()):
     return dataclasses.replace(fn, node=kernel, refs=refs, companions=(*companions, lane))
 
 
-def elementwise_only(fn):
-    """Whether ``fn`` (normalized, as the python backend runs it) computes each element of its
-    outputs from the same element of its array inputs alone: straight-line NumPy ufuncs and
-    operators, no control flow, indexing, reduction or call of anything else.  Such code run
-    per element is the code run on whole arrays (of one shape), so its kernel is the lane
-    kernel with every array a batch of elements: one kernel for the whole chain."""
+REDUCTIONS = {np.sum: "sum", np.mean: "mean", np.max: "max", np.amax: "max", np.min: "min",
+              np.amin: "min", np.prod: "prod"}
+
+
+def elementwise(fn):
+    """``fn`` (normalized, as the python backend runs it) as per-element code, or None where
+    it is not such code.  Such code computes each element of its outputs from the same
+    element of its array inputs alone: straight-line NumPy ufuncs and operators, no control
+    flow, indexing or call of anything else; run per element it is the code run on whole
+    arrays (of one shape), so its kernel is the lane kernel with every array a batch of
+    elements (one kernel for the whole chain).  A full reduction whose result is only
+    returned (``return np.sum(y * y)``) is allowed: per element it is the element, and
+    ``reduced`` {output index: "sum", "mean", "max", "min" or "prod"} says which outputs the
+    launcher reduces after the kernel.  Returns (the per-element function, reduced)."""
     if fn.companions:
-        return False
+        return None
+    body, reduced = [], {}
     for s in fn.node.body:
         if not isinstance(s, (gast.Assign, gast.Return)) or not all(
                 isinstance(t, gast.Name) for t in getattr(s, "targets", [])):
-            return False
-        if s.value is not None and not _elementwise(s.value, fn):
-            return False
-    return True
+            return None
+        op = _reduction(s, fn)
+        if op is not None:
+            reduced[s.targets[0].id] = op
+            s = ir.assign(s.targets[0].id, _reduced_operand(s.value), getattr(s, "loc", None))
+        elif s.value is not None and not _elementwise(s.value, fn):
+            return None
+        body.append(s)
+    outputs = _returned_names(body)
+    if outputs is None or any(n in reduced for s in body if not isinstance(s, gast.Return)
+                              and not _packs(s) for n in ir.names_in(s.value, gast.Load)):
+        return None       # a reduction read by more than the return
+    node = ir.clone(fn.node)
+    node.body = body
+    return dataclasses.replace(fn, node=node), {
+        i: reduced[n] for i, n in enumerate(outputs) if n in reduced}
+
+
+def _reduction(s, fn):
+    value = getattr(s, "value", None)
+    if not isinstance(s, gast.Assign) or not isinstance(value, gast.Call) or value.keywords:
+        return None
+    f = fn.callee(value.func)
+    if f in REDUCTIONS and len(value.args) == 1 and isinstance(value.args[0], gast.Name):
+        return REDUCTIONS[f]
+    if isinstance(f, tuple) and f[1] in ("sum", "mean", "max", "min", "prod") and \
+            not value.args and isinstance(value.func.value, gast.Name):
+        return f[1]
+    return None
+
+
+def _reduced_operand(call):
+    return call.args[0] if call.args else call.func.value
+
+
+def _returned_names(body):
+    """The names the function returns, in the order of the output's leaves (a dict literal:
+    by sorted key), or None where that is not names packed in tuples and dicts."""
+    if not body or not isinstance(body[-1], gast.Return):
+        return None
+    packed = {s.targets[0].id: s.value for s in body if isinstance(s, gast.Assign) and
+              isinstance(s.value, (gast.Tuple, gast.Dict))}
+
+    def names(e):
+        if isinstance(e, gast.Name) and e.id in packed:
+            return names(packed[e.id])
+        if isinstance(e, gast.Name):
+            return [e.id]
+        if isinstance(e, gast.Tuple):
+            parts = [names(x) for x in e.elts]
+        elif isinstance(e, gast.Dict) and all(isinstance(k, gast.Constant) for k in e.keys):
+            parts = [names(v) for _, v in sorted(zip([k.value for k in e.keys], e.values),
+                                                 key=lambda kv: kv[0])]
+        else:
+            return None
+        return None if any(p is None for p in parts) else [n for p in parts for n in p]
+    return names(body[-1].value)
+
+
+def _packs(s):
+    """Whether ``s`` packs values into a tuple or dict (no operation)."""
+    return isinstance(s.value, (gast.Tuple, gast.Dict))
 
 
 def _elementwise(e, fn):
@@ -114,6 +181,8 @@ def _elementwise(e, fn):
         return True
     if isinstance(e, gast.Tuple):
         return all(_elementwise(x, fn) for x in e.elts)
+    if isinstance(e, gast.Dict):
+        return all(_elementwise(x, fn) for x in e.values)
     if isinstance(e, gast.BinOp):
         return _elementwise(e.left, fn) and _elementwise(e.right, fn)
     if isinstance(e, gast.UnaryOp):      # (not x of an array raises in NumPy)

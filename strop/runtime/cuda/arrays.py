@@ -84,7 +84,9 @@ def to_device(x, device):
     """``x`` (a NumPy array or number) copied to ``device``."""
     if isinstance(x, DeviceArray):
         return x
-    return DeviceArray(cuda().to_device(np.ascontiguousarray(x)), device)
+    x = np.asarray(x)
+    return DeviceArray(cuda().to_device(x if x.flags.c_contiguous else np.ascontiguousarray(x)),
+                       device)
 
 
 def wrap(data, device):
