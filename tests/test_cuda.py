@@ -87,6 +87,10 @@ def test_devices_device_put_and_device_arrays():
     y = x * 2 + 1                       # NumPy operators: the result stays on the device
     assert isinstance(y, DeviceArray)
     np.testing.assert_array_equal(np.asarray(y), 2 * np.arange(4.0) + 1)
+    assert x.sum() == 6 and x.tolist() == [0, 1, 2, 3]     # NumPy's methods, on the host
+    assert isinstance(x.reshape(2, 2), DeviceArray) and x.reshape(2, 2).T.shape == (2, 2)
+    with pytest.raises(AttributeError):
+        x.no_such_thing
     tree = strop.device_put({"w": np.ones(2), "n": 3}, d)
     assert isinstance(tree["w"], DeviceArray) and isinstance(tree["n"], DeviceArray)
     back = strop.device_put(x, strop.devices("cpu")[0])

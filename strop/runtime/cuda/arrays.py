@@ -59,6 +59,20 @@ class DeviceArray(NDArrayOperatorsMixin):
     def __getitem__(self, index):
         return self.host()[index]
 
+    def __getattr__(self, name):
+        """What a NumPy array has and this class does not (``x.sum()``, ``x.tolist()``,
+        ``x.T``): computed on the host copy; an array it gives is put back on the device."""
+        if name.startswith("_") or not hasattr(np.ndarray, name):
+            raise AttributeError(f"'DeviceArray' object has no attribute {name!r}")
+        found = getattr(self.host(), name)
+        if not callable(found):
+            return to_device(found, self.device) if isinstance(found, np.ndarray) else found
+
+        def method(*args, **kwargs):
+            out = found(*args, **kwargs)
+            return to_device(out, self.device) if isinstance(out, np.ndarray) else out
+        return method
+
     def __iter__(self):
         return iter(self.host())
 
