@@ -271,6 +271,17 @@ def test_what_a_kernel_cannot_run_falls_back_to_the_cpu_with_a_warning():
     assert isinstance(out, DeviceArray)
     np.testing.assert_allclose(np.asarray(out), v.min(axis=1) + v[:, 1])
 
+    def hazard(x):                   # a tuple keeps y's buffer, which the loop rewrites
+        y = x * 1.0
+        for i in range(3):
+            pair = (y, x)
+            y = y + 1.0
+            z = pair[0]
+        return z
+    with pytest.warns(JitFallbackWarning, match="a tuple holding arrays read"):
+        out = jit(vmap(hazard), backend="cuda")(np.ones((4, 3)))
+    np.testing.assert_array_equal(np.asarray(out), np.full((4, 3), 3.0))
+
     def looped(x, n):                # its derivative keeps a tape: no kernel (yet)
         for i in range(n):
             x = np.sin(x) * 1.5

@@ -79,6 +79,7 @@ class _Rewrite:
         self.scope = {**vars(builtins), "np": np, **fn.refs}
         self.arrays = {n for n, v in env.items() if isinstance(v, np.ndarray)}
         self.lists = {}         # name -> the items of the list literal it holds
+        self.packed = set()     # names of tuples holding arrays (only returned)
 
     # --- statements --------------------------------------------------------------------------
     def block(self, stmts):
@@ -96,9 +97,13 @@ class _Rewrite:
                 self.lists[s.targets[0].id] = s.value.elts   # read by np.array alone
                 self.env[s.targets[0].id] = list(items)
                 return []
-        read = set(ir.names_in(s, gast.Load)) & set(self.lists)
-        if read and not _reads_list_into_array(s, self.fn, read):
+        reads = set(ir.names_in(s, gast.Load))
+        lists = set(self.lists)
+        if reads & lists and not _reads_list_into_array(s, self.fn, lists):
             raise Unsupported("a list in a lane (other than one np.array reads)", loc)
+        if reads & self.packed and not (isinstance(s, gast.Return) or isinstance(
+                s, gast.Assign) and _names_only(s.value)):   # (its buffers may change)
+            raise Unsupported("a tuple holding arrays read other than to return it", loc)
         if isinstance(s, gast.If):
             self.number(s.test, loc)
             before = dict(self.env)
@@ -172,6 +177,7 @@ class _Rewrite:
             if any(isinstance(v, np.ndarray) for v in _leaves(result)):
                 if _names_only(value):
                     self.env[target] = result    # the returned tuple, packed: read once
+                    self.packed.add(target)
                     return [ir.assign(target, value, loc)]
                 raise Unsupported("arrays in a tuple", loc)
             self.env[target] = result
@@ -362,7 +368,8 @@ class _Rewrite:
             source = call.args[0] if f is np.reshape else call.func.value
             return [_alloc(buffer, result, loc)] + self.reshaped(buffer, source, result, loc) \
                 + ([ir.assign(target, ir.name(buffer), loc)] if buffer != target else [])
-        elif isinstance(value, gast.Subscript):                # a region: a copy of it
+        elif isinstance(value, gast.Subscript) and isinstance(
+                self.sample(value.value, loc), np.ndarray):     # a region: a copy of it
             axes, _ = self.region(self.sample(value.value, loc), value.slice, loc)
             element = gast.Subscript(value=value.value, slice=_tuple(self.at(axes)),
                                      ctx=gast.Load())
@@ -469,7 +476,8 @@ class _Rewrite:
 
     def to_number(self, target, value, result, loc):
         """A number computed from arrays: a reduction, a dot product, an element."""
-        if isinstance(value, gast.Subscript):
+        if isinstance(value, gast.Subscript) and isinstance(
+                self.sample(value.value, loc), np.ndarray):
             self.region(self.sample(value.value, loc), value.slice, loc)
             return [ir.assign(target, value, loc)]
         call = value if isinstance(value, gast.Call) else None
