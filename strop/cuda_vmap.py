@@ -75,9 +75,10 @@ class CudaVmap:
         except Exception as e:
             if kernel.ran or not _compile_failed(e):
                 raise
-            why = self.kernels[self.lane._last_key] = Refusal(
-                f"Numba could not compile it for the GPU ({numba_reason(e)})",
-                numba_location(e, kernel.generated))
+            why = Refusal(f"Numba could not compile it for the GPU ({numba_reason(e)})",
+                          numba_location(e, kernel.generated))
+            self.kernels = {k: why if v is kernel else v for k, v in self.kernels.items()}
+            self.known = {k: v for k, v in self.known.items() if v[0] is not kernel}
             return self.fall_back(args, device, why.reason, why.loc)
         kernel.ran = True
 

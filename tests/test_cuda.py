@@ -177,6 +177,26 @@ def test_a_call_like_an_earlier_one_runs_no_lane_on_the_host(monkeypatch):
     assert ran == [1]
 
 
+def test_a_kernel_numba_cannot_compile_runs_on_the_cpu_once_refused(monkeypatch):
+    """What only a GPU's compile finds (the simulator compiles nothing): said once, then the
+    CPU runs every call without trying again."""
+    import strop.cuda_vmap as cv
+    tries = []
+
+    def refuse(self, *args):
+        tries.append(1)
+        raise RuntimeError("No implementation of function (a stand-in for Numba's error)")
+    monkeypatch.setattr(cv.Kernel, "run", refuse)
+    monkeypatch.setattr(cv, "_compile_failed", lambda e: True)
+    f = jit(vmap(collatz), backend="cuda")
+    with pytest.warns(JitFallbackWarning, match="Numba could not compile it for the GPU"):
+        out = f(np.arange(1, 9))
+    np.testing.assert_array_equal(np.asarray(out), [collatz(n) for n in range(1, 9)])
+    with pytest.warns(JitFallbackWarning):
+        f(np.arange(1, 9))
+    assert tries == [1]
+
+
 def test_kwargs_and_in_axes_minus_one():
     f = jit(vmap(newton, in_axes=(-1, None)), backend="cuda")
     x, _ = f(a=np.array([4.0, 9.0, 16.0]), x0=1.0)
