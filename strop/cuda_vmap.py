@@ -4,16 +4,18 @@ The kernel (codegen/cuda.py) runs the code strop generates for ``f`` itself, one
 thread, so a ``while`` with per-lane trip counts costs each lane its own trips (JAX's batched
 ``while_loop`` runs every lane to the longest).  A call:
 
-1. lane 0 runs on the host as Python, giving the outputs' structure and dtypes (and, once
-   per kind of arguments, the code the kernel is made from);
+1. the first time for the arguments' types, lane 0 runs on the host as Python, giving the
+   outputs' structure and dtypes, and the code the kernel is made from (later calls with
+   those types skip this);
 2. the batched arguments (leading axis; another ``in_axes`` is moved there) go to the device
    unless already there, the outputs are allocated there, and the kernel runs;
 3. the error flag is read: an index out of range raises IndexError at the user's line (the
    batch is run again on the host as Python, which raises it there).
 
-Outputs stay on the device (``DeviceArray``) until asked for.  What a kernel cannot run (a
-lane whose values are arrays it computes, outputs other than numbers) runs as the CPU's
-``jit(vmap(f))`` after a JitFallbackWarning naming the reason, its results put on the device.
+Outputs stay on the device (``DeviceArray``) until asked for.  A lane may hold small arrays
+(codegen/cuda_arrays.py).  What a kernel cannot run (codegen/cuda.py, cuda_arrays.py say
+what) runs as the CPU's ``jit(vmap(f))`` after a JitFallbackWarning naming the reason and
+line, its results put on the device.
 """
 import functools
 import traceback
@@ -39,6 +41,7 @@ from .vmap import _leaf_axes
 from .tree_util import tree_flatten, tree_leaves, tree_unflatten
 
 THREADS = 128    # per block
+_DATA = (np.ndarray, np.generic, int, float, bool)   # what a kernel takes, with DeviceArray
 
 
 class CudaVmap:
@@ -201,7 +204,15 @@ class CudaElementwise:
         if launch is None:
             return None
         kernel, flat, size, shape, out_dtypes, tree = launch
-        outs = kernel.run(flat, size, out_dtypes, device)
+        try:
+            outs = kernel.run(flat, size, out_dtypes, device)
+        except Exception as e:
+            if kernel.ran or not _compile_failed(e):
+                raise
+            self.kernels = {k: None if v is kernel else v for k, v in self.kernels.items()}
+            self.known = {k: v for k, v in self.known.items() if v is None or v[0] is not kernel}
+            return None     # (the CPU runs it, after a JitFallbackWarning)
+        kernel.ran = True
         outs = [_reduce(o, kernel.reduced[i], device) if i in kernel.reduced else
                 wrap(o.data.reshape(shape), device) for i, o in enumerate(outs)]
         _check_finite(outs, lambda: self.lane.call_positional(_host(args)),
@@ -222,8 +233,7 @@ class CudaElementwise:
         tree), or None where this is not such a call."""
         dynamic = [a if is_device_array(a) else dtypes.canonicalize_tree(a)
                    for i, a in enumerate(args) if i not in self.statics]
-        data = (np.ndarray, np.generic, int, float, bool)
-        if not all(is_device_array(a) or isinstance(a, data) for a in dynamic):
+        if _why_not(dynamic) is not None:
             return None
         shapes = {tuple(np.shape(a)) for a in dynamic if np.ndim(a) > 0}
         if len(shapes) != 1:
@@ -423,7 +433,7 @@ def _signature(a, axis):
 
 def _why_not(leaves):
     for a in leaves:
-        if not (is_device_array(a) or isinstance(a, (np.ndarray, np.generic, int, float, bool))):
+        if not (is_device_array(a) or isinstance(a, _DATA)):
             return f"an argument holds a {type(a).__name__} (a kernel takes arrays and numbers)"
     return None
 
@@ -455,7 +465,7 @@ def _paths(out):
                 return None
             paths += [(i, *p) for p in inner]
         return paths
-    if isinstance(out, (np.generic, int, float, bool, np.ndarray)):
+    if isinstance(out, _DATA):
         return [()]
     return None
 

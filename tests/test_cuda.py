@@ -329,6 +329,10 @@ def squared_error(x, y, s):
     return np.sum(d * d), np.max(d), (d * 2).mean(), d
 
 
+def product_plus_one(a, b):   # arrays of one shape, but @ is no elementwise operation
+    return a @ b + 1.0
+
+
 def test_elementwise_code_is_one_kernel():
     x = np.linspace(-2, 2, 12).reshape(3, 4)
     y = np.cos(x)
@@ -349,6 +353,10 @@ def test_elementwise_code_is_one_kernel():
     for got, want in zip(out, jit(squared_error)(x, y, 1.5)):
         assert isinstance(got, DeviceArray) and got.shape == np.shape(want)
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
+    m = np.arange(4.0).reshape(2, 2)
+    with pytest.warns(JitFallbackWarning, match="runs on the CPU"):
+        out = jit(product_plus_one, backend="cuda")(m, m)
+    np.testing.assert_allclose(np.asarray(out), m @ m + 1)
     # arrays of two shapes broadcast: not one element per thread; the CPU runs it
     with pytest.warns(JitFallbackWarning):
         out = f(x, np.ones(4), 2.0)

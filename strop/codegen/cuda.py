@@ -15,7 +15,7 @@ batch and writes each output number into its array::
 A ``while`` on a lane's value runs that lane's own number of trips: no masks.  A kernel cannot
 raise, so every integer index into an array is checked (``index_in``, runtime/cuda/helpers.py):
 one out of range sets ``_err[0]`` and reads element 0 instead, and the launcher, seeing the
-flag, raises IndexError at the user's line (runtime: cuda_lanes.py).
+flag, raises IndexError at the user's line (strop/cuda_vmap.py).
 """
 import ast
 import dataclasses
@@ -24,11 +24,10 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..runtime import arithmetic
 from ..runtime.cuda import helpers, ufuncs
 from ..transformer import ir
 from .cpu import number_params, weaken
-from .cuda_arrays import Unsupported, local_arrays
+from .cuda_arrays import Unsupported, elementwise_operation, local_arrays, loops
 
 ERR = "_err"
 
@@ -177,24 +176,17 @@ def _packs(s):
 
 
 def _elementwise(e, fn):
+    """Whether ``e`` is made of elementwise operations alone, down to names and constants."""
     if isinstance(e, (gast.Name, gast.Constant)):
         return True
-    if isinstance(e, gast.Tuple):
-        return all(_elementwise(x, fn) for x in e.elts)
-    if isinstance(e, gast.Dict):
-        return all(_elementwise(x, fn) for x in e.values)
-    if isinstance(e, gast.BinOp):
-        return _elementwise(e.left, fn) and _elementwise(e.right, fn)
-    if isinstance(e, gast.UnaryOp):      # (not x of an array raises in NumPy)
-        return not isinstance(e.op, gast.Not) and _elementwise(e.operand, fn)
-    if isinstance(e, gast.Compare):      # (a < b < c of arrays raises in NumPy)
-        return len(e.ops) == 1 and _elementwise(e.left, fn) and \
-            _elementwise(e.comparators[0], fn)
-    if isinstance(e, gast.Call) and not e.keywords:
-        f = fn.callee(e.func)
-        return (isinstance(f, np.ufunc) or f is arithmetic.weak or
-                f is np.where and len(e.args) == 3) and all(_elementwise(a, fn) for a in e.args)
-    return False
+    if isinstance(e, (gast.Tuple, gast.Dict)):
+        return all(_elementwise(x, fn) for x in (e.elts if isinstance(e, gast.Tuple)
+                                                 else e.values))
+    operands = [e.left, e.right] if isinstance(e, gast.BinOp) else \
+        [e.operand] if isinstance(e, gast.UnaryOp) else \
+        [e.left, *e.comparators] if isinstance(e, gast.Compare) else \
+        e.args if isinstance(e, gast.Call) else []
+    return elementwise_operation(e, fn) and all(_elementwise(x, fn) for x in operands)
 
 
 def _write(out, value, shape, loc):
@@ -206,11 +198,7 @@ def _write(out, value, shape, loc):
     if idx:
         value = gast.Subscript(value=value, slice=idx[0] if len(idx) == 1 else gast.Tuple(
             elts=idx, ctx=gast.Load()), ctx=gast.Load())
-    body = [ir.assign(target, value, loc)]
-    for k, n in reversed(list(enumerate(shape))):
-        body = [ir.stmt(gast.For(target=ir.name(f"_i{k}", store=True), iter=ir.call(
-            "range", [ir.const(int(n))]), body=body, orelse=[], type_comment=None), loc)]
-    return body
+    return loops(shape, [i.id for i in idx], [ir.assign(target, value, loc)], loc)
 
 
 def _arguments(names):
@@ -229,8 +217,8 @@ def _dicts_as_tuples(node):
                 isinstance(sub.targets[0], gast.Name):
             assigned.setdefault(sub.targets[0].id, []).append(sub)
     returned = set(assigned)       # names read only by returns and by what they return
+    readers = _readers(node)
     while True:
-        readers = _readers(node)
         kept = {n for n in returned if all(r in returned or r == "return"
                                            for r in readers.get(n, ()))}
         if kept == returned:
@@ -260,8 +248,8 @@ def _readers(node):
                 out.setdefault(n, set()).add(target)
         elif isinstance(sub, gast.stmt) and not isinstance(
                 sub, (gast.FunctionDef, gast.Assign, gast.Return)):
-            for field in ("test", "iter", "value"):
-                for n in ir.names_in(getattr(sub, field, None) or ir.const(0), gast.Load):
+            for part in (getattr(sub, f, None) for f in ("test", "iter", "value")):
+                for n in ir.names_in(part, gast.Load) if part is not None else ():
                     out.setdefault(n, set()).add(None)
     return out
 

@@ -208,7 +208,7 @@ class _Rewrite:
                                ctx=gast.Store())
         kind = ir.attr("np", array.dtype.name)
         body = [ir.assign(store, ir.call(kind, [self.element(value, rest, loc)]), loc)]
-        return _loops(rest, idx, body, loc)
+        return loops(rest, idx, body, loc)
 
     def owned(self):
         params = {a.id for a in self.fn.node.args.args}
@@ -340,8 +340,7 @@ class _Rewrite:
         elif (f is narrow or f in (np.copy, np.asarray, np.array)) and len(call.args) == 1 \
                 and isinstance(call.args[0], gast.Name) and call.args[0].id in self.lists:
             items = self.lists[call.args[0].id]     # np.array(xs), xs = [a, b]: as stacked
-            return [_alloc(buffer, result, loc)] + self.stacked(buffer, items, result, loc) + (
-                [ir.assign(target, ir.name(buffer), loc)] if buffer != target else [])
+            return _filled(target, buffer, result, self.stacked(buffer, items, result, loc), loc)
         elif (f is narrow or f in (np.copy, np.asarray, np.array)) and len(call.args) == 1 \
                 and isinstance(self.env.get(getattr(call.args[0], "id", None)), np.ndarray):
             element = self.element(call.args[0], shape, loc)
@@ -351,12 +350,11 @@ class _Rewrite:
         elif f in (np.stack, np.array, np.asarray) and call.args and isinstance(
                 call.args[0], (gast.List, gast.Tuple)) and len(call.args) == 1 and \
                 not call.keywords:
-            return [_alloc(buffer, result, loc)] + self.stacked(buffer, call.args[0].elts,
-                                                                result, loc) + (
-                [ir.assign(target, ir.name(buffer), loc)] if buffer != target else [])
+            return _filled(target, buffer, result,
+                           self.stacked(buffer, call.args[0].elts, result, loc), loc)
         elif f in _REDUCE:                                     # along an axis
-            return [_alloc(buffer, result, loc)] + self.reduce_axis(buffer, call, result, loc) \
-                + ([ir.assign(target, ir.name(buffer), loc)] if buffer != target else [])
+            return _filled(target, buffer, result, self.reduce_axis(buffer, call, result, loc),
+                           loc)
         elif isinstance(value, gast.Attribute) and value.attr == "T" or f is np.transpose \
                 and len(call.args) == 1:
             source = value.value if isinstance(value, gast.Attribute) else call.args[0]
@@ -366,22 +364,21 @@ class _Rewrite:
                 [ir.name(i) for i in reversed(idx)]), ctx=gast.Load()))
         elif (f is np.reshape or f == ("method", "reshape")) and result.size <= 64:
             source = call.args[0] if f is np.reshape else call.func.value
-            return [_alloc(buffer, result, loc)] + self.reshaped(buffer, source, result, loc) \
-                + ([ir.assign(target, ir.name(buffer), loc)] if buffer != target else [])
+            return _filled(target, buffer, result, self.reshaped(buffer, source, result, loc),
+                           loc)
         elif isinstance(value, gast.Subscript) and isinstance(
                 self.sample(value.value, loc), np.ndarray):     # a region: a copy of it
             axes, _ = self.region(self.sample(value.value, loc), value.slice, loc)
             element = gast.Subscript(value=value.value, slice=_tuple(self.at(axes)),
                                      ctx=gast.Load())
-        elif self.elementwise(value):
+        elif elementwise_operation(value, self.fn):
             element = self.element(value, shape, loc)
         else:
             raise Unsupported(f"{ast.unparse(gast.gast_to_ast(value))} makes an array the "
                               f"kernel has no loop for", loc)
         cast = ir.call(ir.attr("np", result.dtype.name), [element])
-        code = [_alloc(buffer, result, loc)] + _loops(
-            shape, idx, [ir.assign(store, cast, loc)], loc)
-        return code + ([ir.assign(target, ir.name(buffer), loc)] if buffer != target else [])
+        return _filled(target, buffer, result,
+                       loops(shape, idx, [ir.assign(store, cast, loc)], loc), loc)
 
     def stacked(self, buffer, items, result, loc):
         """``np.stack([a, b])`` / ``np.array([x, y])``: item k into ``buffer[k]``."""
@@ -397,7 +394,7 @@ class _Rewrite:
                 [ir.name(i) for i in idx]), ctx=gast.Load())) if rest else item
             store = _inbounds(gast.Subscript(value=ir.name(buffer), slice=_tuple(
                 [ir.const(k)] + [ir.name(i) for i in idx]), ctx=gast.Store()))
-            code += _loops(rest, idx, [ir.assign(store, ir.call(kind, [value]), loc)], loc)
+            code += loops(rest, idx, [ir.assign(store, ir.call(kind, [value]), loc)], loc)
         return code
 
     def reshaped(self, buffer, source, result, loc):
@@ -450,7 +447,7 @@ class _Rewrite:
                 _for("_k", array.shape[ax], [ir.assign("_acc", ir.call(kind, [step]), loc)],
                      loc),
                 ir.assign(store, ir.call(kind, [total]), loc)]
-        return _loops(result.shape, idx, body, loc)
+        return loops(result.shape, idx, body, loc)
 
     def functional_setitem(self, target, args, loc):
         """``x = setitem(x, idx, v)`` (``x[idx] = v`` on an array the lane made): in place;
@@ -462,17 +459,6 @@ class _Rewrite:
         self.env[target] = self.env[x.id]
         store = gast.Subscript(value=ir.name(target), slice=index, ctx=gast.Store())
         return code + self.setitem(store, v, loc)
-
-    def elementwise(self, e):
-        if isinstance(e, (gast.BinOp, gast.UnaryOp)):
-            return not isinstance(getattr(e, "op", None), gast.Not)
-        if isinstance(e, gast.Compare):
-            return len(e.ops) == 1
-        if isinstance(e, gast.Call) and not e.keywords:
-            f = self.fn.callee(e.func)
-            return isinstance(f, np.ufunc) and f.nout == 1 or f is arithmetic.weak or \
-                f is np.where and len(e.args) == 3
-        return False
 
     def to_number(self, target, value, result, loc):
         """A number computed from arrays: a reduction, a dot product, an element."""
@@ -510,7 +496,7 @@ class _Rewrite:
         else:
             step = gast.BinOp(left=acc, op=gast.Add() if op == "+" else gast.Mult(),
                               right=item)
-        code = [ir.assign(target, start, loc)] + _loops(
+        code = [ir.assign(target, start, loc)] + loops(
             array.shape, idx, [ir.assign(target, ir.call(kind, [step]), loc)], loc)
         if f is np.mean:
             code.append(ir.assign(target, ir.call(kind, [gast.BinOp(
@@ -547,7 +533,7 @@ class _Rewrite:
                                          ctx=gast.Store()))
         shape = ([a.shape[0]] if rows else []) + ([b.shape[1]] if cols else [])
         idx = [f"_i{i}" for i in range(len(shape))]
-        return _loops(shape, idx, inner + [ir.assign(store, ir.name(acc), loc)], loc)
+        return loops(shape, idx, inner + [ir.assign(store, ir.name(acc), loc)], loc)
 
 
 def _names_only(e):
@@ -562,6 +548,29 @@ def _reads_list_into_array(s, fn, lists):
     return isinstance(s, gast.Assign) and isinstance(value, gast.Call) and \
         fn.callee(value.func) in (np.array, np.asarray, np.stack) and len(value.args) == 1 \
         and isinstance(value.args[0], gast.Name) and value.args[0].id in lists
+
+
+def elementwise_operation(e, fn):
+    """Whether ``e`` (its top level) is one NumPy operation applied element by element: an
+    operator other than ``@``, one comparison, a ufunc of one output, ``np.where`` of three
+    operands, ``weak``."""
+    if isinstance(e, gast.BinOp):
+        return not isinstance(e.op, gast.MatMult)
+    if isinstance(e, gast.UnaryOp):      # (not x of an array raises in NumPy)
+        return not isinstance(e.op, gast.Not)
+    if isinstance(e, gast.Compare):      # (a < b < c of arrays raises in NumPy)
+        return len(e.ops) == 1
+    if isinstance(e, gast.Call) and not e.keywords:
+        f = fn.callee(e.func)
+        return isinstance(f, np.ufunc) and f.nout == 1 or f is arithmetic.weak or \
+            f is np.where and len(e.args) == 3
+    return False
+
+
+def _filled(target, buffer, sample, code, loc):
+    """``buffer`` allocated for ``sample``, filled by ``code``, and bound to ``target``."""
+    rebind = [ir.assign(target, ir.name(buffer), loc)] if buffer != target else []
+    return [_alloc(buffer, sample, loc)] + code + rebind
 
 
 def _alloc(name, sample, loc):
@@ -602,7 +611,8 @@ def _for(index, n, body, loc):
         ir.const(int(n))]), body=body, orelse=[], type_comment=None), loc)
 
 
-def _loops(shape, idx, body, loc):
+def loops(shape, idx, body, loc):
+    """``body`` in loops over ``shape``, the counters named ``idx`` (outermost first)."""
     for i, n in reversed(list(zip(idx, shape))):
         body = [_for(i, n, body, loc)]
     return body
