@@ -34,7 +34,7 @@ from .errors import JitFallbackWarning, user_stacklevel
 from .placement import devices, placed
 from .runner import numba_location, numba_reason
 from .runtime.cuda import helpers
-from .runtime.cuda.arrays import is_device_array, to_device, wrap
+from .runtime.cuda.arrays import is_device_array, put, to_device, to_host, wrap
 from .runtime.base import narrow
 from .transformed import _bind, _hashable, _settings
 from .vmap import _leaf_axes
@@ -86,7 +86,7 @@ class CudaVmap:
         kernel.ran = True
 
         def host():    # vmap(f) as Python: it raises at the user's line
-            return self.compiled.uncompiled.call_positional(_host(args))
+            return self.compiled.uncompiled.call_positional(to_host(args))
         if outs is None:   # an index out of range
             host()
             raise IndexError(f"an index out of range in {self.__name__} on the GPU (run on the "
@@ -170,9 +170,7 @@ class CudaVmap:
             fix="nothing is needed (the results are the same); to run it on the GPU, write "
                 "that part with what the CUDA backend covers (README: the CUDA backend)"),
             stacklevel=user_stacklevel())
-        out = self.compiled.call_positional(_host(args))
-        return tree_unflatten(tree_flatten(out)[1],
-                              [to_device(np.asarray(x), device) for x in tree_leaves(out)])
+        return put(self.compiled.call_positional(to_host(args)), device)
 
     def shown(self, key=None):
         """The kernel module's source, as strop.source shows it (after a call)."""
@@ -215,7 +213,7 @@ class CudaElementwise:
         kernel.ran = True
         outs = [_reduce(o, kernel.reduced[i], device) if i in kernel.reduced else
                 wrap(o.data.reshape(shape), device) for i, o in enumerate(outs)]
-        _check_finite(outs, lambda: self.lane.call_positional(_host(args)),
+        _check_finite(outs, lambda: self.lane.call_positional(to_host(args)),
                       f"jit[cuda]({self.jitted.fun.__name__})")
         return tree_unflatten(tree, outs)
 
@@ -395,10 +393,6 @@ class Kernel:
             text, _ = helpers.cuda().compile_ptx(self.generated.module.__strop_python__[
                 self.fn.name], signature, cc=cc)
         return text
-
-
-def _host(args):
-    return [np.asarray(a) if is_device_array(a) else a for a in args]
 
 
 def _check_finite(outs, on_host, name):

@@ -24,7 +24,7 @@ from .transformer.parse import parse
 from .transformer.peel import split_first_trips
 from .transformer.ranks import given_ranks
 from .transformer.flatten import flatten_params, leaf_paths
-from .tree_util import tree_leaves, tree_map, tree_structure
+from .tree_util import tree_leaves, tree_structure
 
 
 class Transformed:
@@ -237,19 +237,17 @@ class Transformed:
             self._warned_gpu = True
             warnings.warn(JitFallbackWarning(
                 f"{self.__name__} runs on the CPU, its results put on {device!r}: the CUDA "
-                f"backend compiles jit(vmap(f)) of per-lane numbers, one GPU thread per lane; "
-                f"other code runs on the CPU in this version",
-                fix="write the computation as jit(vmap(f)) of a function of numbers to run it "
-                    "on the GPU"), stacklevel=user_stacklevel())
-        host = [tree_map(lambda x: np.asarray(x) if arrays.is_device_array(x) else x, a)
-                for a in args]
+                f"backend has kernels for jit(vmap(f)) (one GPU thread per lane) and for jit "
+                f"of elementwise code on arrays of one shape; other code runs on the CPU in "
+                f"this version",
+                fix="write the computation as jit(vmap(f)) of a function of one example to run "
+                    "it on the GPU"), stacklevel=user_stacklevel())
         device_was, self.device = self.device, None
         try:
-            out = self.call_positional(host)
+            out = self.call_positional(arrays.to_host(args))
         finally:
             self.device = device_was
-        return tree_map(lambda x: arrays.to_device(np.asarray(x), device)
-                        if isinstance(x, (np.ndarray, np.generic)) else x, out)
+        return arrays.put(out, device)
 
     def _shape_settings(self, args, kinds):
         """The key's settings with the arguments' dtypes and the equal lengths the code is

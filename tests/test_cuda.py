@@ -280,6 +280,20 @@ def test_pytrees_in_and_out():
         np.testing.assert_allclose(np.asarray(got), ref, rtol=1e-6)
 
 
+def first_of_cumsum(p, x):
+    return np.cumsum(p["v"] * x)[0]
+
+
+def test_a_pytree_of_gpu_arrays_falls_back_to_the_cpu():
+    """Its leaves come to the host for the CPU's run (they once went round in circles)."""
+    p = strop.device_put({"v": np.full(3, 2.0)}, gpu())
+    x = strop.device_put(np.arange(12.0).reshape(4, 3), gpu())
+    with pytest.warns(JitFallbackWarning, match="np.cumsum"):
+        out = jit(vmap(first_of_cumsum, in_axes=(None, 0)))(p, x)
+    assert isinstance(out, DeviceArray)
+    np.testing.assert_allclose(np.asarray(out), 2 * np.arange(0.0, 12.0, 3.0))
+
+
 def test_what_a_kernel_cannot_run_falls_back_to_the_cpu_with_a_warning():
     def ordered(v):
         return np.sort(v)[0] + v[1]

@@ -11,6 +11,7 @@ import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from . import cuda
+from ...tree_util import tree_map
 
 MADE = [False]   # whether a DeviceArray was ever made (calls check their arguments only then)
 
@@ -101,6 +102,17 @@ def to_device(x, device):
     x = np.asarray(x)
     return DeviceArray(cuda().to_device(x if x.flags.c_contiguous else np.ascontiguousarray(x)),
                        device)
+
+
+def to_host(tree):
+    """``tree`` (a pytree) with each DeviceArray copied to the host."""
+    return tree_map(lambda x: np.asarray(x) if isinstance(x, DeviceArray) else x, tree)
+
+
+def put(tree, device):
+    """``tree`` (a pytree) with each NumPy array and scalar copied to ``device``."""
+    return tree_map(lambda x: to_device(x, device) if isinstance(x, (np.ndarray, np.generic))
+                    else x, tree)
 
 
 def wrap(data, device):
