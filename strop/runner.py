@@ -26,6 +26,7 @@ from .codegen.fuse import fuse
 from .codegen.inplace import make_inplace
 from .codegen.loops import loop_chains
 from .codegen.native import Native
+from .codegen.outer import defer_outer_products
 from .codegen.objmode import island_at, refused_statement, with_islands
 from .codegen.tapes import arrays_for_tapes, shapes_for_tapes
 from .transformer.ranks import scalar_names
@@ -66,6 +67,8 @@ class Staged:
             self.array_tapes = arrays_for_tapes(node, refs, numbers)
             shapes_for_tapes(node, refs)    # (before in-place: a shape read is no escape)
         self.inplace = make_inplace(node, refs, donated) if backend == "cpu" else set()
+        if backend == "cpu":
+            defer_outer_products(node, refs)
         params = [a.id for a in node.args.args]
         overwritten = sorted(self.inplace & {params[i] for i in donated if i < len(params)})
         self.overwrites = bool(overwritten)

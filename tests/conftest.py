@@ -1,10 +1,15 @@
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))  # tests/helpers.py
-# Generated modules and Numba's cache go to a fresh directory per test run.
-os.environ.setdefault("STROP_CACHE_DIR", tempfile.mkdtemp(prefix="strop-test-cache-"))
+# Generated modules and Numba's cache go to a fresh directory per test run, made by the
+# process that starts the run (xdist's workers inherit it) and removed when that one exits.
+if "STROP_CACHE_DIR" not in os.environ:
+    os.environ["STROP_CACHE_DIR"] = tempfile.mkdtemp(prefix="strop-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["STROP_CACHE_DIR"], ignore_errors=True)
 os.environ.setdefault("NUMBA_CACHE_DIR", os.path.join(os.environ["STROP_CACHE_DIR"], "numba"))
 # The CUDA backend runs in Numba's simulator unless told otherwise (NUMBA_ENABLE_CUDASIM=0 on a
 # machine with a GPU runs tests/test_cuda.py for real); set before Numba is imported.

@@ -84,12 +84,132 @@ def test_compiled_gradients_of_products_in_loops(name):
 
 
 def test_the_cotangent_of_a_matrix_in_a_recurrence_is_added_into_its_sum():
+    # owned sums that nothing else in the loop reads: each trip's outer product is held as
+    # two rows and the rows are added as one product (codegen/outer.py)
     _, jg = run_compiled(grad(rnn, argnums=(0, 1, 2)), *data())
     text = strop.source(jg)
-    assert "bw = add_matmul_vjp_x_inplace(bw, " in text, text
-    assert "bu = add_matmul_vjp_x_inplace(bu, " in text, text
+    for acc in ("bw", "bu"):
+        assert f"{acc}, _{acc}_n = add_matmul_vjp_x_deferred({acc}, _{acc}_terms, _{acc}_n, " \
+            in text, text
+        assert f"_{acc}_terms = outer_terms({acc})" in text, text
+        assert f"{acc} = add_terms({acc}, _{acc}_terms, _{acc}_n)" in text, text
     _, jg = run_compiled(grad(rnn_rows), *CASES["rnn_rows"][1])
-    assert "bw = add_matmul_vjp_y_inplace(bw, " in strop.source(jg)
+    assert "bw, _bw_n = add_matmul_vjp_y_deferred(bw, " in strop.source(jg)
+
+
+def rnn_until(w, xs, limit):       # a while loop left by break: the rows held are added
+    h = np.ones(w.shape[0]) / 4
+    t = 0
+    while True:
+        h = np.tanh(w @ h + xs[t])
+        t += 1
+        if t >= limit or t >= xs.shape[0]:
+            break
+    return np.sum(h ** 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("steps", [1, 127, 128, 129, 300])
+def test_outer_products_held_over_many_trips_sum_as_each_trip_would(dtype, steps):
+    # the rows held are added when TERM_ROWS (128) are full and after the loop: trip counts
+    # around it, against Python's gradient (one product added per trip) and differences
+    rng = np.random.default_rng(steps)
+    w, u, b = (rng.normal(size=s) / 4 for s in ((6, 6), (6, 3), (6,)))
+    xs = rng.normal(size=(steps, 3))
+    args = [a.astype(dtype) for a in (w, u, b, xs)]
+    g = grad(rnn, argnums=(0, 1, 2))
+    with config.override(enable_x64=dtype == np.float64):
+        (got, jg), want = run_compiled(g, *args), g(*args)
+    assert "add_matmul_vjp_x_deferred" in strop.source(jg)
+    tol = dict(rtol=2e-4, atol=2e-5) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-13)
+    for a, b_ in zip(got, want):
+        assert a.dtype == dtype
+        np.testing.assert_allclose(a, b_, **tol)
+    if dtype == np.float64:
+        np.testing.assert_allclose(got[0], numeric_vjp(rnn, [w, u, b, xs], 0, 1.0), rtol=1e-6,
+                                   atol=1e-9)
+
+
+def test_outer_products_held_in_a_while_loop_left_by_break():
+    fn, args = rnn_until, (np.eye(5) / 2 + 0.1, np.linspace(-1, 1, 1000).reshape(200, 5), 150)
+    g = grad(fn)
+    (got, jg), want = run_compiled(g, *args), g(*args)
+    assert "_deferred(bw, _bw_terms" in strop.source(jg)
+    np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-13)
+    np.testing.assert_allclose(got, numeric_vjp(fn, list(args), 0, 1.0), rtol=1e-6, atol=1e-9)
+
+
+def rewritten(src, rewrite, names):
+    """The text of function ``src`` after codegen pass ``rewrite``, the runtime helpers
+    ``names`` bound."""
+    import gast
+    from strop.transformer.unparse import unparse
+    node = gast.parse(textwrap.dedent(src)).body[0]
+    rewrite(node, {n: getattr(runtime, n) for n in names})
+    return unparse(node)
+
+
+def deferred(src):
+    from strop.codegen.outer import defer_outer_products
+    return rewritten(src, defer_outer_products, ("add_matmul_vjp_x_inplace", "zeros_like"))
+
+
+HELD = """
+    def f(g, w, h, n):
+        bw = zeros_like(w)
+        for t in range(n):
+            bw = add_matmul_vjp_x_inplace(bw, g, w, h)
+        return bw
+    """
+
+
+def test_outer_products_are_held_only_where_nothing_else_in_the_loop_reads_the_sum():
+    text = deferred(HELD)
+    assert "bw, _bw_n = add_matmul_vjp_x_deferred(bw, _bw_terms, _bw_n, g, w, h)" in text
+    assert text.index("_bw_terms = outer_terms(bw)") < text.index("for t in")
+    assert text.index("bw = add_terms(bw, _bw_terms, _bw_n)") > text.index("add_matmul")
+    for changed in ("bw = add_matmul_vjp_x_inplace(bw, g, w, h)\n            s = bw[0, 0]",
+                    "bw = add_matmul_vjp_x_inplace(bw, g, w, h)\n            return bw",
+                    "bw = add_matmul_vjp_x_inplace(bw, g, w, bw[0])"):
+        text = deferred(HELD.replace("bw = add_matmul_vjp_x_inplace(bw, g, w, h)", changed))
+        assert "deferred" not in text, text
+    # a sum first bound in the loop (no value before it to hold rows for)
+    text = deferred(HELD.replace("bw = zeros_like(w)", "pass"))
+    assert "deferred" not in text, text
+    # a nest: the rows are held across the outer loop's trips
+    text = deferred(HELD.replace("for t in range(n):\n", "for r in range(n):\n"
+                                 "          for t in range(r):\n  "))
+    assert "deferred" in text, text
+    assert text.index("_bw_terms = outer_terms(bw)") < text.index("for r in")
+    assert text.index("bw = add_terms(") > text.rindex("add_matmul")
+    assert text.count("add_terms(") == 1, text
+
+
+@pytest.mark.parametrize("m, n", [(1, 1), (3, 5), (4, 16), (5, 17), (8, 64), (13, 33)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_held_outer_products_sum_to_numpys(m, n, dtype):
+    # the compiled helpers directly: 300 products (two full buffers and a part), then one of
+    # another shape (added at once after the rows held), against NumPy's sum
+    import numba
+    import strop.runtime.numba  # noqa: F401  (registers the helpers)
+
+    @numba.njit
+    def held(acc, gs, ys, extra_g, extra_y):
+        terms, k = runtime.outer_terms(acc), 0
+        for i in range(gs.shape[0]):
+            acc, k = runtime.add_matmul_vjp_x_deferred(acc, terms, k, gs[i], acc, ys[i])
+        acc, k = runtime.add_matmul_vjp_y_deferred(acc, terms, k, extra_g, extra_y, acc)
+        return runtime.add_terms(acc, terms, k)
+
+    rng = np.random.default_rng(m * n)
+    gs, ys = rng.normal(size=(300, m)).astype(dtype), rng.normal(size=(300, n)).astype(dtype)
+    acc = rng.normal(size=(m, n)).astype(dtype)
+    extra_g, extra_y = rng.normal(size=n).astype(dtype), rng.normal(size=m).astype(dtype)
+    want = acc.astype(np.float64) + gs.T.astype(np.float64) @ ys + np.outer(extra_y, extra_g)
+    got = held(acc.copy(), gs, ys, extra_g, extra_y)
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, want, rtol=1e-4 if dtype == np.float32 else 1e-12,
+                               atol=1e-3 if dtype == np.float32 else 1e-11)
 
 
 def test_a_sum_of_another_dtype_is_made_anew():
@@ -102,13 +222,9 @@ def test_a_sum_of_another_dtype_is_made_anew():
 
 
 def owned(src):
-    import gast
     from strop.codegen.inplace import make_inplace
-    from strop.transformer.unparse import unparse
-    names = ("matmul_vjp_x", "matmul_vjp_y", "unbroadcast", "zeros_like", "add")
-    node = gast.parse(textwrap.dedent(src)).body[0]
-    make_inplace(node, {n: getattr(runtime, n) for n in names})
-    return unparse(node)
+    return rewritten(src, make_inplace, ("matmul_vjp_x", "matmul_vjp_y", "unbroadcast",
+                                         "zeros_like", "add"))
 
 
 LOOP = """

@@ -8,7 +8,9 @@ import numpy as np
 from .base import add, unbroadcast
 
 __all__ = ["matmul", "matmul_vjp_x", "matmul_vjp_y", "add_matmul_vjp_x", "add_matmul_vjp_y",
-           "add_matmul_vjp_x_inplace", "add_matmul_vjp_y_inplace", "matmul_as_x", "matmul_as_y",
+           "add_matmul_vjp_x_inplace", "add_matmul_vjp_y_inplace", "outer_terms",
+           "add_matmul_vjp_x_deferred", "add_matmul_vjp_y_deferred", "add_terms",
+           "matmul_as_x", "matmul_as_y",
            "matmul_x_vjp_y", "matmul_y_vjp_x", "dot_axes", "tensordot_vjp_a", "tensordot_vjp_b",
            "kron_vjp_a", "kron_vjp_b", "cross_vjp", "einsum_vjp", "einsum_cross"]
 
@@ -59,6 +61,27 @@ def add_matmul_vjp_x_inplace(acc, g, x, y):
 
 def add_matmul_vjp_y_inplace(acc, g, x, y):
     return add_matmul_vjp_y(acc, g, x, y)
+
+
+# The outer products a loop adds into an owned accumulator that nothing else in the loop reads
+# (codegen/outer.py): compiled, each trip's two vectors are rows of ``terms`` and every few
+# trips, and after the loop, ``add_terms`` adds them as one matrix product.  ``n`` counts the
+# rows held.  As Python nothing is held: each trip adds its product.
+
+def outer_terms(acc):
+    return None
+
+
+def add_matmul_vjp_x_deferred(acc, terms, n, g, x, y):
+    return add_matmul_vjp_x(acc, g, x, y), n
+
+
+def add_matmul_vjp_y_deferred(acc, terms, n, g, x, y):
+    return add_matmul_vjp_y(acc, g, x, y), n
+
+
+def add_terms(acc, terms, n):
+    return acc
 
 
 # The derivatives of matmul_vjp_x/y (second order).  matmul_vjp_x(g, x, y) is linear in g and

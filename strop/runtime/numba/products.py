@@ -9,7 +9,7 @@ from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
 from ._common import _float_of, _through_numpy, overload
-from .matvec import add_outer, mat_vec, vec_mat
+from .matvec import add_outer_rows, add_outer, mat_vec, vec_mat
 
 
 def _matmul_type(a, b):
@@ -128,18 +128,28 @@ def _work(args):
     return a.size * (b.size // max(b.shape[0], 1))    # (b's columns, 1 for a vector)
 
 
-def _vector_product(a_ndim, blas):
+def _vector_product(a_ndim, out_type, operands=None):
     """``a @ b`` for arrays of one float dtype, ``a`` of rank ``a_ndim`` (ranks (2, 1) or
-    (1, 2)): matvec's kernel where the work is at most MATVEC_WORK, else ``blas`` (or the
-    kernel)."""
+    (1, 2)): matvec's kernel where the work is at most MATVEC_WORK, else BLAS from compiled
+    code (or the kernel, without SciPy) up to SMALL_PRODUCT, else NumPy.  Called as ``(a, b)``,
+    or as ``(g, x, y)`` where ``operands(g, x, y)`` gives them (the vjp helpers).  One function,
+    not layers of helpers: each layer returning an array cost ~15 ns, a tenth of a 64x64
+    product."""
     kernel = mat_vec if a_ndim == 2 else vec_mat
-    large = blas or kernel
+    medium = _dot if _blas() else kernel
+    numpy_run = _through_numpy(np.matmul, out_type)
 
     @register_jitable
-    def run(a, b):
-        a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
-        return kernel(a, b) if _work((a, b)) <= MATVEC_WORK else large(a, b)
-    return run
+    def product(a, b):
+        work = _work((a, b))
+        if work <= MATVEC_WORK:
+            return kernel(np.ascontiguousarray(a), np.ascontiguousarray(b))
+        if work <= SMALL_PRODUCT:
+            return medium(np.ascontiguousarray(a), np.ascontiguousarray(b))
+        return numpy_run((a, b))
+    if operands is None:
+        return product
+    return lambda g, x, y: product(*operands(g, x, y))
 
 
 @overload(rt.matmul)
@@ -150,8 +160,8 @@ def _matmul(a, b):
     if _floats(a, b) and (a.ndim, b.ndim) == (1, 1):
         return lambda a, b: _vec_vec(a, b, dt)
     if _one_float(a, b) and (a.ndim, b.ndim) in ((1, 2), (2, 1)):
-        loop = _vector_product(a.ndim, _dot if _blas() else None)
-    elif _by_blas(a, b):
+        return _vector_product(a.ndim, _matmul_type(a, b))
+    if _by_blas(a, b):
         loop = _dot
     elif _floats(a, b) and (a.ndim, b.ndim) in ((1, 2), (2, 1)):
         loop = _vec_mat if a.ndim == 1 else _mat_vec
@@ -221,11 +231,8 @@ def _matmul_vjp(helper, wrt):
         key = (helper, x.ndim, y.ndim)
         dt = _product_dtype(g, other)
         if key in _VJP_VECTOR and _one_float(g, other):
-            operands, product = _VJP_VECTOR[key], _vector_product(
-                other.ndim if wrt == "x" else 1, _dot if _blas() else None)
-            run = _small_or_numpy(register_jitable(lambda g, x, y: product(*operands(g, x, y))),
-                                  helper, _vjp_type(g, x, y, wrt), _vjp_work)
-            return lambda g, x, y: run((g, x, y))
+            return _vector_product(other.ndim if wrt == "x" else 1, _vjp_type(g, x, y, wrt),
+                                   _VJP_VECTOR[key])
         if key in _VJP_LOOPS and (x.ndim == y.ndim == 1 or _floats(g, other)):
             loop, blas = _VJP_LOOPS[key]
             if not blas:
@@ -302,6 +309,66 @@ overload(rt.add_matmul_vjp_y_inplace)(_add_matmul_vjp_inplace(
     rt.add_matmul_vjp_y, rt.matmul_vjp_y, "y"))
 
 
+# Rows of outer products held before they are added as one product (matvec.add_outer_rows):
+# 128 trips of 64x64 float32 take 7 µs so, where 128 passes over the matrix take 30-60 µs.
+TERM_ROWS = 128
+
+
+@overload(rt.outer_terms)
+def _outer_terms(acc):
+    """Two buffers of TERM_ROWS rows (the outer products' left and right vectors) for a C
+    float matrix; else None, and nothing is held."""
+    if not (isinstance(acc, types.Array) and acc.ndim == 2 and acc.layout == "C" and
+            isinstance(acc.dtype, types.Float)):
+        return lambda acc: None
+    return lambda acc: (np.empty((TERM_ROWS, acc.shape[0]), acc.dtype),
+                        np.empty((TERM_ROWS, acc.shape[1]), acc.dtype))
+
+
+@overload(rt.add_terms)
+def _add_terms(acc, terms, n):
+    if isinstance(terms, types.NoneType):
+        return lambda acc, terms, n: acc
+    return lambda acc, terms, n: add_outer_rows(acc, terms[0], terms[1], n)
+
+
+def _add_matmul_vjp_deferred(inplace, wrt):
+    """The Numba implementation of runtime.add_matmul_vjp_x_deferred (``wrt`` "x", or _y):
+    an outer product of vectors of the accumulator's dtype, of its shape, is copied into the
+    next rows of ``terms``; anything else is added at once, by ``inplace``, after the rows
+    held."""
+    def impl(acc, terms, n, g, x, y):
+        operand, other = (x, y) if wrt == "x" else (y, x)
+        if not (isinstance(terms, types.BaseTuple) and _one_float(acc, g, other) and
+                (operand.ndim, other.ndim, g.ndim) == (2, 1, 1)):
+            return lambda acc, terms, n, g, x, y: (inplace(rt.add_terms(acc, terms, n), g, x, y),
+                                                   0)
+        factors = _OUTER_FACTORS[wrt]
+
+        def defer(acc, terms, n, g, x, y):
+            a, b = factors(g, x, y)
+            left, right = terms
+            m, k = left.shape[1], right.shape[1]
+            if not (a.size == m and b.size == k and acc.shape[0] == m and acc.shape[1] == k):
+                return inplace(rt.add_terms(acc, terms, n), g, x, y), 0
+            for i in range(a.size):       # (a loop: Numba's row assignment is a slow path)
+                left[n, i] = a[i]
+            for j in range(b.size):
+                right[n, j] = b[j]
+            if n + 1 == left.shape[0]:
+                return rt.add_terms(acc, terms, n + 1), 0
+            return acc, n + 1
+        return defer
+    return impl
+
+
+# (inlined: as a call, passing and returning the arrays cost more than the copy)
+overload(rt.add_matmul_vjp_x_deferred, inline="always")(
+    _add_matmul_vjp_deferred(rt.add_matmul_vjp_x_inplace, "x"))
+overload(rt.add_matmul_vjp_y_deferred, inline="always")(
+    _add_matmul_vjp_deferred(rt.add_matmul_vjp_y_inplace, "y"))
+
+
 def _rank(t):
     return t.ndim if isinstance(t, types.Array) else 0
 
@@ -366,5 +433,6 @@ overload(rt.tensordot_vjp_a)(_tensordot_vjp(rt.tensordot_vjp_a, "a"))
 overload(rt.tensordot_vjp_b)(_tensordot_vjp(rt.tensordot_vjp_b, "b"))
 
 IMPLEMENTED = {rt.matmul, rt.matmul_vjp_x, rt.matmul_vjp_y, rt.add_matmul_vjp_x_inplace,
-               rt.add_matmul_vjp_y_inplace, rt.matmul_as_x, rt.matmul_as_y,
-               rt.matmul_x_vjp_y, rt.matmul_y_vjp_x}
+               rt.add_matmul_vjp_y_inplace, rt.outer_terms, rt.add_terms,
+               rt.add_matmul_vjp_x_deferred, rt.add_matmul_vjp_y_deferred, rt.matmul_as_x,
+               rt.matmul_as_y, rt.matmul_x_vjp_y, rt.matmul_y_vjp_x}

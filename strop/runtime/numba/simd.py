@@ -129,6 +129,17 @@ def vfma(typingctx, a, b, c):
 
 
 @intrinsic
+def vadd(typingctx, a, b):
+    """``a + b`` in each lane."""
+    if not (isinstance(a, Vec) and a == b):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.fadd(*args)
+    return a(a, b), codegen
+
+
+@intrinsic
 def lanes(typingctx, arr):
     """The number of lanes of ``arr``'s vectors (a constant)."""
     if not (isinstance(arr, types.Array) and _floats(arr.dtype)):
