@@ -27,6 +27,7 @@ from .codegen.inplace import make_inplace
 from .codegen.loops import loop_chains
 from .codegen.native import Native
 from .codegen.outer import defer_outer_products
+from .codegen.reuse import reuse_dead
 from .codegen.objmode import island_at, refused_statement, with_islands
 from .codegen.tapes import arrays_for_tapes, shapes_for_tapes
 from .transformer.ranks import scalar_names
@@ -83,12 +84,13 @@ class Staged:
                     "result: x = f(x)), or do not donate it"),
                 stacklevel=user_stacklevel())
         if backend == "cpu" and array_tapes:
-            companions = tuple(
-                loop_chains(fuse(weaken(c, refs, set(weak) | number_params(node, c)), refs), refs)
-                for c in companions)
+            companions = tuple(reuse_dead(
+                loop_chains(fuse(weaken(c, refs, set(weak) | number_params(node, c)), refs), refs),
+                refs) for c in companions)
             lowered = scalar_names(node.body, {p: r for p, r in dict(ranks).items()
                                                if p in params}, resolver(node, refs))
             node = loop_chains(fuse(weaken(node, refs, weak, numbers | lowered), refs), refs)
+            node = reuse_dead(node, refs, numbers | lowered)
         # (not for vmap's wide loops: they run trips of lanes that are done, whose flags
         # say nothing of the user's code; run as Python they would warn the same)
         wide = any(getattr(c, "unchecked", False) for c in fn.companions)

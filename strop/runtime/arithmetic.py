@@ -8,7 +8,7 @@ import numpy as np
 from .base import add, like, unbroadcast, zeros_like
 from .indexing import add_at_index_inplace
 
-__all__ = ["weak", "elementwise", "chain_like", "unbroadcast_chain", "add_at_index_chain", "balanced_eq", "plus", "plus_inplace", "plus_vjp", "times", "times_vjp", "times_jvp"]
+__all__ = ["weak", "elementwise", "elementwise_into", "chain_like", "unbroadcast_chain", "add_at_index_chain", "balanced_eq", "plus", "plus_inplace", "plus_vjp", "times", "times_vjp", "times_jvp"]
 
 
 def weak(number, like):
@@ -33,6 +33,13 @@ def elementwise(chain, *operands):
     one shape (Numba's own loop for an expression keeps broadcasting checks inside it, so it
     does not vectorize).  As Python, the expression itself."""
     return eval(chain, {"weak": weak}, {f"_{i}": v for i, v in enumerate(operands)})
+
+
+def elementwise_into(chain, *operands):
+    """``elementwise(chain, *operands)``, compiled into ``_0``'s array where it is of the
+    result's shape and dtype: a temporary nothing reads again (codegen/reuse.py), so no new
+    array is made.  As Python, a new array."""
+    return elementwise(chain, *operands)
 
 
 def chain_like(chain, *operands):

@@ -10,7 +10,9 @@ NUMPY_UFUNCS = (np.tanh, np.exp, np.log, np.sin, np.cos, np.log1p, np.expm1)
 
 
 def _stub(ufunc):
-    def stub(x):
+    def stub(x, out=None):
+        """``ufunc(x)``; compiled, written over ``x`` where ``out`` is ``x``: a temporary
+        nothing reads again (codegen/reuse.py).  As Python, a new array."""
         return ufunc(x)
     stub.__name__ = stub.__qualname__ = f"{ufunc.__name__}_np"
     return stub

@@ -27,7 +27,7 @@ compile_the_rest((rt.base, rt.arithmetic, rt.containers, rt.indexing, rt.reducti
                  | indexing.IMPLEMENTED | reductions.IMPLEMENTED | products.IMPLEMENTED
                  | batching.IMPLEMENTED | shape.IMPLEMENTED
                  | {rt.polyval_vjp_p, rt.polyval_slope}    # numeric.py's (their source fails)
-                 | {rt.elementwise, rt.chain_like, rt.unbroadcast_chain,   # loops.py's
+                 | {rt.elementwise, rt.elementwise_into, rt.chain_like, rt.unbroadcast_chain,   # loops.py's
                     rt.add_at_index_chain})
 
 from . import twins, via_numpy  # noqa: E402,F401

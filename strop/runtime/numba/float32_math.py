@@ -179,7 +179,8 @@ else:
 
 def vectorized(kernel, flags):
     """``kernel`` over a float32 array (a new C-contiguous one of its shape), with NumPy's flags
-    for it: ``flags(x, out)``."""
+    for it: ``flags(x, out)``.  ``.inplace(x)``: over a C-contiguous float32 array, written
+    into it (only where ``flags`` does not read ``x``: see IN_PLACE)."""
     @register_jitable
     def run(x):
         before = _test(MASK)
@@ -189,8 +190,20 @@ def vectorized(kernel, flags):
             flat[i] = kernel(src[i])
         _flags_set(before, flags(src, flat))
         return out
+
+    @register_jitable
+    def inplace(x):
+        before = _test(MASK)
+        flat = x.reshape(-1)      # (one name: LLVM sees each element read, then written)
+        for i in range(flat.size):
+            flat[i] = kernel(flat[i])
+        _flags_set(before, flags(flat, flat))
+        return x
+    run.inplace = inplace
     return run
 
 
 LOOPS = {np.tanh: vectorized(tanh32, _no_flags), np.exp: vectorized(exp32, _exp_flags),
          np.log: vectorized(log32, _log_flags)}
+# those that may write over their input: their flags are read off the results alone
+IN_PLACE = {np.tanh}

@@ -11,6 +11,7 @@ type on their elements the same as its array's dtype (found by Numba's typing, o
 operator).  Elsewhere, and for arrays of other shapes (broadcasting), the array expression.
 """
 import ast
+import re
 
 import numpy as np
 from numba import types
@@ -83,17 +84,22 @@ def _loops(chain, args, consts=None, least=3):
         whole.dtype == each
 
 
-def _source(chain, args):
-    """impl(chain, *args): the loop nest where the arrays share one shape, else ``chain``."""
+def _source(chain, args, into=False):
+    """impl(chain, *args): the loop nest where the arrays share one shape, else ``chain``;
+    ``into``: the loop writes into ``_0`` (of the result's dtype) where it has that shape too,
+    through the one name, so that LLVM sees the loop read each element before it writes it
+    (two names of one array read as overlapping arrays: a loop that does not vectorize)."""
     arrays = [k for k, t in enumerate(args) if isinstance(t, types.Array)]
     first, ndim = f"_{arrays[0]}", args[arrays[0]].ndim
     index = ", ".join(f"i{d}" for d in range(ndim))
     element = ast.unparse(_Elements(arrays, index).visit(ast.parse(chain, mode="eval")))
-    same = " and ".join(f"_{k}.shape == {first}.shape" for k in arrays[1:])
+    same = " and ".join(f"_{k}.shape == {first}.shape" for k in arrays[1:]) or "True"
     lines = ["def impl(chain, *args):"]
     lines += [f"    _{k} = args[{k}]" for k in range(len(args))]
-    lines += [f"    if {same} and {first}.size >= {LOOP_SIZE}:",
-              f"        out = np.empty({first}.shape, DTYPE)"]
+    lines += [f"    if {same} and {first}.size >= {LOOP_SIZE}:"]
+    lines += ["        out = _0"] if into else [f"        out = np.empty({first}.shape, DTYPE)"]
+    if into:
+        element = re.sub(r"\b_0\[", "out[", element)
     indent = "        "
     for d in range(ndim):
         lines.append(f"{indent}for i{d} in range({first}.shape[{d}]):")
@@ -175,6 +181,24 @@ def _elementwise(chain, *args):
     exec("def impl(chain, *args):\n" + "".join(f"    _{k} = args[{k}]\n" for k in range(len(args)))
          + f"    return {text}\n", space)
     return space["impl"]
+
+
+@overload(rt.elementwise_into, prefer_literal=True, jit_options={"error_model": ERROR_MODEL})
+def _elementwise_into(chain, *args):
+    """elementwise's loop written into ``_0`` where that is a C array of the loop's dtype and
+    rank (and of its shape when run); anything else: elementwise's new array."""
+    if not isinstance(chain, types.StringLiteral):
+        return None
+    text, args, constants = _chain_of(chain, args)
+    if args and isinstance(args[0], types.Array) and args[0].layout == "C" and \
+            _loops(text, args, constants, least=1):
+        whole = _type_of(ast.parse(text, mode="eval").body, args, cpu_target.typing_context,
+                         constants)
+        if args[0].ndim == whole.ndim and args[0].dtype == whole.dtype:
+            space = {"np": np, "weak": rt.weak, **constants}
+            exec(_source(text, args, into=True), space)
+            return space["impl"]
+    return lambda chain, *args: rt.elementwise(chain, *args)
 
 
 @overload(rt.chain_like, prefer_literal=True)

@@ -1,0 +1,111 @@
+"""Results written over a temporary array nothing reads again.
+
+A loop's step makes a few small arrays and drops them (``_t12 = elementwise('_0 + _1 + _2',
+_t8, _t10, b); h = tanh_np(_t12)``): each is an allocation and a fresh stretch of memory,
+which for arrays of tens of elements costs as much as the arithmetic.  Where an operand is a
+temporary the transforms made, assigned once from a call or operator that makes a new array
+and read only here, its array is dead after this statement and no other name can see it, so
+the result goes over it: ``elementwise_into('_0 + _1 + _2', _t8, _t10, b)`` (into ``_0``,
+the dead one), ``tanh_np(_t12, out=_t12)``.  The helpers check the dtype and rank when
+compiled and the shape when run, and make a new array where the result does not fit; as
+Python they make a new array.  Compiled code only; it runs after fusion (codegen/fuse.py and
+loops.py), on the statements left.
+"""
+import re
+from collections import Counter
+
+import gast
+
+from .. import runtime
+from ..runtime.via_numpy import VIA_NUMPY
+from ..transformer import ir
+from .cpu import _bind, callee_of
+from .fuse import OPERATORS, TEMP
+from .loops import chain_text, is_chain
+
+STUBS = set(VIA_NUMPY.values())
+# calls whose result is a new array (or a number), never an argument or a view of one
+FRESH = {runtime.elementwise, runtime.elementwise_into, runtime.matmul, runtime.matmul_vjp_x,
+         runtime.matmul_vjp_y, *STUBS}
+_PLACEHOLDER = re.compile(r"\b_(\d+)\b")
+
+
+def reuse_dead(node, refs, numbers=()):
+    """``node`` (a lowered FunctionDef) with results written over dead temporaries;
+    ``numbers``: names known to hold numbers (never reused)."""
+    names = [n for n in gast.walk(node) if isinstance(n, gast.Name)]
+    loads = Counter(n.id for n in names if isinstance(n.ctx, gast.Load))
+    loads.subtract(_shape_reads(node, refs))    # (a shape or dtype is the same after)
+    stores = Counter(n.id for n in names if isinstance(n.ctx, gast.Store))
+    local = ir.names_in(node) - set(refs)
+
+    def fresh(value):
+        if isinstance(value, OPERATORS):
+            return not (isinstance(value, gast.UnaryOp) and isinstance(value.op, gast.UAdd))
+        return isinstance(value, gast.Call) and callee_of(value, refs) in FRESH
+
+    for block in _blocks(node):
+        made = set()     # this block's temporaries so far that hold an array of their own
+        for s in block:
+            if not (isinstance(s, gast.Assign) and len(s.targets) == 1 and
+                    isinstance(s.targets[0], gast.Name)):
+                continue
+            v = s.value
+            fn = callee_of(v, refs) if isinstance(v, gast.Call) else None
+            if fn is runtime.elementwise and not v.keywords and len(v.args) > 1 and \
+                    isinstance(v.args[0], gast.Constant):
+                _into(s, v.args[0].value, v.args[1:], made, loads, refs, local)
+            elif isinstance(v, OPERATORS) and is_chain(v, refs):
+                text, operands = chain_text(v, refs)
+                _into(s, text, [ir.name(o) for o in operands], made, loads, refs, local)
+            elif fn in STUBS and len(v.args) == 1 and not v.keywords and \
+                    _dead(v.args[0], made, loads):
+                v.keywords = [gast.keyword(arg="out", value=ir.name(v.args[0].id))]
+            target = s.targets[0].id
+            if TEMP.match(target) and stores[target] == 1 and target not in numbers and \
+                    fresh(s.value):
+                made.add(target)
+    return node
+
+
+# helpers reading some arguments for their shape and dtype only: (first such, last + 1)
+_SHAPE_ONLY = {runtime.shape_like: (0, 1), runtime.chain_like: (1, None), runtime.weak: (1, 2)}
+
+
+def _shape_reads(node, refs):
+    """How often each name is read for its shape or dtype only."""
+    out = Counter()
+    for n in gast.walk(node):
+        if isinstance(n, gast.Attribute) and n.attr in ("shape", "dtype", "ndim", "size") and \
+                isinstance(n.value, gast.Name):
+            out[n.value.id] += 1
+        elif isinstance(n, gast.Call) and callee_of(n, refs) in _SHAPE_ONLY:
+            first, end = _SHAPE_ONLY[callee_of(n, refs)]
+            out.update(a.id for a in n.args[first:end] if isinstance(a, gast.Name))
+    return out
+
+
+def _dead(e, made, loads):
+    return isinstance(e, gast.Name) and e.id in made and loads[e.id] == 1
+
+
+def _into(s, text, operands, made, loads, refs, local):
+    """``s = elementwise_into(<text>, ...)`` with the first dead operand as ``_0``."""
+    k = next((i for i, o in enumerate(operands) if _dead(o, made, loads)), None)
+    if k is None:
+        return
+    swap = {0: k, k: 0}
+    text = _PLACEHOLDER.sub(lambda m: f"_{swap.get(int(m.group(1)), int(m.group(1)))}", text)
+    operands = list(operands)
+    operands[0], operands[k] = operands[k], operands[0]
+    fn = _bind(refs, runtime.elementwise_into, "elementwise_into", local)
+    s.value = ir.call(fn, [ir.const(text), *operands])
+
+
+def _blocks(node):
+    yield node.body
+    for n in gast.walk(node):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(n, field, None)
+            if n is not node and isinstance(block, list) and isinstance(n, gast.stmt):
+                yield block

@@ -1,0 +1,116 @@
+"""Compiled results written over a temporary array nothing reads again (codegen/reuse.py):
+the same values as Python wherever the result fits the dead array or not."""
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import strop
+from strop import config, grad, jit
+from strop.errors import JitFallbackWarning
+
+
+def compiled(fn, *args):
+    jf = jit(fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JitFallbackWarning)
+        return jf(*args), strop.source(jf)
+
+
+def step(w, u, b, h, x):              # a product's array, then the chain's, reused
+    return np.tanh(w @ h + u @ x + b)
+
+
+def wider(w, h, m):                    # the dead array (n,) is smaller than the result (k, n)
+    return np.exp(w @ h + m * 2.0 + m)
+
+
+def retyped(a, b, c):                  # a dead bool array, a float result: a new array
+    return (a > 0) * b + c
+
+
+def twice(w, h, b):                    # a temporary read twice is not dead at its first read
+    t = w @ h
+    return np.sin(t + b + t * 2.0)
+
+
+def rnn(w, u, b, xs):
+    h = np.zeros(w.shape[0], w.dtype)
+    total = 0.0
+    for t in range(xs.shape[0]):
+        h = np.tanh(w @ h + u @ xs[t] + b)
+        total = total + np.sum(h * h)
+    return total
+
+
+def data(dtype, n=80, k=3):
+    rng = np.random.default_rng(n)
+    w, u = rng.normal(size=(n, n)) / n, rng.normal(size=(n, 5)) / 3
+    b, h, x = rng.normal(size=n), rng.normal(size=n), rng.normal(size=5)
+    m = rng.normal(size=(k, n))
+    return [a.astype(dtype) for a in (w, u, b, h, x, m)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_results_over_dead_temporaries_equal_pythons(dtype):
+    w, u, b, h, x, m = data(dtype)
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-13, atol=1e-14)
+    with config.override(enable_x64=dtype == np.float64):
+        for fn, args in ((step, (w, u, b, h, x)), (wider, (w, h, m)), (twice, (w, h, b)),
+                         (retyped, (b, h, b))):
+            got, text = compiled(fn, *args)
+            want = fn(*args)
+            assert got.dtype == want.dtype and got.shape == want.shape, fn.__name__
+            np.testing.assert_allclose(got, want, **tol, err_msg=fn.__name__)
+            if fn is step:
+                assert "elementwise_into('_0 + _1 + _2'," in text, text
+                assert ", out=" in text, text
+            if fn is twice:     # (t read twice: only the chain's own result is reused)
+                assert "elementwise_into" not in text and "sin_np(_t3, out=_t3)" in text, text
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_recurrences_gradient_with_its_arrays_reused(dtype):
+    w, u, b, _, _, _ = data(dtype, n=70)
+    xs = np.random.default_rng(1).normal(size=(40, 5)).astype(dtype)
+    g = grad(rnn, argnums=(0, 1, 2))
+    with config.override(enable_x64=dtype == np.float64):
+        got, text = compiled(g, w, u, b, xs)
+        want = g(w, u, b, xs)
+    assert "elementwise_into" in text and "out=" in text, text
+    tol = dict(rtol=2e-4, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-13)
+    for a, r in zip(got, want):
+        np.testing.assert_allclose(a, r, **tol)
+
+
+def rewritten(src, numbers=()):
+    import textwrap
+    import gast
+    from strop import runtime
+    from strop.codegen.reuse import reuse_dead
+    from strop.transformer.unparse import unparse
+    node = gast.parse(textwrap.dedent(src)).body[0]
+    refs = {n: getattr(runtime, n) for n in ("elementwise", "matmul")}
+    return unparse(reuse_dead(node, refs, numbers))
+
+
+CHAIN = """
+    def f(w, h, xs, b, t):
+        _t1 = matmul(w, h)
+        _t2 = xs[t]
+        _t3 = elementwise('_0 * _1 + _2', b, _t1, _t2)
+        return _t3
+    """
+
+
+def test_only_a_new_array_read_once_is_written_over():
+    text = rewritten(CHAIN)
+    assert "_t3 = elementwise_into('_1 * _0 + _2', _t1, b, _t2)" in text, text
+    for changed, why in (("_t1 = matmul(w, h)", "_t1 = w"),              # another name's array
+                         ("_t1 = matmul(w, h)", "_t1 = xs[0]"),          # a view
+                         ("_t2 = xs[t]", "_t2 = xs[t] + _t1"),           # read twice
+                         ("return _t3", "return _t3, _t1")):
+        text = rewritten(CHAIN.replace(changed, why))
+        assert not re.search(r"elementwise_into\('[^']*', _t1,", text), (why, text)
+    assert "elementwise_into" not in rewritten(CHAIN, numbers={"_t1"})
