@@ -1,6 +1,7 @@
 """Products in compiled code: small ones by BLAS from compiled code, and the cotangents of
 ``@``'s operands added into their sums in place (codegen/inplace.py's _products), each against
 the uncompiled function and central differences."""
+import functools
 import textwrap
 import warnings
 
@@ -185,28 +186,32 @@ def test_outer_products_are_held_only_where_nothing_else_in_the_loop_reads_the_s
     assert text.count("add_terms(") == 1, text
 
 
+@functools.cache
+def _held_compiled():        # (one dispatcher: compiled once per dtype)
+    import numba
+    import strop.runtime.numba  # noqa: F401  (registers the helpers)
+    return numba.njit(_held)
+
+
+def _held(acc, gs, ys, extra_g, extra_y):
+    terms, k = runtime.outer_terms(acc), 0
+    for i in range(gs.shape[0]):
+        acc, k = runtime.add_matmul_vjp_x_deferred(acc, terms, k, gs[i], acc, ys[i])
+    acc, k = runtime.add_matmul_vjp_y_deferred(acc, terms, k, extra_g, extra_y, acc)
+    return runtime.add_terms(acc, terms, k)
+
+
 @pytest.mark.parametrize("m, n", [(1, 1), (3, 5), (4, 16), (5, 17), (8, 64), (13, 33)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_held_outer_products_sum_to_numpys(m, n, dtype):
     # the compiled helpers directly: 300 products (two full buffers and a part), then one of
     # another shape (added at once after the rows held), against NumPy's sum
-    import numba
-    import strop.runtime.numba  # noqa: F401  (registers the helpers)
-
-    @numba.njit
-    def held(acc, gs, ys, extra_g, extra_y):
-        terms, k = runtime.outer_terms(acc), 0
-        for i in range(gs.shape[0]):
-            acc, k = runtime.add_matmul_vjp_x_deferred(acc, terms, k, gs[i], acc, ys[i])
-        acc, k = runtime.add_matmul_vjp_y_deferred(acc, terms, k, extra_g, extra_y, acc)
-        return runtime.add_terms(acc, terms, k)
-
     rng = np.random.default_rng(m * n)
     gs, ys = rng.normal(size=(300, m)).astype(dtype), rng.normal(size=(300, n)).astype(dtype)
     acc = rng.normal(size=(m, n)).astype(dtype)
     extra_g, extra_y = rng.normal(size=n).astype(dtype), rng.normal(size=m).astype(dtype)
     want = acc.astype(np.float64) + gs.T.astype(np.float64) @ ys + np.outer(extra_y, extra_g)
-    got = held(acc.copy(), gs, ys, extra_g, extra_y)
+    got = _held_compiled()(acc.copy(), gs, ys, extra_g, extra_y)
     assert got.dtype == dtype
     np.testing.assert_allclose(got, want, rtol=1e-4 if dtype == np.float32 else 1e-12,
                                atol=1e-3 if dtype == np.float32 else 1e-11)

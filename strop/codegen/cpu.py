@@ -16,6 +16,7 @@ import numpy as np
 from .. import runtime
 from ..transformer.ir import Namer, clone, names_in
 from .records import split_records
+from ..syntax import gast_parse
 
 
 def lower(node, refs, replace=lambda obj: None):
@@ -152,7 +153,7 @@ def _never_filled(node, refs):
     for s in gast.walk(node):
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and \
                 s.targets[0].id in empty:
-            s.value = gast.parse(f"[0.0 for {k} in range(0)]").body[0].value
+            s.value = gast_parse(f"[0.0 for {k} in range(0)]").body[0].value
     return node
 
 

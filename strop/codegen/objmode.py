@@ -22,6 +22,7 @@ import gast
 
 from ..transformer.ir import names_in
 from .cpu import _bind
+from ..syntax import parse as parse_source
 
 SIMPLE = (gast.Assign, gast.Expr, gast.AugAssign)
 
@@ -30,7 +31,7 @@ def refused_statement(source, function, lineno):
     """The path of the statement at generated line ``lineno`` of ``function`` in ``source``,
     or None (another function's line, or a line of no statement)."""
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except SyntaxError:
         return None
     fdef = next((n for n in tree.body if isinstance(n, ast.FunctionDef)

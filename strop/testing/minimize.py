@@ -7,6 +7,7 @@ Edits are numbered on a fresh parse in a fixed order, so a run is deterministic;
 """
 import ast
 import time
+from ..syntax import parse as parse_source
 
 COMPOUND = (ast.If, ast.For, ast.While)
 
@@ -95,7 +96,7 @@ def _fill_empty(tree):
 
 
 def _apply(source, k):
-    tree = ast.parse(source)
+    tree = parse_source(source)
     edits = _edits(tree)
     if k >= len(edits):
         return None
@@ -107,7 +108,7 @@ def minimize(source, still_fails, seconds=30.0):
     """The smallest variant of ``source`` found for which ``still_fails`` holds (``source``
     itself must fail), searching for at most ``seconds``."""
     deadline = time.monotonic() + seconds
-    source = ast.unparse(ast.parse(source)) + "\n"
+    source = ast.unparse(parse_source(source)) + "\n"
     progress = True
     while progress and time.monotonic() < deadline:
         progress, k = False, 0

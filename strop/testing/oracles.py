@@ -22,6 +22,7 @@ import numpy as np
 
 import strop
 from strop.errors import JitFallbackWarning, StropError
+from strop.syntax import parse as parse_source
 
 KINDS = ("ok", "mismatch", "crash", "clean-error", "fallback", "skipped")
 FAILURES = ("mismatch", "crash")
@@ -279,7 +280,7 @@ class _Instrument(ast.NodeTransformer):
 def instrument(source, filename, name="f"):
     """``(probe, g)``: ``g`` is function ``name`` of ``source`` whose decisions ``probe``
     records."""
-    tree = ast.fix_missing_locations(_Instrument().visit(ast.parse(source)))
+    tree = ast.fix_missing_locations(_Instrument().visit(parse_source(source)))
     probe = Probe()
     namespace = {"_probe": probe, "__name__": "strop_fuzz_probe"}
     exec(compile(tree, filename, "exec"), namespace)

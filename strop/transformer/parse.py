@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import gast
 
 from ..errors import LINEMAPS, Location, TransformError
+from ..syntax import gast_parse
 
 LOCAL, CLOSURE, GLOBAL, BUILTIN, UNDEFINED = "local", "closure", "global", "builtin", "undefined"
 
@@ -98,7 +99,7 @@ def parse(fn):
     if fn.__name__ == "<lambda>":
         node, indent = _lambda_node(code), 0
     else:
-        tree = gast.parse(dedented)
+        tree = gast_parse(dedented)
         node = tree.body[0]
         gast.increment_lineno(tree, first - 1)
         if not isinstance(node, gast.FunctionDef):
@@ -151,7 +152,7 @@ def _same(a, b):
 def _lambda_node(code):
     """The lambda that compiled to ``code``, found in its whole file (a lambda is often in the
     middle of a statement spanning lines), as ``def lambda_<line>(...): return ...``."""
-    tree = gast.parse("".join(linecache.getlines(code.co_filename)))
+    tree = gast_parse("".join(linecache.getlines(code.co_filename)))
     # where its instructions came from (RESUME and RETURN have an empty span at column 0)
     positions = [(ln, col) for ln, end, col, end_col in code.co_positions()
                  if ln is not None and col is not None and (end, end_col) != (ln, col)]

@@ -8,6 +8,7 @@ from .operations import BINOPS
 from .rules import batching as table
 from .vectorize_base import NotBatchable
 from .vectorize_containers import DISPLAYS
+from ..syntax import gast_parse
 
 COMPARES = {gast.Lt: np.less, gast.LtE: np.less_equal, gast.Gt: np.greater,
             gast.GtE: np.greater_equal, gast.Eq: np.equal, gast.NotEq: np.not_equal}
@@ -126,7 +127,7 @@ class Expressions:
             return v, False, None
         if v.attr in table.LANE_ATTRS:
             src = table.LANE_ATTRS[v.attr].format(x="__x")
-            node = gast.parse(src, mode="eval").body
+            node = gast_parse(src, mode="eval").body
             for n in gast.walk(node):
                 if isinstance(n, gast.Name) and n.id == "__x":
                     n.id = x.id

@@ -22,6 +22,7 @@ from ... import runtime as rt
 from ...runtime.arithmetic import CHAIN_OPERATORS
 from ._common import overload
 from .fpstatus import ERROR_MODEL
+from ...syntax import parse as parse_source
 
 # arrays below this size run the array expression: the loop's shape checks cost more there
 LOOP_SIZE = 64
@@ -73,7 +74,7 @@ def _loops(chain, args, consts=None, least=3):
         return False
     ctx = cpu_target.typing_context
     ctx.refresh()       # (the registries of every loaded implementation)
-    tree = ast.parse(chain, mode="eval").body
+    tree = parse_source(chain, mode="eval").body
     try:
         whole = _type_of(tree, args, ctx, consts)
         each = _type_of(tree, [t.dtype if isinstance(t, types.Array) else t for t in args],
@@ -92,7 +93,7 @@ def _source(chain, args, into=False):
     arrays = [k for k, t in enumerate(args) if isinstance(t, types.Array)]
     first, ndim = f"_{arrays[0]}", args[arrays[0]].ndim
     index = ", ".join(f"i{d}" for d in range(ndim))
-    element = ast.unparse(_Elements(arrays, index).visit(ast.parse(chain, mode="eval")))
+    element = ast.unparse(_Elements(arrays, index).visit(parse_source(chain, mode="eval")))
     same = " and ".join(f"_{k}.shape == {first}.shape" for k in arrays[1:]) or "True"
     lines = ["def impl(chain, *args):"]
     lines += [f"    _{k} = args[{k}]" for k in range(len(args))]
@@ -116,7 +117,7 @@ class _Elements(ast.NodeTransformer):
 
     def visit_Name(self, node):
         if node.id in self.arrays:
-            return ast.parse(f"{node.id}[{self.index}]", mode="eval").body
+            return parse_source(f"{node.id}[{self.index}]", mode="eval").body
         return node
 
 
@@ -161,7 +162,7 @@ def _typed_weaks(text, args):
     ctx.refresh()
     if "weak(" in text:
         text = ast.unparse(_WeakConstants(args, ctx, constants).visit(
-            ast.parse(text, mode="eval")))
+            parse_source(text, mode="eval")))
     return text, constants
 
 
@@ -172,7 +173,7 @@ def _elementwise(chain, *args):
     text, args, constants = _chain_of(chain, args)
     if _loops(text, args, constants):
         space = {"np": np, "weak": rt.weak, **constants}
-        whole = _type_of(ast.parse(text, mode="eval").body, args, cpu_target.typing_context,
+        whole = _type_of(parse_source(text, mode="eval").body, args, cpu_target.typing_context,
                          constants)
         space["DTYPE"] = np.dtype(str(whole.dtype))
         exec(_source(text, args), space)
@@ -192,7 +193,7 @@ def _elementwise_into(chain, *args):
     text, args, constants = _chain_of(chain, args)
     if args and isinstance(args[0], types.Array) and args[0].layout == "C" and \
             _loops(text, args, constants, least=1):
-        whole = _type_of(ast.parse(text, mode="eval").body, args, cpu_target.typing_context,
+        whole = _type_of(parse_source(text, mode="eval").body, args, cpu_target.typing_context,
                          constants)
         if args[0].ndim == whole.ndim and args[0].dtype == whole.dtype:
             space = {"np": np, "weak": rt.weak, **constants}
@@ -213,7 +214,7 @@ def _chain_like(chain, *args):
     ctx = cpu_target.typing_context
     ctx.refresh()
     try:
-        whole = _type_of(ast.parse(chain.literal_value, mode="eval").body, args, ctx)
+        whole = _type_of(parse_source(chain.literal_value, mode="eval").body, args, ctx)
     except Exception:
         whole = None
     if not isinstance(whole, types.Array):
@@ -245,7 +246,7 @@ def _sum_source(chain, args):
 
     def element(j):
         index = ", ".join(outer + [j])
-        return ast.unparse(_Elements(arrays, index).visit(ast.parse(chain, mode="eval")))
+        return ast.unparse(_Elements(arrays, index).visit(parse_source(chain, mode="eval")))
     lines.append(indent + " = ".join(f"a{k}" for k in range(8)) + " = DTYPE(0)")
     lines.append(f"{indent}for j in range(0, top, 8):")
     lines += [f"{indent}    a{k} += {element(f'j + {k}')}" for k in range(8)]
@@ -263,7 +264,7 @@ def _unbroadcast_chain(chain, x, *args):
     text, args, constants = _chain_of(chain, args)
     space = {"np": np, "weak": rt.weak, "rt": rt, **constants}
     if isinstance(x, (types.Number, types.Boolean)) and _loops(text, args, constants, least=1):
-        whole = _type_of(ast.parse(text, mode="eval").body, args, cpu_target.typing_context,
+        whole = _type_of(parse_source(text, mode="eval").body, args, cpu_target.typing_context,
                          constants)
         space["DTYPE"] = as_dtype(whole.dtype).type
         exec(_sum_source(text, args), space)
@@ -285,7 +286,7 @@ def _add_at_index_chain(acc, chain, x, idx, *args):
     arrays = [k for k, t in enumerate(args) if isinstance(t, types.Array)]
     if arrays and _into_view(acc, x, idx, args[arrays[0]].ndim) and \
             _loops(text, args, constants, least=1):
-        whole = _type_of(ast.parse(text, mode="eval").body, args, cpu_target.typing_context,
+        whole = _type_of(parse_source(text, mode="eval").body, args, cpu_target.typing_context,
                          constants)
         if as_dtype(acc.dtype) == np.result_type(as_dtype(acc.dtype), as_dtype(whole.dtype)):
             exec(_into_source(text, args) + fallback, space)
@@ -312,7 +313,7 @@ def _into_source(chain, args):
     arrays = [k for k, t in enumerate(args) if isinstance(t, types.Array)]
     ndim = args[arrays[0]].ndim
     index = ", ".join(f"i{d}" for d in range(ndim))
-    element = ast.unparse(_Elements(arrays, index).visit(ast.parse(chain, mode="eval")))
+    element = ast.unparse(_Elements(arrays, index).visit(parse_source(chain, mode="eval")))
     same = " and ".join(f"_{k}.shape == part.shape" for k in arrays)
     lines = ["def impl(acc, chain, x, idx, *args):"]
     lines += [f"    _{k} = args[{k}]" for k in range(len(args))]

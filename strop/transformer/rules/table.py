@@ -15,10 +15,10 @@ import ast
 import builtins
 from dataclasses import dataclass, field
 
-import gast
 import numpy as np
 
 from ... import runtime
+from ...syntax import gast_parse, parse as parse_source
 
 TEMPLATE_NAMESPACE = {"np": np, **{n: getattr(runtime, n) for n in runtime.__all__}}
 _NO_DEFAULT = object()
@@ -60,7 +60,7 @@ RULES = {}
 
 
 def _parse_signature(signature):
-    args = ast.parse(f"def f({signature}): pass").body[0].args
+    args = parse_source(f"def f({signature}): pass").body[0].args
     positional = args.posonlyargs + args.args
     defaults = [_NO_DEFAULT] * (len(positional) - len(args.defaults)) + [
         ast.literal_eval(d) for d in args.defaults]
@@ -138,7 +138,7 @@ _PARSED = {}
 def template_ast(source):
     """The gast expression of a template, parsed once (callers must deep-copy before editing)."""
     if source not in _PARSED:
-        _PARSED[source] = gast.parse(source, mode="eval").body
+        _PARSED[source] = gast_parse(source, mode="eval").body
     return _PARSED[source]
 
 
