@@ -7,7 +7,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "strop"
 FLOORS = {"runtime": 1, "rng": 1, "transformer": 2, "codegen": 3}   # rng: kernels, like runtime
-BOTTOM = {"errors", "config", "tree_util", "dtypes", "numba_ids"}
+BOTTOM = {"errors", "config", "tree_util", "dtypes", "numba_ids", "syntax"}
 
 
 def floor(module):
