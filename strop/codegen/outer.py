@@ -22,8 +22,8 @@ DEFERRED = {runtime.add_matmul_vjp_x_inplace: runtime.add_matmul_vjp_x_deferred,
 
 def defer_outer_products(node, refs):
     """Rewrite the accumulations of ``node`` (a lowered FunctionDef) described above."""
-    local = names_in(node) - set(refs)
-    namer = Namer(names_in(node) | set(refs))
+    names = names_in(node)
+    local, namer = names - set(refs), Namer(names | set(refs))
     after = {}    # id(loop) -> the statements to put after it
     before = {}   # id(loop) -> the statements to put before it
     params = {a.id for a in node.args.args}

@@ -21,6 +21,7 @@ from ..runtime.via_numpy import VIA_NUMPY
 from ..transformer import ir
 from .cpu import _bind, callee_of
 from .fuse import OPERATORS, TEMP
+from .inplace import SHAPE_ONLY_ATTRIBUTES, _blocks
 from .loops import chain_text, is_chain
 
 STUBS = set(VIA_NUMPY.values())
@@ -76,7 +77,7 @@ def _shape_reads(node, refs):
     """How often each name is read for its shape or dtype only."""
     out = Counter()
     for n in gast.walk(node):
-        if isinstance(n, gast.Attribute) and n.attr in ("shape", "dtype", "ndim", "size") and \
+        if isinstance(n, gast.Attribute) and n.attr in SHAPE_ONLY_ATTRIBUTES and \
                 isinstance(n.value, gast.Name):
             out[n.value.id] += 1
         elif isinstance(n, gast.Call) and callee_of(n, refs) in _SHAPE_ONLY:
@@ -100,12 +101,3 @@ def _into(s, text, operands, made, loads, refs, local):
     operands[0], operands[k] = operands[k], operands[0]
     fn = _bind(refs, runtime.elementwise_into, "elementwise_into", local)
     s.value = ir.call(fn, [ir.const(text), *operands])
-
-
-def _blocks(node):
-    yield node.body
-    for n in gast.walk(node):
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(n, field, None)
-            if n is not node and isinstance(block, list) and isinstance(n, gast.stmt):
-                yield block
