@@ -5,6 +5,7 @@ compiled), grad, jvp, hessian and vmap."""
 import functools
 import json
 import os
+import re
 import warnings
 
 import numpy as np
@@ -224,6 +225,59 @@ def test_grad_scan_against_differences():
     rng = np.random.default_rng(1)
     w, xs, h0 = rng.standard_normal((3, 3)) * 0.5, rng.standard_normal((5, 3)), np.ones(3)
     check_grad(loss, w, xs, h0, argnums=(0, 1, 2))
+
+
+def scan_rebinds_carry(w, xs, h0):
+    def cell(h, x):
+        old = h                      # the carry before it is rebound, read after
+        h = np.tanh(w @ h + x)
+        return h, old * h
+    h, ys = lax.scan(cell, h0, xs)
+    return np.sum(ys) + np.sum(h ** 2)
+
+
+def fori_rebinds_carry(x, n):
+    def body(i, v):
+        v = v * 1.1 + np.sin(v)
+        v = v - 0.01 * i
+        return v
+    return lax.fori_loop(0, n, body, x)
+
+
+def while_rebinds_carry(x):
+    def body(c):
+        s, k = c
+        s = s * 1.5 + np.cos(s)
+        return s, k + 1
+    s, k = lax.while_loop(lambda c: c[1] < 4, body, (x, 0))
+    return s
+
+
+def fori_swaps_carry(x, y, n):
+    def body(i, c):
+        a, b = c
+        a = a * 0.9 + np.sin(b)
+        return b, a
+    a, b = lax.fori_loop(0, n, body, (x, y))
+    return a * b
+
+
+@pytest.mark.parametrize("f, args, copy", [
+    (scan_rebinds_carry, (np.eye(3) * 0.5, np.linspace(-1, 1, 12).reshape(4, 3), np.ones(3)),
+     r"h_\d+ = h_\d+"),
+    (fori_rebinds_carry, (0.3, 5), r"v_\d+ = v_\d+"),
+    (while_rebinds_carry, (0.2,), r"s_\d+ = c_0"),
+    (fori_swaps_carry, (0.3, 0.7, 5), None)])   # a swap: the copies stay
+def test_loop_body_rebinds_the_carry_itself(f, args, copy):
+    """A body function that rebinds its carry parameter is inlined reading and rebinding the
+    carry's own variable (transformer/coalesce.py): no copy in at the top of each trip and out at
+    the end, so reverse mode tapes the carry once a trip.  Values and derivatives unchanged."""
+    if copy is not None:
+        copies = [line.strip() for line in strop.source(jit(grad(f))).splitlines()
+                  if re.fullmatch(" {8,}" + copy, line)]   # in a loop
+        assert not copies, copies
+    check_grad(f, *args, argnums=tuple(i for i, a in enumerate(args) if not isinstance(a, int)))
+    np.testing.assert_allclose(compiled(grad(f))(*args), grad(f)(*args), rtol=1e-12)
 
 
 def test_hessian_through_while_and_fori():

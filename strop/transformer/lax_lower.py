@@ -28,6 +28,7 @@ from ..config import config
 from ..runtime import lax as rl
 from ..errors import LaxTypeError, LaxValueError
 from . import ir
+from .coalesce import coalesce, rename
 from .lax_arrays import LaxArrays
 from .lax_conv import LaxConv
 from .lax_trees import (LEAF, NONE, LaxTrees, forget, leaf_name, leaf_paths, same_structure,
@@ -118,12 +119,18 @@ class LaxLowering(LaxArrays, LaxConv, LaxTrees):
         (``carried``: the names it rebinds, its carry's) forgets what is known of those names
         and of displays holding them: what the body reads at its top a later trip rebinds at
         its end.  Nothing else is rebound in it: the inlined functions cannot assign the
-        enclosing function's names, their own locals are fresh."""
+        enclosing function's names, their own locals are fresh (so a copy of the carry into
+        one can be coalesced)."""
         saved, self.out = self.out, []
         known, self.displays = self.displays, forget(self.displays, set(carried))
         try:
             result = build()
-            return self.out, result
+            if not carried:
+                return self.out, result
+            # the result's atoms name the body's variables too
+            stmts, renamed = coalesce(self.out, set(carried))
+            rename(result, renamed)
+            return stmts, result
         finally:
             self.out, self.displays = saved, known
 
