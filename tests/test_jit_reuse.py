@@ -91,7 +91,8 @@ def rewritten(src, numbers=()):
     from strop.codegen.reuse import reuse_dead
     from strop.transformer.unparse import unparse
     node = gast.parse(textwrap.dedent(src)).body[0]
-    refs = {n: getattr(runtime, n) for n in ("elementwise", "matmul")}
+    refs = {n: getattr(runtime, n) for n in ("elementwise", "matmul", "setitem_split_inplace",
+                                             "zeros_like")}
     return unparse(reuse_dead(node, refs, numbers))
 
 
@@ -114,3 +115,60 @@ def test_only_a_new_array_read_once_is_written_over():
         text = rewritten(CHAIN.replace(changed, why))
         assert not re.search(r"elementwise_into\('[^']*', _t1,", text), (why, text)
     assert "elementwise_into" not in rewritten(CHAIN, numbers={"_t1"})
+
+
+CARRIED = """
+    def f(w, hs, gs):
+        bh = zeros_like(gs[0])
+        for t in range(9, -1, -1):
+            bhs, _t23 = setitem_split_inplace(gs, t, hs[t])
+            bh = bh + _t23
+            _bt12 = elementwise('_0 * (1 - _1 * _1)', bh, hs[t])
+            bh = matmul(_bt12, w)
+        return bh
+    """
+
+
+def test_a_local_bound_to_a_new_array_and_read_last_is_written_over():
+    """Not only the transforms' temporaries: a cotangent carried through a loop, where this
+    trip made its array and nothing reads it after (codegen/reuse.py, liveness)."""
+    text = rewritten(CARRIED)
+    assert "bh = elementwise_into('_1 + _0', _t23, bh)" in text, text
+    assert "_bt12 = elementwise_into('_0 * (1 - _1 * _1)', bh, hs[t])" in text, text
+    for changed, why in (
+            ("bh = matmul(_bt12, w)", "keep = bh\n            bh = matmul(_bt12, w)"),  # after
+            ("bh = matmul(_bt12, w)", "bh = matmul(_bt12, w) + bh"),                 # next trip
+            ("bh = bh + _t23", "bh = bh + _t23\n            seen = [bh]"),          # another name
+            ("bh = bh + _t23", "bh = bh + _t23\n            bh = bh[0]")):         # a view
+        text = rewritten(CARRIED.replace(changed, why))
+        assert "elementwise_into('_0 * (1 - _1 * _1)', bh" not in text, (why, text)
+    assert "elementwise_into('_0 * (1 - _1 * _1)', bh" not in rewritten(CARRIED, {"bh"})
+    # _t23 is the copy setitem_split_inplace makes of the row: written over, unless read again
+    text = rewritten(CARRIED.replace("bh = matmul(_bt12, w)", "bh = matmul(_bt12, w) + _t23"))
+    assert "elementwise_into('_1 + _0', _t23" not in text, text
+
+
+def rnn_carried(w, xs):
+    h = xs[0]
+    for t in range(1, xs.shape[0]):
+        a = w @ h
+        a = a * 0.5 + xs[t]          # a local made, rebound, then read last: reused
+        h = np.tanh(a) + h * 0.1
+    return np.sum(h ** 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_carried_locals_reused_give_pythons_values_and_gradients(dtype):
+    rng = np.random.default_rng(3)
+    w = (rng.normal(size=(24, 24)) / 5).astype(dtype)
+    xs = rng.normal(size=(30, 24)).astype(dtype)
+    tol = dict(rtol=2e-4, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-13)
+    with config.override(enable_x64=dtype == np.float64):
+        for fn in (rnn_carried, grad(rnn_carried, argnums=(0, 1))):
+            got, text = compiled(fn, w, xs)
+            want = fn(w, xs)
+            for a, r in zip(np.atleast_1d(got) if fn is rnn_carried else got,
+                            np.atleast_1d(want) if fn is rnn_carried else want):
+                np.testing.assert_allclose(a, r, **tol)
+        assert "tanh_np(a, out=a)" in strop.source(jit(rnn_carried)), strop.source(
+            jit(rnn_carried))

@@ -6,7 +6,10 @@ which for arrays of tens of elements costs as much as the arithmetic.  Where an 
 temporary the transforms made, assigned once from a call or operator that makes a new array
 and read only here, its array is dead after this statement and no other name can see it, so
 the result goes over it: ``elementwise_into('_0 + _1 + _2', _t8, _t10, b)`` (into ``_0``,
-the dead one), ``tanh_np(_t12, out=_t12)``.  The helpers check the dtype and rank when
+the dead one), ``tanh_np(_t12, out=_t12)``.  Any other local qualifies where this block
+bound it from such a call, nothing has read it since (so no other name or tape holds its
+array) and nothing reads it after this statement: ``bh = bh + g; d = elementwise(..., bh, h);
+bh = ...``, a cotangent carried through a loop.  The helpers check the dtype and rank when
 compiled and the shape when run, and make a new array where the result does not fit; as
 Python they make a new array.  Compiled code only; it runs after fusion (codegen/fuse.py and
 loops.py), on the statements left.
@@ -19,6 +22,7 @@ import gast
 from .. import runtime
 from ..runtime.via_numpy import VIA_NUMPY
 from ..transformer import ir
+from ..transformer.analysis import live_after, writes
 from .cpu import _bind, callee_of
 from .fuse import OPERATORS, TEMP
 from .inplace import SHAPE_ONLY_ATTRIBUTES, _blocks
@@ -28,6 +32,8 @@ STUBS = set(VIA_NUMPY.values())
 # calls whose result is a new array (or a number), never an argument or a view of one
 FRESH = {runtime.elementwise, runtime.elementwise_into, runtime.matmul, runtime.matmul_vjp_x,
          runtime.matmul_vjp_y, *STUBS}
+# calls returning a tuple: the positions that hold a new array (or a number), compiled
+FRESH_PARTS = {runtime.setitem_split_inplace: (1,), runtime.setitem_split_kept: (1,)}
 _PLACEHOLDER = re.compile(r"\b_(\d+)\b")
 
 
@@ -40,32 +46,24 @@ def reuse_dead(node, refs, numbers=()):
     stores = Counter(n.id for n in names if isinstance(n.ctx, gast.Store))
     local = ir.names_in(node) - set(refs)
 
-    def fresh(value):
-        if isinstance(value, OPERATORS):
-            return not (isinstance(value, gast.UnaryOp) and isinstance(value.op, gast.UAdd))
-        return isinstance(value, gast.Call) and callee_of(value, refs) in FRESH
-
+    after = live_after(node.body)
     for block in _blocks(node):
         made = set()     # this block's temporaries so far that hold an array of their own
+        owned = set()    # its other locals bound so, not read since
         for s in block:
-            if not (isinstance(s, gast.Assign) and len(s.targets) == 1 and
-                    isinstance(s.targets[0], gast.Name)):
-                continue
-            v = s.value
-            fn = callee_of(v, refs) if isinstance(v, gast.Call) else None
-            if fn is runtime.elementwise and not v.keywords and len(v.args) > 1 and \
-                    isinstance(v.args[0], gast.Constant):
-                _into(s, v.args[0].value, v.args[1:], made, loads, refs, local)
-            elif isinstance(v, OPERATORS) and is_chain(v, refs):
-                text, operands = chain_text(v, refs)
-                _into(s, text, [ir.name(o) for o in operands], made, loads, refs, local)
-            elif fn in STUBS and len(v.args) == 1 and not v.keywords and \
-                    _dead(v.args[0], made, loads):
-                v.keywords = [gast.keyword(arg="out", value=ir.name(v.args[0].id))]
-            target = s.targets[0].id
-            if TEMP.match(target) and stores[target] == 1 and target not in numbers and \
-                    fresh(s.value):
-                made.add(target)
+            read = ir.names_in(s, gast.Load)
+            live = after.get(id(s), local)    # (an objmode island's body: all of it)
+            dead = {n for n in made if loads[n] == 1} | {
+                n for n in owned if n not in live or n in _targets(s)}
+            if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
+                    isinstance(s.targets[0], gast.Name):
+                _reuse(s, dead, refs, local)
+            owned -= read | _targets(s)
+            for target in _bound_fresh(s, refs):
+                if TEMP.match(target) and stores[target] == 1 and target not in numbers:
+                    made.add(target)
+                elif target in local and target not in numbers:
+                    owned.add(target)
     return node
 
 
@@ -86,13 +84,50 @@ def _shape_reads(node, refs):
     return out
 
 
-def _dead(e, made, loads):
-    return isinstance(e, gast.Name) and e.id in made and loads[e.id] == 1
+def _reuse(s, dead, refs, local):
+    """``s`` (``name = ...``) written over a dead operand, where its call can be."""
+    v = s.value
+    fn = callee_of(v, refs) if isinstance(v, gast.Call) else None
+    if fn is runtime.elementwise and not v.keywords and len(v.args) > 1 and \
+            isinstance(v.args[0], gast.Constant):
+        _into(s, v.args[0].value, v.args[1:], dead, refs, local)
+    elif isinstance(v, OPERATORS) and is_chain(v, refs):
+        text, operands = chain_text(v, refs)
+        _into(s, text, [ir.name(o) for o in operands], dead, refs, local)
+    elif fn in STUBS and len(v.args) == 1 and not v.keywords and \
+            _dead(v.args[0], v, dead):
+        v.keywords = [gast.keyword(arg="out", value=ir.name(v.args[0].id))]
 
 
-def _into(s, text, operands, made, loads, refs, local):
+def _bound_fresh(s, refs):
+    """The names ``s`` binds to an array of their own (or a number)."""
+    if not (isinstance(s, gast.Assign) and len(s.targets) == 1):
+        return ()
+    t, v = s.targets[0], s.value
+    fn = callee_of(v, refs) if isinstance(v, gast.Call) else None
+    if isinstance(t, gast.Name):
+        fresh = fn in FRESH or isinstance(v, OPERATORS) and not (
+            isinstance(v, gast.UnaryOp) and isinstance(v.op, gast.UAdd))
+        return (t.id,) if fresh else ()
+    if isinstance(t, gast.Tuple) and fn in FRESH_PARTS:
+        return tuple(t.elts[k].id for k in FRESH_PARTS[fn]
+                     if k < len(t.elts) and isinstance(t.elts[k], gast.Name))
+    return ()
+
+
+def _targets(s):
+    return ir.names_in(s, gast.Store) if isinstance(s, gast.Assign) else writes(s)
+
+
+def _dead(e, value, dead):
+    """``e`` names an array nothing reads after ``value``, read once in it."""
+    return isinstance(e, gast.Name) and e.id in dead and sum(
+        isinstance(n, gast.Name) and n.id == e.id for n in gast.walk(value)) == 1
+
+
+def _into(s, text, operands, dead, refs, local):
     """``s = elementwise_into(<text>, ...)`` with the first dead operand as ``_0``."""
-    k = next((i for i, o in enumerate(operands) if _dead(o, made, loads)), None)
+    k = next((i for i, o in enumerate(operands) if _dead(o, s.value, dead)), None)
     if k is None:
         return
     swap = {0: k, k: 0}

@@ -52,9 +52,10 @@ def _live_stmt(s, live):
     if isinstance(s, gast.If):
         return live_in(s.body, live) | live_in(s.orelse, live) | reads(s)
     if isinstance(s, (gast.While, gast.For)):
-        # live at the loop head: after it, or into another iteration; a while test is read
-        # at every head, a for's range once before the loop
-        head = set(live) | (reads(s) if isinstance(s, gast.While) else set())
+        # live at the loop head: after it (its else too), or into another iteration; a while
+        # test is read at every head, a for's range once before the loop
+        head = set(live) | live_in(s.orelse, live) | (
+            reads(s) if isinstance(s, gast.While) else set())
         while True:
             body_in = live_in(s.body, head)
             if isinstance(s, gast.For):
@@ -64,6 +65,23 @@ def _live_stmt(s, live):
                 return head | reads(s)
             head = new
     return live | reads(s)
+
+
+def live_after(stmts, live_out=(), out=None):
+    """{id(statement): names live after it} for ``stmts`` and every nested body (a loop
+    body's end: what is live at the loop's head, its iterable's reads too)."""
+    out = {} if out is None else out
+    live = set(live_out)
+    for s in reversed(stmts):
+        out[id(s)] = live
+        if isinstance(s, gast.If):
+            live_after(s.body, live, out)
+            live_after(s.orelse, live, out)
+        elif isinstance(s, (gast.While, gast.For)):
+            live_after(s.body, _live_stmt(s, live), out)
+            live_after(s.orelse, live, out)
+        live = _live_stmt(s, live)
+    return out
 
 
 def carried(loop):
