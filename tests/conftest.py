@@ -11,6 +11,11 @@ if "STROP_CACHE_DIR" not in os.environ:
     os.environ["STROP_CACHE_DIR"] = tempfile.mkdtemp(prefix="strop-test-cache-")
     atexit.register(shutil.rmtree, os.environ["STROP_CACHE_DIR"], ignore_errors=True)
 os.environ.setdefault("NUMBA_CACHE_DIR", os.path.join(os.environ["STROP_CACHE_DIR"], "numba"))
+# LLVM at optimization level 1, not Numba's 3: the same code, compiled in a third of the time
+# (the suite is mostly compiling), its values the same but for where float32 loops let LLVM
+# fuse multiply-adds. tests/testing/test_fuzz.py compiles its budget at 3, as users get it;
+# NUMBA_OPT=3 python -m pytest runs everything so.
+os.environ.setdefault("NUMBA_OPT", "1")
 # The CUDA backend runs in Numba's simulator unless told otherwise (NUMBA_ENABLE_CUDASIM=0 on a
 # machine with a GPU runs tests/test_cuda.py for real); set before Numba is imported.
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
