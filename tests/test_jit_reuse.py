@@ -132,8 +132,8 @@ CARRIED = """
 def test_a_local_bound_to_a_new_array_and_read_last_is_written_over():
     """Not only the transforms' temporaries: a cotangent carried through a loop, where this
     trip made its array and nothing reads it after (codegen/reuse.py, liveness)."""
-    text = rewritten(CARRIED)
-    assert "bh = elementwise_into('_1 + _0', _t23, bh)" in text, text
+    text = rewritten(CARRIED)     # (the split and the add, one call: its result a new array)
+    assert "bhs, bh = setitem_split_add(gs, t, hs[t], bh)" in text, text
     assert "_bt12 = elementwise_into('_0 * (1 - _1 * _1)', bh, hs[t])" in text, text
     for changed, why in (
             ("bh = matmul(_bt12, w)", "keep = bh\n            bh = matmul(_bt12, w)"),  # after
@@ -144,6 +144,8 @@ def test_a_local_bound_to_a_new_array_and_read_last_is_written_over():
         assert "elementwise_into('_0 * (1 - _1 * _1)', bh" not in text, (why, text)
     assert "elementwise_into('_0 * (1 - _1 * _1)', bh" not in rewritten(CARRIED, {"bh"})
     # _t23 is the copy setitem_split_inplace makes of the row: written over, unless read again
+    text = rewritten(CARRIED.replace("bh = bh + _t23", "bh = bh * 2.0 + _t23"))
+    assert "bh = elementwise_into('_1 * 2.0 + _0', _t23, bh)" in text, text
     text = rewritten(CARRIED.replace("bh = matmul(_bt12, w)", "bh = matmul(_bt12, w) + _t23"))
     assert "elementwise_into('_1 + _0', _t23" not in text, text
 
@@ -172,3 +174,73 @@ def test_carried_locals_reused_give_pythons_values_and_gradients(dtype):
                 np.testing.assert_allclose(a, r, **tol)
         assert "tanh_np(a, out=a)" in strop.source(jit(rnn_carried)), strop.source(
             jit(rnn_carried))
+
+
+def states(w, xs, h0):
+    h = h0
+    hs = np.zeros((xs.shape[0],) + h0.shape, h0.dtype)
+    for t in range(xs.shape[0]):
+        h = np.tanh(w @ h + xs[t])
+        hs[t] = h                    # going back: the row's cotangent is added to h's
+    return np.sum(hs ** 2) + np.sum(hs[1:] * hs[:-1])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_stored_states_cotangent_added_with_no_array_of_its_own(dtype):
+    rng = np.random.default_rng(5)
+    w = (rng.normal(size=(7, 7)) / 3).astype(dtype)
+    xs, h0 = rng.normal(size=(12, 7)).astype(dtype), rng.normal(size=7).astype(dtype)
+    g = grad(states, argnums=(0, 1, 2))
+    tol = dict(rtol=2e-4, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-13)
+    with config.override(enable_x64=dtype == np.float64):
+        got, text = compiled(g, w, xs, h0)
+        want = g(w, xs, h0)
+    assert "setitem_split_add(" in text, text
+    for a, r in zip(got, want):
+        assert a.dtype == r.dtype
+        np.testing.assert_allclose(a, r, **tol)
+
+
+SPLIT = """
+    def f(bhs, hs, bh):
+        for t in range(3):
+            bhs, _t23 = setitem_split_inplace(bhs, t, hs[t])
+            bh = bh + _t23
+        return bh
+    """
+
+
+def test_a_split_and_add_become_one_call_only_where_the_part_is_read_once():
+    assert "bhs, bh = setitem_split_add(bhs, t, hs[t], bh)" in rewritten(SPLIT)
+    assert "bhs, bh = setitem_split_add(bhs, t, hs[t], bh)" in rewritten(
+        SPLIT.replace("bh + _t23", "_t23 + bh"))
+    for changed, why in (("bh = bh + _t23", "bh = bh + _t23 + _t23"),
+                         ("bh = bh + _t23", "bh = bh + _t23\n            k = _t23.shape"),
+                         ("bh = bh + _t23", "bh = bh - _t23"),
+                         ("bh = bh + _t23", "bh = hs[0] + _t23")):
+        assert "setitem_split_add" not in rewritten(SPLIT.replace(changed, why)), why
+
+
+@pytest.mark.parametrize("shape, dtypes", [
+    ((5, 4), (np.float32, np.float32)), ((5, 4), (np.float64, np.float64)),
+    ((3, 2, 4), (np.float32, np.float32)), ((5, 4), (np.float32, np.float64)),
+    ((5, 4), (np.float64, np.float32))])
+def test_split_add_helper_against_the_two_steps(shape, dtypes):
+    from numba import njit
+    from strop.runtime import setitem_split_add
+    rng = np.random.default_rng(len(shape))
+    gd, xd = dtypes
+    g, x = rng.normal(size=shape).astype(gd), rng.normal(size=shape[1:]).astype(xd)
+    v = np.ones(shape[1:], gd)
+    want_g, want = g.copy(), None
+    want_g[2] = 0
+    want = x + g[2]
+    got_g, got = njit(lambda g, i, v, x: setitem_split_add(g, i, v, x))(g.copy(), 2, v, x)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got_g, want_g)
+    # a value broadcast into the row: its cotangent is the row summed, as setitem_split's
+    v1 = np.ones((1,) + shape[2:], gd)
+    got_g, got = njit(lambda g, i, v, x: setitem_split_add(g, i, v, x))(g.copy(), 2, v1, x[:1])
+    np.testing.assert_allclose(got, x[:1] + g[2].sum(axis=0, keepdims=True), rtol=1e-6)
+    np.testing.assert_array_equal(got_g, want_g)

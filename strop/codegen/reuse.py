@@ -33,18 +33,20 @@ STUBS = set(VIA_NUMPY.values())
 FRESH = {runtime.elementwise, runtime.elementwise_into, runtime.matmul, runtime.matmul_vjp_x,
          runtime.matmul_vjp_y, *STUBS}
 # calls returning a tuple: the positions that hold a new array (or a number), compiled
-FRESH_PARTS = {runtime.setitem_split_inplace: (1,), runtime.setitem_split_kept: (1,)}
+FRESH_PARTS = {runtime.setitem_split_inplace: (1,), runtime.setitem_split_kept: (1,),
+               runtime.setitem_split_add: (1,)}
 _PLACEHOLDER = re.compile(r"\b_(\d+)\b")
 
 
 def reuse_dead(node, refs, numbers=()):
     """``node`` (a lowered FunctionDef) with results written over dead temporaries;
     ``numbers``: names known to hold numbers (never reused)."""
+    local = ir.names_in(node) - set(refs)
+    _split_adds(node, refs, local)
     names = [n for n in gast.walk(node) if isinstance(n, gast.Name)]
     loads = Counter(n.id for n in names if isinstance(n.ctx, gast.Load))
     loads.subtract(_shape_reads(node, refs))    # (a shape or dtype is the same after)
     stores = Counter(n.id for n in names if isinstance(n.ctx, gast.Store))
-    local = ir.names_in(node) - set(refs)
 
     after = live_after(node.body)
     for block in _blocks(node):
@@ -65,6 +67,40 @@ def reuse_dead(node, refs, numbers=()):
                 elif target in local and target not in numbers:
                     owned.add(target)
     return node
+
+
+def _split_adds(node, refs, local):
+    """``g, t = setitem_split_inplace(g, i, v); x = x + t``, ``t`` read nowhere else, as
+    ``g, x = setitem_split_add(g, i, v, x)``: the row's cotangent added with no array of
+    its own (reverse mode through ``hs[t] = h`` in a loop that carries ``h``)."""
+    loads = Counter(n.id for n in gast.walk(node) if isinstance(n, gast.Name) and
+                    isinstance(n.ctx, gast.Load))
+    for block in list(_blocks(node)):
+        k = 0
+        while k + 1 < len(block):
+            s, n = block[k], block[k + 1]
+            k += 1
+            if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Tuple) and
+                    len(s.targets[0].elts) == 2 and isinstance(s.value, gast.Call) and
+                    callee_of(s.value, refs) is runtime.setitem_split_inplace and
+                    all(isinstance(e, gast.Name) for e in s.targets[0].elts)):
+                continue
+            t = s.targets[0].elts[1].id
+            add = n.value if isinstance(n, gast.Assign) and len(n.targets) == 1 and \
+                isinstance(n.targets[0], gast.Name) else None
+            if not (isinstance(add, gast.BinOp) and isinstance(add.op, gast.Add) and
+                    loads[t] == 1 and {_id(add.left), _id(add.right)} == {t, n.targets[0].id}
+                    and t != n.targets[0].id):
+                continue
+            x = n.targets[0].id
+            fn = _bind(refs, runtime.setitem_split_add, "setitem_split_add", local)
+            s.targets[0].elts[1] = ir.name(x, store=True)
+            s.value = ir.call(fn, [*s.value.args, ir.name(x)])
+            del block[k]
+
+
+def _id(e):
+    return e.id if isinstance(e, gast.Name) else None
 
 
 # helpers reading some arguments for their shape and dtype only: (first such, last + 1)

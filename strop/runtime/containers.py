@@ -7,7 +7,7 @@ from .indexing import add_at_index_inplace, getitem_vjp, setitem_vjp
 
 __all__ = ["append", "insert", "extend", "update", "item_of", "pop_item", "sort_like",
            "iterable", "stack", "push", "pop", "tape_array", "tape_put", "shape_like", "item_vjp",
-           "setitem_split", "setitem_split_inplace", "setitem_split_kept",
+           "setitem_split", "setitem_split_inplace", "setitem_split_kept", "setitem_split_add",
            "pop_item_vjp", "getattr_vjp", "sum_vjp", "minmax_vjp", "iterable_vjp", "get_vjp",
            "get_default_vjp", "items_vjp", "update_vjp"]
 
@@ -116,6 +116,13 @@ def setitem_split_inplace(g, idx, v):
     which compiled code does when no other name sees ``g`` (codegen/inplace.py): a loop
     writing ``hs[t] = h`` then costs a row per step going back, not a copy of ``hs``."""
     return setitem_split(g, idx, v)
+
+
+def setitem_split_add(g, idx, v, x):
+    """``g, t = setitem_split_inplace(g, idx, v)`` and ``x + t``, with no array for ``t`` when
+    compiled: the cotangent of ``hs[t] = h`` added to ``h``'s (codegen/reuse.py)."""
+    g, t = setitem_split_inplace(g, idx, v)
+    return g, x + t
 
 
 def setitem_split_kept(g, idx, v, x):

@@ -4,6 +4,7 @@ lists (``[]``, ``append``, ``pop``)."""
 import numpy as np
 from numba import types
 from numba.core.errors import NumbaTypeError
+from numba.extending import register_jitable
 from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
@@ -65,6 +66,35 @@ def _setitem_split_inplace(g, idx, v):
     return impl
 
 
+@register_jitable
+def _apart(g, idx, v, x):
+    g, t = rt.setitem_split_inplace(g, idx, v)
+    return g, x + t
+
+
+@overload(rt.setitem_split_add, jit_options=CHECKED)
+def _setitem_split_add(g, idx, v, x):
+    """One loop over ``g[idx]``: the sum written out, the row zeroed, where ``g[idx]``, ``v``
+    and ``x`` are arrays of one shape (checked when run); else the two steps."""
+    if not (isinstance(g, types.Array) and isinstance(idx, types.Integer) and
+            isinstance(v, types.Array) and isinstance(x, types.Array) and
+            v.ndim == x.ndim == g.ndim - 1 and x.ndim >= 1 and g.layout == x.layout == "C"):
+        return _apart
+    dtype = np.result_type(as_dtype(x.dtype), as_dtype(g.dtype))
+
+    def impl(g, idx, v, x):
+        row = g[idx]
+        if row.shape != x.shape or row.shape != v.shape:
+            return _apart(g, idx, v, x)
+        out = np.empty(x.shape, dtype)
+        flat, rows, xs = out.reshape(-1), row.reshape(-1), x.reshape(-1)   # (C: no copies)
+        for k in range(flat.size):
+            flat[k] = xs[k] + rows[k]
+        put_into(g, idx, 0)
+        return g, out
+    return impl
+
+
 @overload(rt.setitem_split_kept, jit_options=CHECKED)
 def _setitem_split_kept(g, idx, v, x):
     if not isinstance(g, types.Array):
@@ -91,5 +121,5 @@ def _own_impl(x):
 
 
 IMPLEMENTED = {rt.tape_array, rt.tape_put, rt.shape_like, rt.item_vjp, rt.setitem_split_inplace,
-               rt.setitem_split_kept,
+               rt.setitem_split_kept, rt.setitem_split_add,
                rt.stack, rt.push, rt.pop}
