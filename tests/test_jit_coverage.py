@@ -320,8 +320,18 @@ def number_becomes_array(x):
     return np.sum(s * s)
 
 
+def where_in_a_branch(x):     # a mask made in a branch the loop may skip: taped as Optional
+    a = x[0]
+    for i in range(3):
+        if a[1] > 0.5:
+            a = np.maximum(a * 0.5, np.where(a > 0.25, a, a * 2.0))
+        if a[1] > 0.3:
+            break
+    return np.sum(a ** 2)
+
+
 FUNCTIONS = [
-    record, np_matmul, empty_and_grown_lists, sum_axis, sum_axis_tuple, sum_keepdims,
+    where_in_a_branch, record, np_matmul, empty_and_grown_lists, sum_axis, sum_axis_tuple, sum_keepdims,
     mean_axis, mean_keepdims, max_axis, min_axis,
     prod_axis, var_axis, std_axis, method_sum, cumsum_axis, cumprod_axis, softmax,
     faq_centered, tile, repeat, pad, roll, flip, broadcast_to, transpose_reshape, concatenate,

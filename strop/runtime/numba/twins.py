@@ -54,6 +54,8 @@ def _where(condition, x=None, y=None):
     if _none(x) and _none(y):
         return lambda condition, x=None, y=None: np.where(condition)
     c = condition.type if isinstance(condition, types.Optional) else condition   # (grad's)
+    if c is not condition and not isinstance(c, SCALARS):
+        return None    # typed again as the array it holds, Numba checking it is not None
     if isinstance(c, SCALARS) and isinstance(x, SCALARS) and isinstance(y, SCALARS):
         dt = np.result_type(as_dtype(types.unliteral(x)), as_dtype(types.unliteral(y))).type
         return lambda condition, x=None, y=None: dt(x) if condition else dt(y)
