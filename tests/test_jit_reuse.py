@@ -92,7 +92,7 @@ def rewritten(src, numbers=()):
     from strop.transformer.unparse import unparse
     node = gast.parse(textwrap.dedent(src)).body[0]
     refs = {n: getattr(runtime, n) for n in ("elementwise", "matmul", "setitem_split_inplace",
-                                             "zeros_like")}
+                                             "zeros_like", "weak")}
     return unparse(reuse_dead(node, refs, numbers))
 
 
@@ -115,6 +115,14 @@ def test_only_a_new_array_read_once_is_written_over():
         text = rewritten(CHAIN.replace(changed, why))
         assert not re.search(r"elementwise_into\('[^']*', _t1,", text), (why, text)
     assert "elementwise_into" not in rewritten(CHAIN, numbers={"_t1"})
+    # a dtype read (weak) in the same statement is not a second read of the values
+    text = rewritten("""
+    def f(w, h):
+        _t1 = matmul(w, h)
+        _t2 = _t1 * weak(2.0, _t1) + h
+        return _t2
+    """)
+    assert "_t2 = elementwise_into(" in text and "_t1" in text.split("elementwise_into(")[1], text
 
 
 CARRIED = """

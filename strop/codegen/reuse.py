@@ -131,7 +131,7 @@ def _reuse(s, dead, refs, local):
         text, operands = chain_text(v, refs)
         _into(s, text, [ir.name(o) for o in operands], dead, refs, local)
     elif fn in STUBS and len(v.args) == 1 and not v.keywords and \
-            _dead(v.args[0], v, dead):
+            _dead(v.args[0], v, dead, refs):
         v.keywords = [gast.keyword(arg="out", value=ir.name(v.args[0].id))]
 
 
@@ -155,15 +155,17 @@ def _targets(s):
     return ir.names_in(s, gast.Store) if isinstance(s, gast.Assign) else writes(s)
 
 
-def _dead(e, value, dead):
-    """``e`` names an array nothing reads after ``value``, read once in it."""
+def _dead(e, value, dead, refs):
+    """``e`` names an array nothing reads after ``value``, which reads its values once (and
+    its shape or dtype as often as it likes: they are the same after)."""
     return isinstance(e, gast.Name) and e.id in dead and sum(
-        isinstance(n, gast.Name) and n.id == e.id for n in gast.walk(value)) == 1
+        isinstance(n, gast.Name) and n.id == e.id for n in gast.walk(value)
+    ) - _shape_reads(value, refs)[e.id] == 1
 
 
 def _into(s, text, operands, dead, refs, local):
     """``s = elementwise_into(<text>, ...)`` with the first dead operand as ``_0``."""
-    k = next((i for i, o in enumerate(operands) if _dead(o, s.value, dead)), None)
+    k = next((i for i, o in enumerate(operands) if _dead(o, s.value, dead, refs)), None)
     if k is None:
         return
     swap = {0: k, k: 0}
