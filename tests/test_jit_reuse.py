@@ -158,6 +158,28 @@ def test_a_local_bound_to_a_new_array_and_read_last_is_written_over():
     assert "elementwise_into('_1 + _0', _t23" not in text, text
 
 
+LEFT_BY_BREAK = """
+    def f(a, b, c):
+        y = a
+        for t in range(3):
+            x = a + b
+            y = elementwise('_0 * 2.0', x)
+            if c:
+                break
+            x = a - b
+        return x, y
+    """
+
+
+def test_a_local_read_after_a_break_is_not_written_over():
+    """After ``break`` what is live is what the loop's end reads, not the statements after
+    it in the body (transformer/analysis.live_after): here ``x`` is returned."""
+    assert "elementwise_into" not in rewritten(LEFT_BY_BREAK)
+    assert "elementwise_into" not in rewritten(LEFT_BY_BREAK.replace("break", "continue"))
+    assert "y = elementwise_into('_0 * 2.0', x)" in rewritten(
+        LEFT_BY_BREAK.replace("return x, y", "return y"))
+
+
 def rnn_carried(w, xs):
     h = xs[0]
     for t in range(1, xs.shape[0]):

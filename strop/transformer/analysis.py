@@ -36,51 +36,61 @@ def block_writes(stmts):
     return set().union(*(writes(s) for s in stmts)) if stmts else set()
 
 
-def live_in(stmts, live_out):
-    """Names live before ``stmts`` given those live after (backward, loops to a fixpoint)."""
+def live_in(stmts, live_out, jump=None):
+    """Names live before ``stmts`` given those live after (backward, loops to a fixpoint).
+    ``jump``: the names live where a break or continue goes (both taken as going to either
+    end of the innermost loop); None: they fall through, as in the passes written before."""
     live = set(live_out)
     for s in reversed(stmts):
-        live = _live_stmt(s, live)
+        live = _live_stmt(s, live, jump)
     return live
 
 
-def _live_stmt(s, live):
+def _live_stmt(s, live, jump=None):
     if isinstance(s, gast.Return):
         return reads(s)
+    if isinstance(s, (gast.Break, gast.Continue)) and jump is not None:
+        return set(jump)
     if isinstance(s, gast.Assign):
         return (live - {t.id for t in s.targets if isinstance(t, gast.Name)}) | reads(s)
     if isinstance(s, gast.If):
-        return live_in(s.body, live) | live_in(s.orelse, live) | reads(s)
+        return live_in(s.body, live, jump) | live_in(s.orelse, live, jump) | reads(s)
     if isinstance(s, (gast.While, gast.For)):
-        # live at the loop head: after it (its else too), or into another iteration; a while
-        # test is read at every head, a for's range once before the loop
-        head = set(live) | live_in(s.orelse, live) | (
-            reads(s) if isinstance(s, gast.While) else set())
-        while True:
-            body_in = live_in(s.body, head)
-            if isinstance(s, gast.For):
-                body_in.discard(s.target.id)
-            new = head | body_in
-            if new == head:
-                return head | reads(s)
-            head = new
+        return _loop_head(s, live, jump) | reads(s)
     return live | reads(s)
 
 
-def live_after(stmts, live_out=(), out=None):
+def _loop_head(s, live, jump):
+    """Names live at a loop's head: after it (its else too), or into another iteration; a
+    while test is read at every head, a for's range once before the loop."""
+    head = set(live) | live_in(s.orelse, live, jump) | (
+        reads(s) if isinstance(s, gast.While) else set())
+    while True:
+        body_in = live_in(s.body, head, head if jump is not None else None)
+        if isinstance(s, gast.For):
+            body_in.discard(s.target.id)
+        new = head | body_in
+        if new == head:
+            return head
+        head = new
+
+
+def live_after(stmts, live_out=(), out=None, jump=frozenset()):
     """{id(statement): names live after it} for ``stmts`` and every nested body (a loop
-    body's end: what is live at the loop's head, its iterable's reads too)."""
+    body's end: what is live at the loop's head, its iterable's reads too), a break or
+    continue going to the end or the head of its loop."""
     out = {} if out is None else out
     live = set(live_out)
     for s in reversed(stmts):
         out[id(s)] = live
         if isinstance(s, gast.If):
-            live_after(s.body, live, out)
-            live_after(s.orelse, live, out)
+            live_after(s.body, live, out, jump)
+            live_after(s.orelse, live, out, jump)
         elif isinstance(s, (gast.While, gast.For)):
-            live_after(s.body, _live_stmt(s, live), out)
-            live_after(s.orelse, live, out)
-        live = _live_stmt(s, live)
+            head = _loop_head(s, live, jump) | reads(s)
+            live_after(s.body, head, out, head)
+            live_after(s.orelse, live, out, jump)
+        live = _live_stmt(s, live, jump)
     return out
 
 
