@@ -12,11 +12,11 @@ from . import ir
 
 
 def coalesce(body, carried):
-    """(statements, {a: b} renamed) of ``body`` (a loop's statements) with each ``a = b`` (``b`` in ``carried``, ``a`` a
-    fresh name local to this body) and its later ``b = a`` removed and ``a`` read as ``b``,
-    where that cannot change a value: nothing between the two mentions ``b``, nothing
-    before the first mentions ``a``, nothing after the second binds either, and no
-    break, continue or return leaves the trip between them."""
+    """(statements, {a: b} renamed) of ``body`` (a loop's statements) with each ``a = b``
+    (``b`` in ``carried``, ``a`` a fresh name local to this body) and its later ``b = a``
+    removed and ``a`` read as ``b``, where that cannot change a value: nothing between the
+    two mentions ``b``, nothing before the first mentions ``a``, nothing after the second
+    binds either, and no break, continue or return leaves the trip."""
     if any(isinstance(n, (gast.Break, gast.Continue, gast.Return))
            for s in body for n in gast.walk(s)):
         return body, {}
