@@ -53,14 +53,14 @@ def reuse_dead(node, refs, numbers=()):
         made = set()     # this block's temporaries so far that hold an array of their own
         owned = set()    # its other locals bound so, not read since
         for s in block:
-            read = ir.names_in(s, gast.Load)
+            read, bound = ir.names_in(s, gast.Load), _targets(s)
             live = after.get(id(s), local)    # (an objmode island's body: all of it)
             dead = {n for n in made if loads[n] == 1} | {
-                n for n in owned if n not in live or n in _targets(s)}
+                n for n in owned if n not in live or n in bound}
             if isinstance(s, gast.Assign) and len(s.targets) == 1 and \
                     isinstance(s.targets[0], gast.Name):
                 _reuse(s, dead, refs, local)
-            owned -= read | _targets(s)
+            owned -= read | bound
             for target in _bound_fresh(s, refs):
                 if TEMP.match(target) and stores[target] == 1 and target not in numbers:
                     made.add(target)

@@ -80,18 +80,25 @@ def live_after(stmts, live_out=(), out=None, jump=frozenset()):
     body's end: what is live at the loop's head, its iterable's reads too), a break or
     continue going to the end or the head of its loop."""
     out = {} if out is None else out
-    live = set(live_out)
+    _marked_live_in(stmts, set(live_out), out, jump)
+    return out
+
+
+def _marked_live_in(stmts, live, out, jump):
+    """live_in of ``stmts``, each statement's live names after it recorded in ``out``."""
     for s in reversed(stmts):
         out[id(s)] = live
         if isinstance(s, gast.If):
-            live_after(s.body, live, out, jump)
-            live_after(s.orelse, live, out, jump)
+            live = _marked_live_in(s.body, live, out, jump) | _marked_live_in(
+                s.orelse, live, out, jump) | reads(s)
         elif isinstance(s, (gast.While, gast.For)):
             head = _loop_head(s, live, jump) | reads(s)
-            live_after(s.body, head, out, head)
-            live_after(s.orelse, live, out, jump)
-        live = _live_stmt(s, live, jump)
-    return out
+            _marked_live_in(s.body, head, out, head)
+            _marked_live_in(s.orelse, live, out, jump)
+            live = head
+        else:
+            live = _live_stmt(s, live, jump)
+    return live
 
 
 def carried(loop):
