@@ -440,9 +440,10 @@ def _moved(a, axis):
 
 
 def _lane(a, axis, j):
+    """Lane ``j``'s value of ``a`` on the host (of a DeviceArray: that lane copied back)."""
     if axis is None:
         return np.asarray(a) if is_device_array(a) else a
-    return a[j]
+    return np.asarray(a[j])[()] if is_device_array(a) else a[j]
 
 
 def _paths(out):

@@ -60,6 +60,12 @@ class Staged:
         node = lower(fn.node, refs, _compiled_variant) if backend == "cpu" else fn.node
         companions = tuple(lower(c, refs, _compiled_variant) for c in fn.companions) \
             if backend == "cpu" else fn.companions
+        if backend == "device":   # on a GPU, launch by launch (raises Unsupported)
+            from .codegen.cuda_program import device_program, twin_refs
+            node = device_program(fn.node, refs, weak)
+            companions = tuple(device_program(c, refs, number_params(fn.node, c))
+                               for c in fn.companions)
+            twin_refs(refs)
         self.array_tapes = set()
         if backend == "cpu" and array_tapes:
             params = [a.id for a in fn.node.args.args]     # found before lowering renames
@@ -261,6 +267,12 @@ class Staged:
         """``debug_nans``/``debug_infs``: on a non-finite output, run the code as Python with
         NumPy raising, so the error names the user line that made it."""
         nans, infs = config.read("debug_nans"), config.read("debug_infs")
+        if self.backend == "device":   # (checked on the host; run again there as Python)
+            from .runtime.cuda.arrays import to_host
+            out, args, free = to_host(out), to_host(args), to_host(free)
+            python = Staged(self.fn, self.origin, "python").generated
+        else:
+            python = self.generated
         bad = [leaf for leaf in tree_leaves(out)
                if isinstance(leaf, (float, np.floating, np.ndarray))
                and np.issubdtype(np.result_type(leaf), np.inexact)
@@ -271,11 +283,11 @@ class Staged:
                  "divide": "raise" if infs else "ignore", "over": "raise" if infs else "ignore"}
         with np.errstate(**kinds):
             try:
-                self.generated.function(*args, *free)
+                python.function(*args, *free)
             except FloatingPointError as e:
                 raise mapped(FloatingPointError(
                     f"{'NaN' if nans and any(np.isnan(b).any() for b in bad) else 'inf'} "
-                    f"produced ({e})"), self.generated, e.__traceback__) from None
+                    f"produced ({e})"), python, e.__traceback__) from None
         raise FloatingPointError(f"the output of {self.origin} has "
                                  f"{'NaN' if nans else 'inf'} values, but no NumPy operation "
                                  f"raised when the code was run again as Python")

@@ -1,5 +1,6 @@
 """A function made by a transform: its code generated per kind of arguments and static values,
 cached, and called with the arguments bound as the user's function takes them."""
+import copy
 import dataclasses
 import functools
 import inspect
@@ -48,6 +49,9 @@ class Transformed:
     elementwise_kernels = False   # jit(f): elementwise code given GPU arrays runs as a kernel
     _cuda_elementwise = None
     _warned_gpu = False
+    runs_on_device = False  # the copy on_gpu runs: its code launches kernels (backend "device")
+    _on_device = None       # that copy
+    _device_refused = None  # why this code cannot run on the device (codegen/cuda_program.py)
 
     def __init__(self, fun, build, name):
         self.fun = fun                     # the function transformed (maybe itself Transformed)
@@ -103,7 +107,7 @@ class Transformed:
                 inner = bind_statics(inner, {start[i]: v for i, v in
                                              zip(self.static_argnums, statics)})
             whole, ranks = settings[-1:] == (WHOLE_LOOPS,), given_ranks(kind_of)
-            if not whole:
+            if not whole and self.backend != "device":   # (a Numba typing aid)
                 inner = split_first_trips(inner, ranks, first_trip)
             fn = self._build(inner, kind_of)
             donated = [start[i] - sum(1 for j in self.static_argnums if j < i)
@@ -168,7 +172,10 @@ class Transformed:
         return self.call_positional(_bind(self.fun, args, kwargs, self.signature, self._bound))
 
     def call_positional(self, args):
-        if arrays.MADE[0] or self.device == "cuda":   # (a DeviceArray exists: any here?)
+        swap = None
+        if self.runs_on_device:   # kinds and shapes from stand-ins, the run on the arrays
+            args, swap = arrays.stand_ins(args)
+        elif arrays.MADE[0] or self.device == "cuda":   # (a DeviceArray exists: any here?)
             device = placed(args)
             if device is not None or self.device == "cuda":
                 return self.on_gpu(args, device)
@@ -207,6 +214,8 @@ class Transformed:
             if st.backend == "python" and "branch_type(" in st.generated.source:
                 self.check_branches(full if statics else given)   # raises on every call
             st.branches_checked = True
+        if swap:
+            args = arrays.swapped(args, swap)
         try:
             try:
                 out = st.run(args)
@@ -233,21 +242,35 @@ class Transformed:
             out = self._cuda_elementwise.call(args, device)
             if out is not None:
                 return out
+        if self._device_refused is None:   # array code: launch by launch
+            from .codegen.cuda_arrays import Unsupported
+            try:
+                return arrays.put(self.on_device().call_positional(
+                    arrays.put_arrays(args, device)), device)
+            except Unsupported as e:
+                self._device_refused = e
         if not self._warned_gpu:
             self._warned_gpu = True
+            e = self._device_refused
             warnings.warn(JitFallbackWarning(
-                f"{self.__name__} runs on the CPU, its results put on {device!r}: the CUDA "
-                f"backend has kernels for jit(vmap(f)) (one GPU thread per lane) and for jit "
-                f"of elementwise code on arrays of one shape; other code runs on the CPU in "
-                f"this version",
-                fix="write the computation as jit(vmap(f)) of a function of one example to run "
-                    "it on the GPU"), stacklevel=user_stacklevel())
+                f"{self.__name__} runs on the CPU, its results put on {device!r}: {e.reason}",
+                e.loc, fix="nothing is needed (the results are the same); to run it on the "
+                           "GPU, write that part with what the CUDA backend covers (README: "
+                           "the CUDA backend)"), stacklevel=user_stacklevel())
         device_was, self.device = self.device, None
         try:
             out = self.call_positional(arrays.to_host(args))
         finally:
             self.device = device_was
         return arrays.put(out, device)
+
+    def on_device(self):
+        """This transform as the code that runs on a GPU launch by launch (its own cache)."""
+        if self._on_device is None:
+            t = self._on_device = copy.copy(self)
+            t._cache, t._assumed, t._last_key = {}, {}, None
+            t.backend, t.runs_on_device, t.device = "device", True, None
+        return self._on_device
 
     def _shape_settings(self, args, kinds):
         """The key's settings with the arguments' dtypes and the equal lengths the code is

@@ -367,15 +367,17 @@ def test_elementwise_code_is_one_kernel():
     for got, want in zip(out, jit(squared_error)(x, y, 1.5)):
         assert isinstance(got, DeviceArray) and got.shape == np.shape(want)
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
+    # not elementwise: a product, arrays of two shapes broadcast; run launch by launch
+    # (test_cuda_program.py)
     m = np.arange(4.0).reshape(2, 2)
-    with pytest.warns(JitFallbackWarning, match="runs on the CPU"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         out = jit(product_plus_one, backend="cuda")(m, m)
-    np.testing.assert_allclose(np.asarray(out), m @ m + 1)
-    # arrays of two shapes broadcast: not one element per thread; the CPU runs it
-    with pytest.warns(JitFallbackWarning):
+        assert isinstance(out, DeviceArray)
+        np.testing.assert_allclose(np.asarray(out), m @ m + 1)
         out = f(x, np.ones(4), 2.0)
     np.testing.assert_allclose(np.asarray(out[0]), jit(activation)(x, np.ones(4), 2.0)[0],
-                               rtol=1e-6)
+                               rtol=2e-6)   # (float32 tanh: NumPy's in the simulator)
 
 
 def lane_grad(x, k):

@@ -24,9 +24,10 @@ from .cpu import _bind, callee_of
 MIN_NAMES = 3
 
 
-def loop_chains(node, refs):
-    """``node`` (a lowered FunctionDef) with each chain over three or more names as a call of
-    runtime.elementwise; ``refs`` gains the name it is bound to."""
+def loop_chains(node, refs, min_names=MIN_NAMES):
+    """``node`` (a lowered FunctionDef) with each chain over ``min_names`` or more names as a
+    call of runtime.elementwise; ``refs`` gains the name it is bound to.  (The device's
+    code takes every chain of operators: one kernel each.)"""
     local = ir.names_in(node) - set(refs)
     for s in gast.walk(node):
         consumed = _consumed_chain(s, refs)
@@ -42,7 +43,7 @@ def loop_chains(node, refs):
                 and not isinstance(s.value, (gast.Name, gast.Constant, gast.Call))):
             continue
         text, names = chain_text(s.value, refs)
-        if len(names) < MIN_NAMES and not _typed_weak(s.value, refs):
+        if len(names) < min_names and not _typed_weak(s.value, refs):
             continue
         fn = _bind(refs, runtime.elementwise, "elementwise", local)
         s.value = ir.call(fn, [ir.const(text), *[ir.name(n) for n in names]])

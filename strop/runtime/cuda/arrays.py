@@ -53,12 +53,79 @@ class DeviceArray(NDArrayOperatorsMixin):
         return out.astype(dtype) if dtype is not None else out.copy()
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from . import ops, ufuncs
+        if method == "__call__" and not kwargs and all(map(_numeric, inputs)):
+            if ufunc is np.matmul:
+                return ops.matmul(*inputs)
+            if ufunc in ufuncs.STUBS:
+                return ops.ufunc(ufunc, *inputs)
         host = [np.asarray(x) if isinstance(x, DeviceArray) else x for x in inputs]
         out = getattr(ufunc, method)(*host, **kwargs)
         return to_device(out, self.device) if isinstance(out, np.ndarray) else out
 
+    def __array_function__(self, func, types, args, kwargs):
+        """NumPy's functions: those with a device twin (twins.py) on the device, others on
+        host copies, their arrays put back."""
+        from .twins import TWINS
+        twin = TWINS.get(func)
+        if twin is not None:
+            return twin(*args, **kwargs)
+        out = func(*to_host(args), **to_host(kwargs))
+        return put(out, self.device) if isinstance(out, np.ndarray) else out
+
     def __getitem__(self, index):
-        return self.host()[index]
+        """``x[index]``: a basic index (numbers, slices, None, ...) is copied on the device;
+        another (arrays of indices, masks) is taken on the host, its result put back."""
+        from . import ops
+        view = ops.getitem(self, index)
+        if view is not None:
+            return ops.materialize(view)
+        index = to_host(index)
+        return to_device(self.host()[index], self.device)
+
+    # what runs on the device of NumPy's array methods (the rest: __getattr__, on the host)
+    T = property(lambda self: self.transpose())
+
+    def transpose(self, *axes):
+        from . import ops
+        axes = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes or None
+        return ops.materialize(ops.transpose(self, axes))
+
+    def reshape(self, *shape, order="C"):
+        from . import twins
+        return twins.reshape(self, shape[0] if len(shape) == 1 else shape, order)
+
+    def ravel(self):
+        return self.reshape(-1)
+
+    flatten = ravel
+
+    def astype(self, dtype, copy=True):
+        from . import ops
+        return self if not copy and self.dtype == np.dtype(dtype) else ops.copy(self, dtype)
+
+    def copy(self):
+        return self    # (a DeviceArray is never written)
+
+    def sum(self, axis=None, dtype=None, keepdims=False):
+        from . import ops
+        return ops.reduce("sum", self, axis, keepdims, dtype)
+
+    def mean(self, axis=None, dtype=None, keepdims=False):
+        from . import ops
+        return ops.reduce("mean", self, axis, keepdims, dtype)
+
+    def prod(self, axis=None, dtype=None, keepdims=False):
+        from . import ops
+        return ops.reduce("prod", self, axis, keepdims, dtype)
+
+    def max(self, axis=None, keepdims=False):
+        from . import ops
+        return ops.reduce("max", self, axis, keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        from . import ops
+        return ops.reduce("min", self, axis, keepdims)
 
     def __getattr__(self, name):
         """What a NumPy array has and this class does not (``x.sum()``, ``x.tolist()``,
@@ -95,6 +162,13 @@ class DeviceArray(NDArrayOperatorsMixin):
         return self.data.__cuda_array_interface__
 
 
+def _numeric(x):
+    """Whether a ufunc's operand is one a kernel takes: a real number or array."""
+    if isinstance(x, (DeviceArray, np.ndarray, np.generic)):
+        return x.dtype.kind in "biuf"
+    return type(x) in (int, float, bool)
+
+
 def to_device(x, device):
     """``x`` (a NumPy array or number) copied to ``device``."""
     if isinstance(x, DeviceArray):
@@ -113,6 +187,49 @@ def put(tree, device):
     """``tree`` (a pytree) with each NumPy array and scalar copied to ``device``."""
     return tree_map(lambda x: to_device(x, device) if isinstance(x, (np.ndarray, np.generic))
                     else x, tree)
+
+
+def put_arrays(tree, device):
+    """``tree`` with each NumPy array (numbers stay numbers) on ``device`` in the dtype the
+    64-bit policy gives it, and each DeviceArray too."""
+    from ...dtypes import canonicalize
+    from . import ops
+
+    def placed(x):
+        if isinstance(x, np.ndarray):
+            return to_device(canonicalize(x), device)
+        if isinstance(x, DeviceArray):
+            dtype = canonicalize(np.zeros((), x.dtype)).dtype
+            return x if dtype == x.dtype else ops.copy(x, dtype)
+        return x
+    return tree_map(placed, tree)
+
+
+def stand_ins(args):
+    """(``args`` with each DeviceArray leaf replaced by a NumPy array of its shape and dtype
+    holding one zero, {id(stand-in): the DeviceArray}): what a transform's kinds, shapes and
+    checks are computed from."""
+    swap = {}
+
+    def stand_in(x):
+        if not isinstance(x, DeviceArray):
+            return x
+        s = np.broadcast_to(np.zeros((), x.dtype), x.shape)
+        swap[id(s)] = (s, x)
+        return s
+    return [tree_map(stand_in, a) for a in args], swap
+
+
+def swapped(leaves, swap):
+    """The leaves a run takes: each stand-in back to its DeviceArray."""
+    out = []
+    for a in leaves:
+        found = swap.get(id(a))
+        if isinstance(a, np.ndarray) and (found is None or found[0] is not a):
+            raise RuntimeError("strop: an argument of device code is a host array (a stand-in "
+                               "of a DeviceArray was copied)")
+        out.append(found[1] if found is not None else a)
+    return out
 
 
 def wrap(data, device):

@@ -1,0 +1,311 @@
+"""Operations on whole arrays in GPU memory, each one or two kernel launches (kernels.py):
+what the device twins of the runtime helpers (twins.py) and a DeviceArray's operators and
+methods are made of.
+
+Results are NumPy's: a result's shape and dtype come from NumPy run on samples of the
+operands' dtypes (Python numbers stay weak), and its values are computed in that dtype.
+An operand may be a DeviceArray, a ``Strided`` view of one (a transpose, a broadcast, a
+basic slice: read in place by the kernel), a NumPy array (copied to the device) or a number.
+"""
+import dataclasses
+import operator
+
+import numpy as np
+
+from . import cuda, kernels, ufuncs
+from .arrays import DeviceArray, is_device_array, to_device, wrap
+
+
+@dataclasses.dataclass(frozen=True)
+class Strided:
+    """A view of a DeviceArray's elements: element ``i`` (a multi-index) of ``shape`` at
+    ``offset + sum(i * strides)`` of its flat data (strides in elements, 0 to broadcast)."""
+    base: DeviceArray
+    offset: int
+    shape: tuple
+    strides: tuple
+
+    dtype = property(lambda self: self.base.dtype)
+    device = property(lambda self: self.base.device)
+
+
+def strided(x):
+    """``x`` (a DeviceArray or Strided) as a Strided view."""
+    if isinstance(x, Strided):
+        return x
+    return Strided(x, 0, x.shape, _c_strides(x.shape))
+
+
+def _c_strides(shape):
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
+def _is_array(x):
+    return is_device_array(x) or isinstance(x, (Strided, np.ndarray))
+
+
+def _device_of(operands):
+    return next(x.device for x in operands if is_device_array(x) or isinstance(x, Strided))
+
+
+def _sample(x):
+    """What NumPy's type rules see of an operand: an array of one element of its dtype, or
+    the number (a Python number stays weak)."""
+    if _is_array(x):
+        return np.ones((1,) * len(x.shape), x.dtype)
+    return x
+
+
+def dtype_of(expression, operands):
+    """The dtype NumPy gives ``expression`` of ``operands``."""
+    samples = {f"_{i}": _sample(x) for i, x in enumerate(operands)}
+    with np.errstate(all="ignore"):
+        return np.result_type(eval(expression, dict(kernels.NAMES), samples))
+
+
+def flat(x):
+    return x.data.reshape(x.size) if x.shape else x.data.reshape(1)
+
+
+def empty(shape, dtype, device):
+    size = int(np.prod(shape, dtype=np.int64))
+    return wrap(cuda().device_array(max(size, 1), dtype=np.dtype(dtype)), device), size
+
+
+def _shaped(out, shape):
+    """A kernel's flat output as a DeviceArray of ``shape``."""
+    if 0 in shape:
+        return wrap(cuda().device_array(shape, dtype=out.dtype), out.device)
+    return wrap(out.data.reshape(shape) if shape != (out.size,) else out.data, out.device)
+
+
+def apply(expression, operands, dtype=None):
+    """``expression`` (naming operand i ``_i``) of ``operands``, broadcast: one kernel."""
+    device = _device_of([x for x in operands if not isinstance(x, np.ndarray)])
+    operands = [to_device(x, device) if isinstance(x, (np.ndarray, np.generic)) else x
+                for x in operands]
+    shape = np.broadcast_shapes(*(x.shape for x in operands if _is_array(x)))
+    dtype = np.dtype(dtype or dtype_of(expression, operands))
+    out, size = empty(shape, dtype, device)
+    if size == 0:
+        return _shaped(out, shape)
+    kinds, args = [], []
+    for x in operands:
+        if not _is_array(x):
+            kinds.append("n")
+            args.append(x)
+        elif is_device_array(x) and x.shape == shape:
+            kinds.append("c")
+            args.append(flat(x))
+        else:
+            view = strided(x)
+            pad = len(shape) - len(view.shape)
+            strides = (0,) * pad + tuple(0 if n == 1 and m != 1 else s for n, m, s in zip(
+                view.shape, shape[pad:], view.strides))
+            kinds.append("s")
+            args += [flat(view.base), view.offset, strides or (0,)]
+    rank = max(len(shape), 1)
+    kernel = kernels.elementwise(expression, tuple(kinds), rank)
+    kernels.launch_elementwise(kernel, out.data, shape or (1,), args)
+    return _shaped(out, shape)
+
+
+def copy(x, dtype=None):
+    """A C-contiguous copy of ``x`` (a DeviceArray or Strided view), in ``dtype``."""
+    return apply("_0", [x], dtype or x.dtype)
+
+
+def ufunc(u, *inputs):
+    """NumPy's ufunc ``u`` (one with a device stub, ufuncs.py) of ``inputs``; a Python number
+    meets an array in the array's dtype, as NumPy's weak scalars do."""
+    stub = ufuncs.STUBS[u].__name__
+    arrays = [i for i, x in enumerate(inputs) if _is_array(x)]
+    names = [f"weak(_{i}, _{arrays[0]})" if isinstance(x, (int, float)) and arrays
+             and not isinstance(x, bool) else f"_{i}" for i, x in enumerate(inputs)]
+    return apply(f"{stub}({', '.join(names)})", list(inputs))
+
+
+def full(shape, value, dtype, device):
+    shape = tuple(int(n) for n in shape) if np.ndim(shape) else (int(shape),)
+    return copy(_broadcast_number(value, shape, dtype, device), dtype)
+
+
+def _broadcast_number(value, shape, dtype, device):
+    one = to_device(np.asarray(value, dtype), device)
+    return Strided(one, 0, tuple(int(n) for n in shape), (0,) * len(shape))
+
+
+def broadcast_to(x, shape):
+    view = strided(x)
+    shape = tuple(shape)
+    pad = len(shape) - len(view.shape)
+    if pad < 0 or any(n != m and n != 1 for n, m in zip(view.shape, shape[pad:])):
+        raise ValueError(f"cannot broadcast an array of shape {view.shape} to {shape}")
+    return Strided(view.base, view.offset, shape, (0,) * pad + tuple(
+        0 if n != m else s for n, m, s in zip(view.shape, shape[pad:], view.strides)))
+
+
+def transpose(x, axes=None):
+    view = strided(x)
+    axes = tuple(reversed(range(len(view.shape)))) if axes is None else \
+        tuple(a % len(view.shape) for a in axes)
+    return Strided(view.base, view.offset, tuple(view.shape[a] for a in axes),
+                   tuple(view.strides[a] for a in axes))
+
+
+def reshape(x, shape):
+    """``x`` of ``shape`` (its data, where ``x`` is a DeviceArray: no copy)."""
+    x = materialize(x)
+    shape = tuple(np.empty(x.shape, dtype=np.bool_).reshape(shape).shape)  # NumPy checks, -1
+    return wrap(x.data.reshape(shape) if shape else x.data.reshape(()), x.device)
+
+
+def materialize(x):
+    """``x`` as a DeviceArray (a Strided view copied)."""
+    if isinstance(x, Strided):
+        if x.offset == 0 and x.shape == x.base.shape and x.strides == _c_strides(x.shape):
+            return x.base
+        return copy(x)
+    return x
+
+
+def getitem(x, index):
+    """``x[index]`` for a basic index (numbers, slices, None, ...) as a Strided view, or None
+    for another kind of index (arrays: the caller gathers on the host)."""
+    index = index if isinstance(index, tuple) else (index,)
+    if not all(isinstance(i, (int, np.integer, slice, type(None), type(Ellipsis))) and
+               not isinstance(i, bool) for i in index):
+        return None
+    view = strided(x)
+    if sum(i is Ellipsis for i in index) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    used = sum(i is not None and i is not Ellipsis for i in index)
+    if used > len(view.shape):
+        raise IndexError(f"too many indices for array: array is {len(view.shape)}-dimensional, "
+                         f"but {used} were indexed")
+    if Ellipsis in index:
+        at = index.index(Ellipsis)
+        index = index[:at] + (slice(None),) * (len(view.shape) - used) + index[at + 1:]
+    else:
+        index = index + (slice(None),) * (len(view.shape) - used)
+    offset, shape, strides, axis = view.offset, [], [], 0
+    for i in index:
+        if i is None:
+            shape.append(1)
+            strides.append(0)
+            continue
+        n, s = view.shape[axis], view.strides[axis]
+        axis += 1
+        if isinstance(i, slice):
+            start, stop, step = i.indices(n)
+            shape.append(len(range(start, stop, step)))
+            strides.append(s * step)
+            offset += start * s
+        else:
+            if not -n <= i < n:
+                raise IndexError(f"index {int(i)} is out of bounds for axis {axis - 1} with "
+                                 f"size {n}")
+            offset += (int(i) % n) * s
+    return Strided(view.base, offset, tuple(shape), tuple(strides))
+
+
+_IDENTITY = {"sum": 0, "prod": 1}
+
+
+def reduce(op, x, axis=None, keepdims=False, dtype=None):
+    """NumPy's ``op`` ("sum", "prod", "max", "min", "mean") of ``x`` over ``axis``."""
+    view = strided(x) if not isinstance(x, np.ndarray) else strided(to_device(x, None))
+    ndim = len(view.shape)
+    axes = tuple(range(ndim)) if axis is None else tuple(
+        sorted(a % ndim for a in ((axis,) if np.ndim(axis) == 0 else axis))) if ndim else ()
+    kept = [d for d in range(ndim) if d not in axes]
+    out_shape = tuple(1 if d in axes else view.shape[d] for d in range(ndim)) if keepdims else \
+        tuple(view.shape[d] for d in kept)
+    probe = getattr(np, op)(np.ones((1,), view.dtype), **({"dtype": dtype} if dtype else {}))
+    out_dtype = np.result_type(probe)
+    n = int(np.prod([view.shape[d] for d in axes], dtype=np.int64))
+    if op == "mean":
+        total = reduce("sum", view, axis, keepdims, out_dtype if dtype is None else dtype)
+        return apply("_0 / weak(_1, _0)", [total, n], out_dtype) if n else \
+            apply("_0 / weak(0, _0)", [total], out_dtype)   # (NaN, as NumPy)
+    acc = np.dtype(out_dtype)
+    if n == 0 or not axes:
+        if n == 0 and op not in _IDENTITY:
+            raise ValueError(f"zero-size array to reduction operation {op}imum which has no "
+                             f"identity")
+        source = view if not axes else _broadcast_number(_IDENTITY[op], out_shape, acc,
+                                                          view.device)
+        return copy(reshape_view(source, out_shape), acc)
+    m = int(np.prod([view.shape[d] for d in kept], dtype=np.int64))
+    out, size = empty(out_shape, acc, view.device)
+    if size == 0:
+        return _shaped(out, out_shape)
+    parts = kernels.parts_for(n)
+    kernel = kernels.reduction(op, len(kept), len(axes), acc.str)
+    kshape = tuple(view.shape[d] for d in kept) or (1,)
+    kstrides = tuple(view.strides[d] for d in kept) or (0,)
+    rshape = tuple(view.shape[d] for d in axes)
+    rstrides = tuple(view.strides[d] for d in axes)
+    target = out.data.reshape(size) if parts == 1 else cuda().device_array(m * parts, acc)
+    kernel[(m, parts), kernels.REDUCE](target, flat(view.base), view.offset, kshape, kstrides,
+                                       rshape, rstrides, n, parts)
+    if parts > 1:
+        second = kernels.reduction(op, 1, 1, acc.str)
+        second[(m, 1), kernels.REDUCE](out.data.reshape(size), target, 0, (m,), (parts,),
+                                       (parts,), (1,), parts, 1)
+    return _shaped(out, out_shape)
+
+
+def reshape_view(view, shape):
+    """A view of the same elements in another shape where only axes of length 1 differ."""
+    view = strided(view)
+    if tuple(shape) == view.shape:
+        return view
+    real = [(n, s) for n, s in zip(view.shape, view.strides) if n != 1]
+    it = iter(real)
+    strides = tuple(0 if n == 1 else next(it)[1] for n in shape)
+    return Strided(view.base, view.offset, tuple(shape), strides)
+
+
+def matmul(a, b):
+    """NumPy's ``a @ b``: 1-D operands as NumPy takes them, leading axes a broadcast batch."""
+    device = _device_of([x for x in (a, b) if not isinstance(x, np.ndarray)])
+    a, b = (strided(to_device(x, device) if isinstance(x, np.ndarray) else x) for x in (a, b))
+    if not a.shape or not b.shape:
+        raise ValueError("matmul: Input operand does not have enough dimensions")
+    dtype = np.result_type(a.dtype, b.dtype)
+    va, vb = len(a.shape) == 1, len(b.shape) == 1
+    if va:
+        a = Strided(a.base, a.offset, (1,) + a.shape, (0,) + a.strides)
+    if vb:
+        b = Strided(b.base, b.offset, b.shape + (1,), b.strides + (0,))
+    (m, k), (k2, n) = a.shape[-2:], b.shape[-2:]
+    if k != k2:
+        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0 "
+                         f"(size {k2} is different from {k})")
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a, b = (x if x.dtype == dtype else strided(copy(x, dtype)) for x in (a, b))
+    a, b = (broadcast_to(x, batch + x.shape[-2:]) for x in (a, b))
+    nbatch = int(np.prod(batch, dtype=np.int64))
+    out, size = empty(batch + (m, n), dtype, a.device)
+    if size:
+        if k == 0:
+            return full(batch + (m, n), 0, dtype, a.device)
+        kernel = kernels.matmul(len(batch), dtype.str)
+        kernels.launch_matmul(kernel, out.data, [flat(a.base), a.offset, a.strides,
+                                                 flat(b.base), b.offset, b.strides],
+                              m, n, k, batch or (1,), nbatch)
+    shape = batch + (() if va else (m,)) + (() if vb else (n,))
+    return _shaped(out, shape)
+
+
+def where(condition, x, y):
+    return apply("_1 if _0 else _2", [condition, x, y],
+                 np.result_type(_sample(x), _sample(y)))
+
+
+OPERATORS = {operator.neg: np.negative, operator.pos: np.positive, operator.abs: np.absolute}

@@ -1,0 +1,315 @@
+"""The device twins of the runtime helpers and NumPy functions whole-array code calls: what
+``jit(f)`` of array code runs when its arguments are on a GPU (codegen/cuda_program.py puts
+each twin where the generated code names the original).  A call of anything not in
+``TWINS`` keeps the code off the device: the CPU runs it, after a warning naming the call.
+
+Each twin takes what the original takes, with DeviceArrays for arrays, and gives what it
+gives, with DeviceArrays (0-d for NumPy's scalars) for arrays; numbers and shapes stay on the
+host.  Cotangent helpers follow runtime/base.py and products.py.
+"""
+import functools
+
+import numpy as np
+
+from . import ops, ufuncs
+from .arrays import DeviceArray, is_device_array, to_device
+from .. import arithmetic, base, containers, products, reductions, sums
+
+
+def _default_device():
+    from ...placement import devices
+    return devices("cuda")[0]
+
+
+def _on_device(x):
+    """An operand as the twins take it: arrays on the device, numbers as they are."""
+    if isinstance(x, np.ndarray):
+        return to_device(x, _default_device())
+    return x
+
+
+def _array(x):
+    return is_device_array(x) or isinstance(x, ops.Strided)
+
+
+def _dtype(x):
+    return x.dtype if _array(x) or isinstance(x, (np.ndarray, np.generic)) else \
+        np.result_type(x)
+
+
+def _shape(x):
+    return tuple(x.shape) if hasattr(x, "shape") else ()
+
+
+def elementwise(chain, *operands):
+    if not any(map(_array, operands)) and not any(isinstance(x, np.ndarray) for x in operands):
+        return arithmetic.elementwise(chain, *operands)   # of numbers: on the host
+    return ops.apply(chain, [_on_device(x) for x in operands])
+
+
+def unbroadcast(g, x):
+    """runtime.unbroadcast: ``g`` summed down to ``x``'s shape, in x's float dtype."""
+    shape = _shape(x)
+    if _array(g) and g.shape != shape:
+        extra = len(g.shape) - len(shape)
+        axes = tuple(range(extra)) + tuple(extra + i for i, n in enumerate(shape)
+                                          if n == 1 and g.shape[extra + i] != 1)
+        g = ops.reduce("sum", g, axes) if axes else g
+        if g.shape != shape:
+            g = ops.reshape(g, shape) if int(np.prod(g.shape)) == int(np.prod(shape)) else \
+                ops.materialize(ops.broadcast_to(g, shape))
+    dtype = _dtype(x) if np.issubdtype(_dtype(x), np.inexact) else _dtype(g)
+    if not _array(g):
+        return np.asarray(g, dtype)[()] if not _array(x) else ops.full(shape, g, dtype,
+                                                                     x.device)
+    return g if g.dtype == dtype else ops.copy(g, dtype)
+
+
+def balanced_eq(x, z, y):
+    return elementwise("(_0 == _1) / (1.0 + (_2 == _1))", x, z, y)
+
+
+def unbroadcast_chain(chain, x, *operands):
+    return unbroadcast(elementwise(chain, *operands), x)
+
+
+def expand_to(g, x, axis=None, keepdims=False):
+    shape = _shape(x)
+    if not _array(g):
+        return ops.full(shape, g, _dtype(g), x.device if _array(x) else _default_device())
+    if axis is not None and not keepdims:
+        axes = sorted(a % len(shape) for a in ((axis,) if np.ndim(axis) == 0 else axis))
+        kept = iter(g.shape)
+        g = ops.reshape(g, tuple(1 if d in axes else next(kept) for d in range(len(shape))))
+    return ops.materialize(ops.broadcast_to(g, shape))
+
+
+def shape_like(x):
+    """runtime.shape_like: a view of x's shape and dtype holding one zero (read only for
+    them, as on the CPU)."""
+    if not _array(x):
+        return x
+    zero = ops.full((), 0, x.dtype, x.device)
+    return ops.broadcast_to(zero, x.shape)
+
+
+def chain_like(chain, *operands):
+    arrays = [x for x in operands if _array(x)]
+    if not arrays:
+        return arithmetic.elementwise(chain, *operands)
+    zero = ops.full((), 0, ops.dtype_of(chain, operands), arrays[0].device)
+    return ops.broadcast_to(zero, np.broadcast_shapes(*(x.shape for x in arrays)))
+
+
+def astype_like(g, x):
+    dtype = _dtype(x)
+    if _array(g):
+        return g if g.dtype == dtype else ops.copy(g, dtype)
+    return dtype.type(g)
+
+
+def seed_grad(out):
+    if _array(out):
+        if out.shape != () or not np.issubdtype(out.dtype, np.floating):
+            base.seed_grad(np.zeros(out.shape, out.dtype))    # grad's error
+        return ops.full((), 1, out.dtype, out.device)
+    return base.seed_grad(out)
+
+
+def zeros_like(x):
+    if _array(x):
+        dtype = x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
+        return ops.full(x.shape, 0, dtype, x.device)
+    if isinstance(x, (list, tuple)):
+        return type(x)(zeros_like(v) for v in x)
+    if isinstance(x, dict):
+        return {k: zeros_like(v) for k, v in x.items()}
+    return base.zeros_like(x)
+
+
+def ones_like(x):
+    return ops.full(x.shape, 1, x.dtype, x.device) if _array(x) else base.ones_like(x)
+
+
+def add(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, (list, tuple)):
+        return type(a)(add(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return {k: add(a[k], b[k]) for k in a}
+    return ops.ufunc(np.add, a, b) if _array(a) or _array(b) else a + b
+
+
+def narrow(x):
+    to = {np.dtype(np.float64): np.float32, np.dtype(np.int64): np.int32}.get(
+        getattr(x, "dtype", None))
+    if to is None:
+        return x
+    return ops.copy(x, to) if _array(x) else base.narrow(x)
+
+
+def matmul(a, b):
+    return ops.matmul(_on_device(a), _on_device(b))
+
+
+def matmul_vjp_x(g, x, y):
+    """runtime.matmul_vjp_x: ``g @ y.T`` read through y's strides (no transposed copy)."""
+    if len(_shape(y)) == 1:
+        if len(_shape(x)) == 1:
+            return ops.ufunc(np.multiply, g, y)
+        return ops.apply("_0 * _1", [ops.reshape(g, _shape(g) + (1,)), y])
+    if len(_shape(x)) == 1:
+        product = ops.matmul(ops.reshape(g, _shape(g) + (1,)), ops.transpose(y, _swap(y)))
+        return ops.reshape(product, product.shape[:-1])
+    return ops.matmul(g, ops.transpose(y, _swap(y)))
+
+
+def matmul_vjp_y(g, x, y):
+    if len(_shape(x)) == 1:
+        if len(_shape(y)) == 1:
+            return ops.ufunc(np.multiply, g, x)
+        return ops.apply("_0 * _1", [ops.reshape(x, _shape(x) + (1,)),
+                                     ops.reshape(g, _shape(g)[:-1] + (1,) + _shape(g)[-1:])])
+    if len(_shape(y)) == 1:
+        return ops.reshape(ops.matmul(ops.transpose(x, _swap(x)), ops.reshape(
+            g, _shape(g) + (1,))), _shape(g)[:-1] + _shape(x)[-1:])
+    return ops.matmul(ops.transpose(x, _swap(x)), g)
+
+
+def _swap(x):
+    axes = list(range(len(_shape(x))))
+    axes[-2:] = axes[-1], axes[-2]
+    return axes
+
+
+def _via_host(fn, *args, **kwargs):
+    """``fn`` run on host copies, its arrays put back: the twins' way with arguments their
+    kernels do not take (correct, not fast)."""
+    from .arrays import put, to_host
+    return put(fn(*to_host(args), **to_host(kwargs)), _default_device())
+
+
+def _float(x):
+    dtype = _dtype(x)
+    return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
+
+
+def mean_grad(a, axis=None, where=True):
+    if where is not True or not _array(a):
+        return _via_host(reductions.mean_grad, a, axis, where)
+    n = int(np.prod([a.shape[d] for d in base._axes(np.empty(a.shape), axis)]))
+    return ops.full(a.shape, 1 / n if n else np.nan, _float(a), a.device)
+
+
+def var_grad(a, axis=None, ddof=0, where=True, mean=None, correction=None):
+    ddof = ddof if correction is None else correction
+    if where is not True or not _array(a):
+        return _via_host(reductions.var_grad, a, axis, ddof, where, mean)
+    n = int(np.prod([a.shape[d] for d in base._axes(np.empty(a.shape), axis)]))
+    mean = ops.reduce("mean", a, axis, True) if mean is None else mean
+    return ops.apply("weak(2, _0) * (_0 - _1) / weak(_2, _0)", [a, mean, n - ddof],
+                     _float(a))
+
+
+def extremum_grad(a, ans, axis=None, keepdims=False, where=True):
+    """reductions.extremum_grad: ties share the cotangent evenly, NaN where the result is."""
+    if where is not True or not _array(a):
+        return _via_host(reductions.extremum_grad, a, ans, axis, keepdims, where)
+    ans = expand_to(ans, a, axis, keepdims)
+    hit = ops.apply("_0 == _1", [a, ans], np.bool_)
+    count = ops.reduce("sum", hit, axis, True)
+    return ops.apply("_0 / (_2 if _2 > 1 else 1) if _1 == _1 else _1",
+                     [ops.copy(hit, _float(a)), ans, count], _float(a))
+
+
+def _reduction(op):
+    def twin(a, axis=None, dtype=None, out=None, keepdims=False, **rest):
+        if out is not None or rest:
+            raise TypeError(f"np.{op} on the device takes axis, dtype and keepdims only")
+        return ops.reduce(op, _on_device(a), axis, keepdims, dtype)
+    twin.__name__ = f"{op}_device"
+    return twin
+
+
+def _ufunc(u):
+    def twin(*inputs, **kwargs):
+        if kwargs:
+            return u(*inputs, **kwargs)     # (out=, where=, dtype=: DeviceArray's host path)
+        return ops.ufunc(u, *inputs)
+    twin.__name__ = f"{u.__name__}_device"
+    return twin
+
+
+def where(condition, x=None, y=None):
+    if x is None or y is None:
+        raise TypeError("np.where with one argument gives index arrays: not on the device")
+    return ops.where(_on_device(condition), _on_device(x), _on_device(y))
+
+
+def dot(a, b):
+    if not _shape(a) or not _shape(b):
+        return ops.ufunc(np.multiply, a, b)
+    if len(_shape(b)) > 2:
+        raise TypeError("np.dot of an operand of more than 2 axes is not on the device")
+    return matmul(a, b)
+
+
+def transpose(a, axes=None):
+    return ops.materialize(ops.transpose(_on_device(a), axes))
+
+
+def reshape(a, shape, order="C"):
+    if order != "C":
+        raise TypeError("np.reshape on the device is in C order only")
+    return ops.reshape(_on_device(a), shape)
+
+
+def _like(value):
+    def twin(a, dtype=None, shape=None):
+        return ops.full(a.shape if shape is None else shape, value,
+                        dtype or a.dtype, a.device)
+    return twin
+
+
+def full_like(a, fill_value, dtype=None, shape=None):
+    return ops.full(a.shape if shape is None else shape, fill_value, dtype or a.dtype, a.device)
+
+
+def asarray(a, dtype=None):
+    a = _on_device(a) if not isinstance(a, (list, tuple)) else to_device(
+        np.asarray(a), _default_device())
+    return a if dtype is None or not _array(a) or a.dtype == dtype else ops.copy(a, dtype)
+
+
+REDUCTIONS = {np.sum: "sum", np.prod: "prod", np.max: "max", np.amax: "max", np.min: "min",
+              np.amin: "min", np.mean: "mean"}
+
+TWINS = {
+    arithmetic.elementwise: elementwise, arithmetic.elementwise_into: elementwise,
+    arithmetic.unbroadcast_chain: unbroadcast_chain, arithmetic.weak: arithmetic.weak,
+    arithmetic.chain_like: chain_like, arithmetic.balanced_eq: balanced_eq, containers.shape_like: shape_like,
+    base.unbroadcast: unbroadcast, base.expand_to: expand_to, base.astype_like: astype_like,
+    base.seed_grad: seed_grad, base.zeros_like: zeros_like, base.ones_like: ones_like,
+    base.add: add, base.narrow: narrow,
+    products.matmul: matmul, products.matmul_vjp_x: matmul_vjp_x,
+    products.matmul_vjp_y: matmul_vjp_y,
+    sums.sum_all: _reduction("sum"), sums.mean_all: _reduction("mean"),
+    reductions.mean_grad: mean_grad, reductions.var_grad: var_grad,
+    reductions.extremum_grad: extremum_grad,
+    np.matmul: matmul, np.dot: dot, np.where: where, np.transpose: transpose,
+    np.reshape: reshape, np.zeros_like: _like(0), np.ones_like: _like(1),
+    np.full_like: full_like, np.asarray: asarray, np.array: asarray,
+    **{f: _reduction(op) for f, op in REDUCTIONS.items()},
+    **{u: _ufunc(u) for u in ufuncs.STUBS},
+}
+DEVICE = set(map(id, TWINS.values()))
+
+
+def is_twin(fn):
+    return id(fn) in DEVICE
+
+
+__all__ = ["TWINS", "is_twin", "DeviceArray"]
