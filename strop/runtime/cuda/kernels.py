@@ -61,12 +61,14 @@ def _unravel(rank, index, shape, strided):
 
 
 @functools.lru_cache(maxsize=None)
-def elementwise(expression, kinds, rank):
+def elementwise(expression, kinds, rank, into=False):
     """The kernel ``k(out, shape, *operands)`` writing ``expression`` (naming operand i
     ``_i``) into the flat ``out``; ``kinds[i]``: "n" a number, "c" an array of the output's
     shape (flat), "s" a strided view, passed as three arguments: the flat array, its offset,
-    its strides (a tuple of ``rank``)."""
-    params, reads, strided = [], {}, []
+    its strides (a tuple of ``rank``).  ``into``: ``k(out, oo, so, n, shape, *operands)``
+    writes the ``n`` elements into a strided view of ``out`` instead (offset ``oo``, strides
+    ``so``): a part of an array being made (concatenate, an item set)."""
+    params, reads, strided = [], {}, [("oo", "so")] if into else []
     for i, kind in enumerate(kinds):
         if kind == "s":
             params += [f"a{i}", f"o{i}", f"s{i}"]
@@ -77,21 +79,23 @@ def elementwise(expression, kinds, rank):
             reads[i] = f"a{i}[i]" if kind == "c" else f"a{i}"
     body = _unravel(rank, "i", "shape", strided) if strided else []
     value = re.sub(r"\b_(\d+)\b", lambda m: reads[int(m.group(1))], expression)
+    head, bound, target = ("out, oo, so, n, shape", "n", "out[oo_k]") if into else \
+        ("out, shape", "out.shape[0]", "out[i]")
     source = "\n".join([
-        f"def elementwise_kernel(out, shape, {', '.join(params)}):",
+        f"def elementwise_kernel({head}, {', '.join(params)}):",
         "    i = cuda.grid(1)",
         "    step = cuda.gridsize(1)",
-        "    while i < out.shape[0]:",
+        f"    while i < {bound}:",
         *("        " + line for line in body),
-        f"        out[i] = {value}",
+        f"        {target} = {value}",
         "        i += step", ""])
     return _module(source, "elementwise_kernel")
 
 
-def launch_elementwise(kernel, out, shape, operands):
-    n = out.shape[0]
+def launch_elementwise(kernel, n, arguments):
+    """``kernel`` (of ``elementwise``) over ``n`` elements."""
     threads = min(THREADS, 32 * -(-n // 32))
-    kernel[min(BLOCKS, -(-n // threads)), threads](out, shape, *operands)
+    kernel[min(BLOCKS, -(-n // threads)), threads](*arguments)
 
 
 _COMBINE = {"sum": "a + b", "prod": "a * b",

@@ -84,15 +84,33 @@ def _shaped(out, shape):
 
 
 def apply(expression, operands, dtype=None):
-    """``expression`` (naming operand i ``_i``) of ``operands``, broadcast: one kernel."""
-    device = _device_of([x for x in operands if not isinstance(x, np.ndarray)])
-    operands = [to_device(x, device) if isinstance(x, (np.ndarray, np.generic)) else x
-                for x in operands]
+    """``expression`` (naming operand i ``_i``) of ``operands``, broadcast: one kernel (of
+    numbers alone: NumPy's, on the host)."""
+    if not any(is_device_array(x) or isinstance(x, Strided) for x in operands):
+        with np.errstate(all="ignore"):
+            value = eval(expression, dict(kernels.NAMES), {f"_{i}": x for i, x in
+                                                          enumerate(operands)})
+        return value if dtype is None else np.asarray(value, dtype)[()]
+    device = _device_of(operands)
+    operands = [to_device(x, device) if isinstance(x, np.ndarray) else x for x in operands]
     shape = np.broadcast_shapes(*(x.shape for x in operands if _is_array(x)))
     dtype = np.dtype(dtype or dtype_of(expression, operands))
     out, size = empty(shape, dtype, device)
-    if size == 0:
-        return _shaped(out, shape)
+    if size:
+        _launch(expression, operands, shape, size, [out.data.reshape(size)])
+    return _shaped(out, shape)
+
+
+def write(view, expression, operands):
+    """``expression`` of ``operands`` written into ``view`` (a Strided view of a DeviceArray
+    this module has just made, nothing else holds), broadcast to its shape."""
+    size = int(np.prod(view.shape, dtype=np.int64))
+    if size:
+        _launch(expression, operands, view.shape, size,
+                [flat(view.base), view.offset, view.strides or (0,), size], into=True)
+
+
+def _launch(expression, operands, shape, size, head, into=False):
     kinds, args = [], []
     for x in operands:
         if not _is_array(x):
@@ -102,21 +120,39 @@ def apply(expression, operands, dtype=None):
             kinds.append("c")
             args.append(flat(x))
         else:
-            view = strided(x)
+            view = strided(to_device(x, None) if isinstance(x, np.ndarray) else x)
             pad = len(shape) - len(view.shape)
             strides = (0,) * pad + tuple(0 if n == 1 and m != 1 else s for n, m, s in zip(
                 view.shape, shape[pad:], view.strides))
             kinds.append("s")
             args += [flat(view.base), view.offset, strides or (0,)]
-    rank = max(len(shape), 1)
-    kernel = kernels.elementwise(expression, tuple(kinds), rank)
-    kernels.launch_elementwise(kernel, out.data, shape or (1,), args)
-    return _shaped(out, shape)
+    kernel = kernels.elementwise(expression, tuple(kinds), max(len(shape), 1), into)
+    kernels.launch_elementwise(kernel, size, [*head, shape or (1,), *args])
 
 
 def copy(x, dtype=None):
     """A C-contiguous copy of ``x`` (a DeviceArray or Strided view), in ``dtype``."""
     return apply("_0", [x], dtype or x.dtype)
+
+
+def concatenate(parts, axis=0):
+    """NumPy's concatenate of DeviceArrays (or views, numbers' arrays): one copy per part."""
+    parts = [strided(x) for x in parts]
+    ndim = len(parts[0].shape)
+    if ndim == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    axis %= ndim
+    shape = list(parts[0].shape)
+    shape[axis] = sum(p.shape[axis] for p in parts)
+    dtype = np.result_type(*(p.dtype for p in parts))
+    out, size = empty(tuple(shape), dtype, parts[0].device)
+    out = _shaped(out, tuple(shape))
+    at = 0
+    for p in parts:
+        index = (slice(None),) * axis + (slice(at, at + p.shape[axis]),)
+        write(getitem(out, index), "_0", [p])
+        at += p.shape[axis]
+    return out
 
 
 def ufunc(u, *inputs):

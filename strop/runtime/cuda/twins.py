@@ -13,7 +13,7 @@ import numpy as np
 
 from . import ops, ufuncs
 from .arrays import DeviceArray, is_device_array, to_device
-from .. import arithmetic, base, containers, products, reductions, sums
+from .. import arithmetic, base, containers, indexing, products, reductions, sums
 
 
 def _default_device():
@@ -227,8 +227,9 @@ def extremum_grad(a, ans, axis=None, keepdims=False, where=True):
 
 def _reduction(op):
     def twin(a, axis=None, dtype=None, out=None, keepdims=False, **rest):
-        if out is not None or rest:
-            raise TypeError(f"np.{op} on the device takes axis, dtype and keepdims only")
+        if out is not None or rest or not _array(a) and not isinstance(a, np.ndarray):
+            return _via_host(getattr(np, op), a, axis=axis, dtype=dtype, out=out,
+                             keepdims=keepdims, **rest)
         return ops.reduce(op, _on_device(a), axis, keepdims, dtype)
     twin.__name__ = f"{op}_device"
     return twin
@@ -236,8 +237,8 @@ def _reduction(op):
 
 def _ufunc(u):
     def twin(*inputs, **kwargs):
-        if kwargs:
-            return u(*inputs, **kwargs)     # (out=, where=, dtype=: DeviceArray's host path)
+        if kwargs or not any(map(_array, inputs)):
+            return u(*inputs, **kwargs)   # (numbers: on the host; out=, where=: host copies)
         return ops.ufunc(u, *inputs)
     twin.__name__ = f"{u.__name__}_device"
     return twin
@@ -278,6 +279,80 @@ def full_like(a, fill_value, dtype=None, shape=None):
     return ops.full(a.shape if shape is None else shape, fill_value, dtype or a.dtype, a.device)
 
 
+def _made(value):
+    def twin(shape, dtype=None, *rest, **kwargs):
+        if rest or kwargs:
+            return _via_host(getattr(np, twin.__name__[:-7]), shape, dtype, *rest, **kwargs)
+        return ops.full(shape, value, dtype or np.float64, _default_device())
+    twin.__name__ = {0: "zeros", 1: "ones"}.get(value, "empty") + "_device"
+    return twin
+
+
+def full(shape, fill_value, dtype=None):
+    if _array(fill_value):
+        return ops.materialize(ops.broadcast_to(fill_value if dtype is None else
+                                                ops.copy(fill_value, dtype), _tuple(shape)))
+    return ops.full(shape, fill_value, dtype or np.result_type(fill_value), _default_device())
+
+
+def _tuple(shape):
+    return tuple(shape) if np.ndim(shape) else (int(shape),)
+
+
+def outer(a, b):
+    a, b = _on_device(a), _on_device(b)
+    n = int(np.prod(_shape(a)))
+    return ops.apply("_0 * _1", [ops.reshape(a, (n, 1)) if _array(a) else a,
+                                 ops.reshape(b, (-1,)) if _array(b) else b])
+
+
+def concatenate(arrays, axis=0, dtype=None):
+    if axis is None or dtype is not None:
+        return _via_host(np.concatenate, arrays, axis=axis, dtype=dtype)
+    return ops.concatenate([_on_device(np.asarray(x)) if not _array(x) else x
+                            for x in arrays], axis)
+
+
+def stack(arrays, axis=0):
+    arrays = [_on_device(np.asarray(x)) if not _array(x) else x for x in arrays]
+    ndim = len(arrays[0].shape) + 1
+    axis %= ndim
+    return ops.concatenate([ops.reshape(ops.materialize(x), x.shape[:axis] + (1,) +
+                                        x.shape[axis:]) for x in arrays], axis)
+
+
+def _basic(index):
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(isinstance(i, (int, np.integer, slice, type(None), type(Ellipsis))) and
+               not isinstance(i, bool) for i in parts)
+
+
+def setitem(x, idx, v):
+    """runtime.setitem of a DeviceArray at a basic index: a copy with the part written."""
+    if not _array(x) or not _basic(idx):
+        return _via_host(indexing.setitem, x, idx, v) if _array(x) else indexing.setitem(
+            x, idx, v)
+    out = ops.copy(x)
+    part = ops.getitem(out, idx)
+    ops.write(part, "_0", [ops.broadcast_to(_on_device(v), part.shape) if _array(v) or
+                           isinstance(v, np.ndarray) else v])
+    return out
+
+
+def setitem_vjp(g, idx):
+    if g is None or not _array(g):
+        return indexing.setitem_vjp(g, idx)
+    return setitem(g, idx, 0)
+
+
+def getitem_vjp(g, x, idx):
+    """runtime.getitem_vjp: zeros like x, g written at a basic index (no element twice)."""
+    if not _array(x) or not _basic(idx):
+        return _via_host(indexing.getitem_vjp, g, x, idx) if _array(x) else \
+            indexing.getitem_vjp(g, x, idx)
+    return setitem(zeros_like(x), idx, g)
+
+
 def asarray(a, dtype=None):
     a = _on_device(a) if not isinstance(a, (list, tuple)) else to_device(
         np.asarray(a), _default_device())
@@ -302,6 +377,9 @@ TWINS = {
     np.matmul: matmul, np.dot: dot, np.where: where, np.transpose: transpose,
     np.reshape: reshape, np.zeros_like: _like(0), np.ones_like: _like(1),
     np.full_like: full_like, np.asarray: asarray, np.array: asarray,
+    np.zeros: _made(0), np.ones: _made(1), np.empty: _made(0), np.full: full, np.outer: outer,
+    np.concatenate: concatenate, np.stack: stack, indexing.setitem: setitem,
+    indexing.setitem_vjp: setitem_vjp, indexing.getitem_vjp: getitem_vjp,
     **{f: _reduction(op) for f, op in REDUCTIONS.items()},
     **{u: _ufunc(u) for u in ufuncs.STUBS},
 }
