@@ -44,6 +44,10 @@ def newton_steps(a, x):   # per-lane numbers: what a CUDA kernel runs, one threa
     return x, n
 
 
+def gpu_loss(w, xs):      # array code: on a GPU, a kernel per fused chain, reduction, @
+    return np.sum(np.tanh(xs @ w) ** 2)
+
+
 def pendulum(theta, damping):
     omega = 0.0
     for _ in range(20_000):
@@ -164,13 +168,19 @@ def run():
           "  vmap:", strop.vmap(lax_newton)(np.array([2.0, 9.0])))
     print(strop.source(strop.jit(lax_newton)))
 
-    section("on a GPU: jit(vmap(f), backend='cuda'), one CUDA thread per lane")
+    section("on a GPU: one CUDA thread per vmap lane; other array code launch by launch")
     found, why = strop.runtime.cuda.available()
     if found:
         roots, steps = strop.jit(strop.vmap(newton_steps, in_axes=(0, None)),
                                      backend="cuda")(a, 1.0)
         print(f"on {strop.devices('cuda')[0]}: roots {np.asarray(roots)}, steps per lane "
               f"{np.asarray(steps)}")
+        gpu = strop.devices("cuda")[0]
+        w, xs = (strop.device_put(v, gpu) for v in (np.full(3, 0.5), np.eye(3)[:2]))
+        loss_grad = strop.jit(grad(gpu_loss))
+        g = loss_grad(w, xs)    # array code: launch by launch on the GPU
+        print(f"jit(grad(gpu_loss)) on the GPU: {type(g).__name__} {np.asarray(g)}")
+        print(strop.source(loss_grad.on_device()))
     else:
         print(f"(not run: {why})")
 

@@ -14,6 +14,7 @@ from . import cuda
 from ...tree_util import tree_map
 
 MADE = [False]   # whether a DeviceArray was ever made (calls check their arguments only then)
+CURRENT = [None]  # the device of the arguments of the device code running (twins.py)
 
 
 class DeviceArray(NDArrayOperatorsMixin):
@@ -69,6 +70,7 @@ class DeviceArray(NDArrayOperatorsMixin):
         from .twins import TWINS
         twin = TWINS.get(func)
         if twin is not None:
+            CURRENT[0] = self.device
             return twin(*args, **kwargs)
         out = func(*to_host(args), **to_host(kwargs))
         return put(out, self.device) if isinstance(out, np.ndarray) else out
@@ -194,6 +196,7 @@ def put_arrays(tree, device):
     64-bit policy gives it, and each DeviceArray too."""
     from ...dtypes import canonicalize
     from . import ops
+    CURRENT[0] = device
 
     def placed(x):
         if isinstance(x, np.ndarray):
