@@ -175,17 +175,17 @@ def test_results_stay_on_the_device_between_calls():
 
 
 def test_code_without_a_device_twin_runs_on_the_cpu_with_a_warning():
-    def running(x):
-        return np.cumsum(x * 2.0) @ x
+    def sorting(x):
+        return np.sort(x * 2.0) @ x
 
-    f = jit(running)
+    f = jit(sorting)
     x = np.arange(4.0, dtype=np.float32)
-    with pytest.warns(JitFallbackWarning, match=r"np\.cumsum\(\) has no implementation on "
+    with pytest.warns(JitFallbackWarning, match=r"np\.sort\(\) has no implementation on "
                                                  r"the device") as seen:
         out = f(*put(x))
     assert "test_cuda_program.py" in str(seen[0].message)
     assert isinstance(out, DeviceArray)
-    np.testing.assert_allclose(np.asarray(out), np.cumsum(x * 2) @ x)
+    np.testing.assert_allclose(np.asarray(out), np.sort(x * 2) @ x)
 
 
 def test_errors_name_the_user_line():
@@ -337,3 +337,46 @@ def test_whole_array_kernels_compile_to_ptx():
     assert "bar.sync" in out["matmul"] and "fma.rn.f32" in out["matmul"]
     assert ".f64" not in out["chain"] and ".f64" not in out["matmul"]
     assert "bar.sync" in out["reduction"]
+
+
+def test_scans_diagonals_and_axis_moves_against_numpy():
+    rng = np.random.default_rng(9)
+    x = rng.normal(size=(3, 4, 2)).astype(np.float32)
+    d = put(x)[0]
+    cases = [(np.cumsum(d, axis=1), np.cumsum(x, axis=1)), (np.cumsum(d), np.cumsum(x)),
+             (np.cumprod(d, axis=-1), np.cumprod(x, axis=-1)),
+             (np.trace(d[:, :, 0]), np.trace(x[:, :, 0])),
+             (np.trace(d, offset=1, axis1=1, axis2=0), np.trace(x, offset=1, axis1=1, axis2=0)),
+             (np.diagonal(d, -1), np.diagonal(x, -1)),
+             (np.moveaxis(d, 0, -1), np.moveaxis(x, 0, -1)),
+             (np.swapaxes(d, 0, 2), np.swapaxes(x, 0, 2)),
+             (np.squeeze(d[:1]), np.squeeze(x[:1])), (np.expand_dims(d, 1), np.expand_dims(x, 1)),
+             (np.concatenate([d, d[:1]], axis=0), np.concatenate([x, x[:1]], axis=0)),
+             (np.stack([d[0], d[1]], axis=-1), np.stack([x[0], x[1]], axis=-1)),
+             (np.outer(d[0, :, 0], d[1, :, 1]), np.outer(x[0, :, 0], x[1, :, 1]))]
+    for got, want in cases:
+        assert isinstance(got, DeviceArray)
+        assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=2e-6, atol=1e-6)
+    rows = list(d)      # iterating gives the rows, on the device
+    assert all(isinstance(r, DeviceArray) for r in rows) and d._host is None
+
+
+def matrix_statistics(a, b):
+    m = a @ b.T
+    total = np.trace(m) + np.sum(np.cumsum(a, axis=1) * b)
+    parts = np.concatenate([a[:1], b[1:]], axis=0)
+    return total + np.sum(np.stack([parts, a], axis=0) ** 2) + np.max(a)
+
+
+def test_gradients_through_trace_cumsum_concatenate_and_max():
+    rng = np.random.default_rng(10)
+    a, b = rng.normal(size=(3, 3)), rng.normal(size=(3, 3))
+    g = jit(grad(matrix_statistics, argnums=(0, 1)))
+    with _x64(True):
+        got = host(on_device(g, a, b))
+        want = grad(matrix_statistics, argnums=(0, 1))(a, b)
+        for x, w in zip(got, want):
+            np.testing.assert_allclose(x, w, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(got[0], _central(matrix_statistics, [a, b], 0), rtol=1e-6,
+                                   atol=1e-8)

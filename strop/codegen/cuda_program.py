@@ -16,6 +16,7 @@ import ast
 import builtins
 
 import gast
+import numpy as np
 
 from .. import runtime
 from ..runtime.cuda import twins
@@ -28,8 +29,9 @@ from .loops import loop_chains
 # what the host part of the program may call besides device twins: Python's own, on numbers,
 # shapes and lists, and the runtime's helpers of tapes and structure (host lists and tuples)
 HOST = {abs, min, max, range, int, float, bool, len, round, divmod, pow, tuple, list, zip,
-        enumerate, reversed, isinstance, sorted, sum, slice, runtime.stack, runtime.push, runtime.pop,
-        runtime.aux_pair, runtime.iterable}
+        enumerate, reversed, isinstance, sorted, sum, slice, np.shape, np.ndim, np.size,
+        runtime.stack, runtime.push, runtime.pop, runtime.aux_pair, runtime.iterable,
+        runtime.dot_axes}
 # the methods a value may have called: a DeviceArray's on the device, a tape's list methods
 METHODS = {"sum", "mean", "max", "min", "prod", "reshape", "transpose", "astype", "copy",
            "ravel", "flatten", "append", "pop"}

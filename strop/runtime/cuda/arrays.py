@@ -143,8 +143,8 @@ class DeviceArray(NDArrayOperatorsMixin):
             return to_device(out, self.device) if isinstance(out, np.ndarray) else out
         return method
 
-    def __iter__(self):
-        return iter(self.host())
+    def __iter__(self):   # rows on the device
+        return (self[i] for i in range(len(self)))
 
     def __float__(self):
         return float(self.host())

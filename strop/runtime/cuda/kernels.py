@@ -144,6 +144,25 @@ def reduction(op, kept, reduced, dtype):
     return _module(source, "reduction_kernel", REDUCE=REDUCE, acc_t=from_dtype(np.dtype(dtype)))
 
 
+@functools.lru_cache(maxsize=None)
+def scan(op, kept, dtype):
+    """The kernel ``k(out, x, base, kshape, kstrides, n, step)``: thread o runs along line o
+    of ``x`` (its ``n`` elements ``step`` apart), writing the running ``op`` ("sum", "prod")
+    into the C-contiguous ``out`` of x's shape with the scanned axis moved last."""
+    unravel = _unravel(kept, "o", "kshape", [("base", "kstrides")]) if kept else ["base_k = base"]
+    source = "\n".join([
+        "def scan_kernel(out, x, base, kshape, kstrides, n, step, lines):",
+        "    o = cuda.grid(1)",
+        "    if o < lines:",
+        *("        " + line for line in unravel),
+        f"        acc = acc_t({0 if op == 'sum' else 1})",
+        "        for j in range(n):",
+        f"            acc = acc {'+' if op == 'sum' else '*'} acc_t(x[base_k + j * step])",
+        "            out[o * n + j] = acc", ""])
+    from numba import from_dtype
+    return _module(source, "scan_kernel", acc_t=from_dtype(np.dtype(dtype)))
+
+
 def parts_for(n):
     """How many blocks share one output element's ``n`` reduced elements."""
     return max(1, min(1024, n // PART))

@@ -249,6 +249,48 @@ def getitem(x, index):
     return Strided(view.base, offset, tuple(shape), tuple(strides))
 
 
+def diagonal(x, offset=0, axis1=0, axis2=1):
+    """NumPy's ``np.diagonal`` of ``x`` as a Strided view: the two axes gone, the diagonal
+    last."""
+    view = strided(x)
+    ndim = len(view.shape)
+    a1, a2 = axis1 % ndim, axis2 % ndim
+    rest = [d for d in range(ndim) if d not in (a1, a2)]
+    row, col = max(-offset, 0), max(offset, 0)
+    n = max(0, min(view.shape[a1] - row, view.shape[a2] - col))
+    return Strided(view.base, view.offset + row * view.strides[a1] + col * view.strides[a2],
+                   tuple(view.shape[d] for d in rest) + (n,),
+                   tuple(view.strides[d] for d in rest) + (view.strides[a1] + view.strides[a2],))
+
+
+def scan(op, x, axis=None, dtype=None):
+    """NumPy's cumsum ("sum") or cumprod ("prod") of ``x`` along ``axis`` (flattened where
+    None): one thread per line."""
+    view = strided(x)
+    if axis is None:
+        view = strided(reshape(materialize(view), (-1,)))
+        axis = 0
+    ndim = len(view.shape)
+    if ndim == 0:
+        raise ValueError("a cumulative operation of a 0-d array needs axis=None")
+    axis %= ndim
+    acc = np.result_type(getattr(np, f"cum{op}")(np.ones((1,), view.dtype), dtype=dtype))
+    kept = [d for d in range(ndim) if d != axis]
+    moved = tuple(view.shape[d] for d in kept) + (view.shape[axis],)
+    out, size = empty(moved, acc, view.device)
+    lines, n = size // max(view.shape[axis], 1), view.shape[axis]
+    if size:
+        kernel = kernels.scan(op, len(kept), acc.str)
+        threads = min(kernels.THREADS, 32 * -(-lines // 32))
+        kernel[-(-lines // threads), threads](
+            out.data.reshape(size), flat(view.base), view.offset,
+            tuple(view.shape[d] for d in kept) or (1,),
+            tuple(view.strides[d] for d in kept) or (0,), n, view.strides[axis], lines)
+    order = list(range(ndim - 1))
+    order.insert(axis, ndim - 1)
+    return materialize(transpose(_shaped(out, moved), order))
+
+
 _IDENTITY = {"sum": 0, "prod": 1}
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import ops, ufuncs
 from .arrays import DeviceArray, is_device_array, to_device
-from .. import arithmetic, base, containers, indexing, products, reductions, sums
+from .. import arithmetic, base, containers, indexing, products, reductions, shape, sums
 
 
 def _default_device():
@@ -354,6 +354,108 @@ def getitem_vjp(g, x, idx):
     return setitem(zeros_like(x), idx, g)
 
 
+def _views(fn, name):
+    def twin(a, *args, **kwargs):
+        if not _array(a):
+            return getattr(np, name)(a, *args, **kwargs)
+        return ops.materialize(fn(a, *args, **kwargs))
+    twin.__name__ = f"{name}_device"
+    return twin
+
+
+def _moveaxis(a, source, destination):
+    ndim = len(a.shape)
+    source = [s % ndim for s in np.atleast_1d(source)]
+    destination = [d % ndim for d in np.atleast_1d(destination)]
+    order = [d for d in range(ndim) if d not in source]
+    for d, s in sorted(zip(destination, source)):
+        order.insert(d, s)
+    return ops.transpose(a, order)
+
+
+def _swapaxes(a, axis1, axis2):
+    order = list(range(len(a.shape)))
+    order[axis1], order[axis2] = order[axis2], order[axis1]
+    return ops.transpose(a, order)
+
+
+def _squeeze(a, axis=None):
+    axes = [d for d, n in enumerate(a.shape) if n == 1] if axis is None else \
+        [d % len(a.shape) for d in np.atleast_1d(axis)]
+    if any(a.shape[d] != 1 for d in axes):
+        raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+    return ops.reshape(ops.materialize(a), tuple(n for d, n in enumerate(a.shape)
+                                                  if d not in axes))
+
+
+def _expand_dims(a, axis):
+    ndim = len(a.shape) + len(np.atleast_1d(axis))
+    axes = {d % ndim for d in np.atleast_1d(axis)}
+    it = iter(a.shape)
+    return ops.reshape(ops.materialize(a), tuple(1 if d in axes else next(it)
+                                                  for d in range(ndim)))
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    if out is not None or not _array(a):
+        return _via_host(np.trace, a, offset, axis1, axis2, dtype, out)
+    return ops.reduce("sum", ops.diagonal(a, offset, axis1, axis2), -1, False, dtype)
+
+
+def diagonal_vjp(g, a, offset=0, axis1=0, axis2=1):
+    """runtime.diagonal_vjp: zeros with g written on the diagonal (g's last axis along it)."""
+    if not _array(a):
+        return _via_host(shape.diagonal_vjp, g, a, offset, axis1, axis2)
+    out = ops.full(a.shape, 0, np.result_type(_dtype(g), 1.0), a.device)
+    part = ops.diagonal(out, offset, axis1, axis2)
+    ops.write(part, "_0", [ops.broadcast_to(g, part.shape) if _array(g) else g])
+    return out
+
+
+def _scan(op):
+    def twin(a, axis=None, dtype=None, out=None):
+        if out is not None or not _array(a):
+            return _via_host(getattr(np, f"cum{op}"), a, axis, dtype, out)
+        return ops.scan(op, a, axis, dtype)
+    twin.__name__ = f"cum{op}_device"
+    return twin
+
+
+def rev_cumsum(g, axis=None):
+    if not _array(g):
+        return reductions.rev_cumsum(g, axis)
+    flipped = ops.getitem(g, (slice(None),) * ((axis or 0) % max(len(g.shape), 1)) +
+                          (slice(None, None, -1),))
+    summed = ops.scan("sum", flipped, axis)
+    return ops.materialize(ops.getitem(summed, (slice(None),) * (
+        (axis or 0) % max(len(g.shape), 1)) + (slice(None, None, -1),)))
+
+
+def concatenate_vjp(g, arrays, axis=0, promote=None):
+    """shape.concatenate_vjp: g cut along ``axis`` at the arrays' lengths (views copied)."""
+    if not _array(g) or promote is not None or axis is None or not isinstance(
+            arrays, (list, tuple)):
+        return _via_host(shape.concatenate_vjp, g, arrays, axis, promote)
+    out, at = [], 0
+    for a in arrays:
+        n = _shape(a)[axis]
+        part = ops.getitem(g, (slice(None),) * (axis % len(g.shape)) + (slice(at, at + n),))
+        out.append(ops.reshape(ops.materialize(part), _shape(a)))
+        at += n
+    return out
+
+
+def item_vjp(g, idx, v):
+    if _array(g) and _basic(idx):
+        return unbroadcast(ops.materialize(ops.getitem(g, idx)), v)
+    return _via_host(containers.item_vjp, g, idx, v) if _array(g) else \
+        containers.item_vjp(g, idx, v)
+
+
+def iterable_vjp(g, x):
+    return g if _array(x) else containers.iterable_vjp(g, x)
+
+
 def asarray(a, dtype=None):
     a = _on_device(a) if not isinstance(a, (list, tuple)) else to_device(
         np.asarray(a), _default_device())
@@ -381,6 +483,13 @@ TWINS = {
     np.zeros: _made(0), np.ones: _made(1), np.empty: _made(0), np.full: full, np.outer: outer,
     np.concatenate: concatenate, np.stack: stack, indexing.setitem: setitem,
     indexing.setitem_vjp: setitem_vjp, indexing.getitem_vjp: getitem_vjp,
+    np.trace: trace, np.diagonal: _views(ops.diagonal, "diagonal"),
+    shape.diagonal_vjp: diagonal_vjp, np.cumsum: _scan("sum"), np.cumprod: _scan("prod"),
+    reductions.rev_cumsum: rev_cumsum, containers.item_vjp: item_vjp,
+    shape.concatenate_vjp: concatenate_vjp,
+    containers.iterable_vjp: iterable_vjp, np.moveaxis: _views(_moveaxis, "moveaxis"),
+    np.swapaxes: _views(_swapaxes, "swapaxes"), np.squeeze: _views(_squeeze, "squeeze"),
+    np.expand_dims: _views(_expand_dims, "expand_dims"),
     **{f: _reduction(op) for f, op in REDUCTIONS.items()},
     **{u: _ufunc(u) for u in ufuncs.STUBS},
 }
