@@ -294,7 +294,11 @@ tup = lambda n: types.UniTuple(i64, n)
 f32, f64 = types.float32, types.float64
 made = {
     "chain": (kernels.elementwise("_0 * (weak(1, _1 ** weak(2, _1)) - _1 ** weak(2, _1))",
-                                  ("c", "s"), 2), (arr(f32), tup(2), arr(f32), arr(f32), i64, tup(2))),
+                                  ("c", "s"), 2),
+              (arr(f32), tup(2), arr(f32), arr(f32), i64, tup(2))),
+    "into": (kernels.elementwise("_0", ("s",), 2, True),
+             (arr(f32), i64, tup(2), i64, tup(2), arr(f32), i64, tup(2))),
+    "scan": (kernels.scan("sum", 1, "<f4"), (arr(f32), arr(f32), i64, tup(1), tup(1), i64, i64, i64)),
     "ufunc": (kernels.elementwise("tanh_device(_0)", ("c",), 1), (arr(f32), tup(1), arr(f32))),
     "weak": (kernels.elementwise("multiply_device(_0, weak(_1, _0))", ("c", "n"), 1),
              (arr(f32), tup(1), arr(f32), f64)),
@@ -331,7 +335,7 @@ def test_whole_array_kernels_compile_to_ptx():
     out = json.loads(run.stdout.strip().splitlines()[-1])
     if "unavailable" in out:
         pytest.skip(f"cuda.compile_ptx does not work here: {out['unavailable']}")
-    assert len(out) == 7
+    assert len(out) == 9
     for name, ptx in out.items():
         assert ".visible .entry" in ptx, name
     assert "bar.sync" in out["matmul"] and "fma.rn.f32" in out["matmul"]
@@ -380,3 +384,41 @@ def test_gradients_through_trace_cumsum_concatenate_and_max():
             np.testing.assert_allclose(x, w, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(got[0], _central(matrix_statistics, [a, b], 0), rtol=1e-6,
                                    atol=1e-8)
+
+
+def contracted(a, b, c):
+    t = np.tensordot(a, b, axes=([1, 2], [0, 1]))
+    return np.sum(np.dot(c, b) ** 2) + np.sum(t * t) + np.sum(np.roll(np.ravel(a), 2) * a.ravel())
+
+
+def test_tensordot_dot_roll_and_their_gradients():
+    rng = np.random.default_rng(11)
+    a, b, c = rng.normal(size=(2, 3, 4)), rng.normal(size=(3, 4, 2)), rng.normal(size=(5, 4))
+    with _x64(True):
+        np.testing.assert_allclose(np.asarray(on_device(jit(contracted), a, b, c)),
+                                   contracted(a, b, c), rtol=1e-12)
+        got = host(on_device(jit(grad(contracted, argnums=(0, 1))), a, b, c))
+        want = grad(contracted, argnums=(0, 1))(a, b, c)
+        for x, w in zip(got, want):
+            np.testing.assert_allclose(x, w, rtol=1e-12, atol=1e-12)
+    d = put(np.arange(6.0, dtype=np.float32).reshape(2, 3))[0]
+    np.testing.assert_array_equal(np.asarray(np.roll(d, -1, axis=1)),
+                                  np.roll(np.arange(6.0).reshape(2, 3), -1, axis=1))
+
+
+def listed(a, b):
+    parts = []
+    for k in range(3):
+        parts.append(np.tanh(a * k + b))
+    return np.sum(sum(parts, 0.0) ** 2) + np.sum(np.concatenate(parts))
+
+
+def test_python_lists_of_device_arrays_and_their_gradients():
+    a, b = np.linspace(-1, 1, 4), np.linspace(0.5, -0.5, 4)
+    with _x64(True):
+        np.testing.assert_allclose(np.asarray(on_device(jit(listed), a, b)), listed(a, b),
+                                   rtol=1e-12)
+        got = host(on_device(jit(grad(listed, argnums=(0, 1))), a, b))
+        want = grad(listed, argnums=(0, 1))(a, b)
+        for x, w in zip(got, want):
+            np.testing.assert_allclose(x, w, rtol=1e-12, atol=1e-12)

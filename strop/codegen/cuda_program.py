@@ -31,7 +31,8 @@ from .loops import loop_chains
 HOST = {abs, min, max, range, int, float, bool, len, round, divmod, pow, tuple, list, zip,
         enumerate, reversed, isinstance, sorted, sum, slice, np.shape, np.ndim, np.size,
         runtime.stack, runtime.push, runtime.pop, runtime.aux_pair, runtime.iterable,
-        runtime.dot_axes}
+        runtime.dot_axes, runtime.append, runtime.insert, runtime.extend, runtime.update,
+        runtime.item_of, runtime.pop_item}
 # the methods a value may have called: a DeviceArray's on the device, a tape's list methods
 METHODS = {"sum", "mean", "max", "min", "prod", "reshape", "transpose", "astype", "copy",
            "ravel", "flatten", "append", "pop"}

@@ -7,13 +7,12 @@ Each twin takes what the original takes, with DeviceArrays for arrays, and gives
 gives, with DeviceArrays (0-d for NumPy's scalars) for arrays; numbers and shapes stay on the
 host.  Cotangent helpers follow runtime/base.py and products.py.
 """
-import functools
-
 import numpy as np
 
 from . import ops, ufuncs
-from .arrays import DeviceArray, is_device_array, to_device
-from .. import arithmetic, base, containers, indexing, products, reductions, shape, sums
+from .arrays import is_device_array, to_device
+from .. import arithmetic, base, containers, indexing, products, reductions, sums
+from .. import shape as shapes
 
 
 def _default_device():
@@ -255,8 +254,43 @@ def dot(a, b):
     if not _shape(a) or not _shape(b):
         return ops.ufunc(np.multiply, a, b)
     if len(_shape(b)) > 2:
-        raise TypeError("np.dot of an operand of more than 2 axes is not on the device")
+        return tensordot(a, b, products.dot_axes(a, b))
     return matmul(a, b)
+
+
+def tensordot(a, b, axes=2):
+    """np.tensordot as one matmul: each operand's axes put in order and flattened."""
+    a, b = _on_device(a), _on_device(b)
+    ax_a, ax_b, free_a, free_b = products._tensordot_axes(a, b, axes)
+    if [a.shape[i] for i in ax_a] != [b.shape[i] for i in ax_b]:
+        raise ValueError("shape-mismatch for sum")
+    size = lambda x, axes: int(np.prod([x.shape[i] for i in axes], dtype=np.int64))  # noqa
+    left = ops.reshape(ops.materialize(ops.transpose(a, free_a + ax_a)),
+                       (size(a, free_a), size(a, ax_a)))
+    right = ops.reshape(ops.materialize(ops.transpose(b, ax_b + free_b)),
+                        (size(b, ax_b), size(b, free_b)))
+    return ops.reshape(ops.matmul(left, right), tuple(a.shape[i] for i in free_a) +
+                       tuple(b.shape[i] for i in free_b))
+
+
+def _meta(name, of_array):
+    def twin(a, *args):
+        return of_array(a, *args) if _array(a) else getattr(np, name)(a, *args)
+    twin.__name__ = f"{name}_device"
+    return twin
+
+
+def roll(a, shift, axis=None):
+    if not _array(a) or np.ndim(shift) or np.ndim(axis):
+        return _via_host(np.roll, a, shift, axis)
+    flat = ops.reshape(ops.materialize(a), (-1,)) if axis is None else a
+    at = 0 if axis is None else axis % len(a.shape)
+    n = flat.shape[at]
+    k = int(shift) % n if n else 0
+    before = (slice(None),) * at
+    out = ops.concatenate([ops.getitem(flat, before + (slice(n - k, None),)),
+                           ops.getitem(flat, before + (slice(0, n - k),))], at)
+    return ops.reshape(out, a.shape) if axis is None else out
 
 
 def transpose(a, axes=None):
@@ -405,7 +439,7 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 def diagonal_vjp(g, a, offset=0, axis1=0, axis2=1):
     """runtime.diagonal_vjp: zeros with g written on the diagonal (g's last axis along it)."""
     if not _array(a):
-        return _via_host(shape.diagonal_vjp, g, a, offset, axis1, axis2)
+        return _via_host(shapes.diagonal_vjp, g, a, offset, axis1, axis2)
     out = ops.full(a.shape, 0, np.result_type(_dtype(g), 1.0), a.device)
     part = ops.diagonal(out, offset, axis1, axis2)
     ops.write(part, "_0", [ops.broadcast_to(g, part.shape) if _array(g) else g])
@@ -432,10 +466,10 @@ def rev_cumsum(g, axis=None):
 
 
 def concatenate_vjp(g, arrays, axis=0, promote=None):
-    """shape.concatenate_vjp: g cut along ``axis`` at the arrays' lengths (views copied)."""
+    """runtime.shape.concatenate_vjp: g cut along ``axis`` at the arrays' lengths (views copied)."""
     if not _array(g) or promote is not None or axis is None or not isinstance(
             arrays, (list, tuple)):
-        return _via_host(shape.concatenate_vjp, g, arrays, axis, promote)
+        return _via_host(shapes.concatenate_vjp, g, arrays, axis, promote)
     out, at = [], 0
     for a in arrays:
         n = _shape(a)[axis]
@@ -450,6 +484,10 @@ def item_vjp(g, idx, v):
         return unbroadcast(ops.materialize(ops.getitem(g, idx)), v)
     return _via_host(containers.item_vjp, g, idx, v) if _array(g) else \
         containers.item_vjp(g, idx, v)
+
+
+def sum_vjp(g, iterable):
+    return [unbroadcast(g, e) for e in iterable]
 
 
 def iterable_vjp(g, x):
@@ -468,7 +506,8 @@ REDUCTIONS = {np.sum: "sum", np.prod: "prod", np.max: "max", np.amax: "max", np.
 TWINS = {
     arithmetic.elementwise: elementwise, arithmetic.elementwise_into: elementwise,
     arithmetic.unbroadcast_chain: unbroadcast_chain, arithmetic.weak: arithmetic.weak,
-    arithmetic.chain_like: chain_like, arithmetic.balanced_eq: balanced_eq, containers.shape_like: shape_like,
+    arithmetic.chain_like: chain_like, arithmetic.balanced_eq: balanced_eq,
+    containers.shape_like: shape_like,
     base.unbroadcast: unbroadcast, base.expand_to: expand_to, base.astype_like: astype_like,
     base.seed_grad: seed_grad, base.zeros_like: zeros_like, base.ones_like: ones_like,
     base.add: add, base.narrow: narrow,
@@ -484,20 +523,21 @@ TWINS = {
     np.concatenate: concatenate, np.stack: stack, indexing.setitem: setitem,
     indexing.setitem_vjp: setitem_vjp, indexing.getitem_vjp: getitem_vjp,
     np.trace: trace, np.diagonal: _views(ops.diagonal, "diagonal"),
-    shape.diagonal_vjp: diagonal_vjp, np.cumsum: _scan("sum"), np.cumprod: _scan("prod"),
+    shapes.diagonal_vjp: diagonal_vjp, np.cumsum: _scan("sum"), np.cumprod: _scan("prod"),
     reductions.rev_cumsum: rev_cumsum, containers.item_vjp: item_vjp,
-    shape.concatenate_vjp: concatenate_vjp,
-    containers.iterable_vjp: iterable_vjp, np.moveaxis: _views(_moveaxis, "moveaxis"),
+    shapes.concatenate_vjp: concatenate_vjp,
+    containers.iterable_vjp: iterable_vjp, containers.sum_vjp: sum_vjp, np.moveaxis: _views(_moveaxis, "moveaxis"),
     np.swapaxes: _views(_swapaxes, "swapaxes"), np.squeeze: _views(_squeeze, "squeeze"),
-    np.expand_dims: _views(_expand_dims, "expand_dims"),
+    np.expand_dims: _views(_expand_dims, "expand_dims"), np.tensordot: tensordot,
+    np.shape: _meta("shape", lambda a: tuple(a.shape)), np.ndim: _meta("ndim", lambda a: len(
+        a.shape)), np.size: _meta("size", lambda a, axis=None: int(np.prod(a.shape)) if axis
+                                  is None else a.shape[axis]),
+    np.ravel: _views(lambda a: ops.reshape(ops.materialize(a), (-1,)), "ravel"), np.roll: roll,
+    # helpers written over NumPy's functions alone, each of which has a twin (through
+    # DeviceArray.__array_function__): their own twins
+    products.tensordot_vjp_a: products.tensordot_vjp_a,
+    products.tensordot_vjp_b: products.tensordot_vjp_b,
     **{f: _reduction(op) for f, op in REDUCTIONS.items()},
     **{u: _ufunc(u) for u in ufuncs.STUBS},
 }
-DEVICE = set(map(id, TWINS.values()))
-
-
-def is_twin(fn):
-    return id(fn) in DEVICE
-
-
-__all__ = ["TWINS", "is_twin", "DeviceArray"]
+__all__ = ["TWINS"]
