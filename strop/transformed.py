@@ -12,7 +12,7 @@ import numpy as np
 
 from . import dtypes
 from .config import config
-from .runner import Staged
+from .runner import Staged, _is_numba_error
 from .runtime.trips import NoTrip, first_trip
 from .errors import JitFallbackWarning, LaxTypeError, Location, user_stacklevel
 from .placement import devices, placed
@@ -230,10 +230,11 @@ class Transformed:
         return self.finish(out, key[0])
 
     def on_gpu(self, args, device):
-        """A call with arrays on a GPU (or of ``jit(backend="cuda")``): a kernel runs it where
-        there is one (``jit(vmap(f))``, ``jit`` of elementwise code: cuda_vmap.py); else this
-        function's code runs on the CPU, on host copies, and its results are put on the
-        device, after a JitFallbackWarning."""
+        """A call with arrays on a GPU (or of ``jit(backend="cuda")``): one kernel runs
+        ``jit`` of elementwise code (cuda_vmap.py); other code runs launch by launch on the
+        device (``on_device``, codegen/cuda_program.py); code that calls what has no device
+        twin runs on the CPU, on host copies, its results put on the device, after a
+        JitFallbackWarning naming the call."""
         device = device or devices("cuda")[0]
         if self.elementwise_kernels:   # jit(f) of elementwise code: one kernel
             if self._cuda_elementwise is None:
@@ -249,6 +250,12 @@ class Transformed:
                     arrays.put_arrays(args, device)), device)
             except Unsupported as e:
                 self._device_refused = e
+            except Exception as e:
+                if not _is_numba_error(e):
+                    raise
+                first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                self._device_refused = Unsupported(
+                    f"Numba could not compile a kernel of it for the GPU ({first})")
         if not self._warned_gpu:
             self._warned_gpu = True
             e = self._device_refused

@@ -18,7 +18,7 @@ import pytest
 import strop
 from strop import grad, jit
 from strop.errors import JitFallbackWarning
-from strop.runtime.cuda import ops
+from strop.runtime.cuda import ops, views
 from strop.runtime.cuda.arrays import DeviceArray
 
 pytestmark = pytest.mark.skipif(os.environ.get("NUMBA_ENABLE_CUDASIM") != "1" and
@@ -225,7 +225,7 @@ def test_reductions_along_axes(op):
             want = getattr(x, op)(axis=axis, keepdims=keepdims)
             assert got.shape == want.shape and got.dtype == want.dtype, (axis, keepdims)
             np.testing.assert_allclose(np.asarray(got), want, rtol=2e-6, atol=1e-6)
-    t = ops.transpose(d, (2, 0, 1))       # a strided view reduced in place
+    t = views.transpose(d, (2, 0, 1))       # a strided view reduced in place
     np.testing.assert_allclose(np.asarray(ops.reduce(op, t, 1)), getattr(
         x.transpose(2, 0, 1), op)(axis=1), rtol=2e-6, atol=1e-6)
 
@@ -261,10 +261,10 @@ def test_matmul_of_views_and_mixed_dtypes():
     a, b = rng.normal(size=(4, 3)), rng.integers(-3, 3, size=(4, 2)).astype(np.int32)
     with _x64(True):
         da, db = put(a, b)
-        np.testing.assert_allclose(np.asarray(ops.matmul(ops.transpose(da), db)), a.T @ b)
-        assert ops.matmul(ops.transpose(da), db).dtype == np.float64
+        np.testing.assert_allclose(np.asarray(ops.matmul(views.transpose(da), db)), a.T @ b)
+        assert ops.matmul(views.transpose(da), db).dtype == np.float64
         i = put(np.arange(6, dtype=np.int32).reshape(2, 3))[0]
-        assert np.asarray(i @ ops.materialize(ops.transpose(i))).tolist() == \
+        assert np.asarray(i @ ops.materialize(views.transpose(i))).tolist() == \
             (np.arange(6).reshape(2, 3) @ np.arange(6).reshape(2, 3).T).tolist()
 
 
@@ -422,3 +422,28 @@ def test_python_lists_of_device_arrays_and_their_gradients():
         want = grad(listed, argnums=(0, 1))(a, b)
         for x, w in zip(got, want):
             np.testing.assert_allclose(x, w, rtol=1e-12, atol=1e-12)
+
+
+def test_matmul_through_cupy_where_it_is_installed(monkeypatch):
+    """With CuPy (cuBLAS) installed on a GPU, ``@`` calls its matmul on views of the same
+    memory.  Here a stand-in for CuPy made of NumPy checks the views' offsets and strides and
+    the shapes (CuPy itself needs a GPU)."""
+    import types
+    from numba import cuda
+
+    fake = types.SimpleNamespace(asarray=lambda x: x.copy_to_host(), matmul=np.matmul,
+                                 lib=types.SimpleNamespace(stride_tricks=np.lib.stride_tricks))
+    called = []
+    monkeypatch.setattr(ops, "_cupy", lambda dtype: called.append(dtype) or fake)
+    monkeypatch.setattr(ops, "_from_cupy", lambda a: cuda.to_device(np.ascontiguousarray(a)))
+    rng = np.random.default_rng(12)
+    x = rng.normal(size=(3, 5, 4)).astype(np.float32)
+    y = rng.normal(size=(6, 4)).astype(np.float32)
+    dx, dy = put(x, y)
+    for got, want in [(ops.matmul(dx, views.transpose(dy)), x @ y.T),
+                      (ops.matmul(views.getitem(dx, (1, slice(None, None, -2))),
+                                  views.getitem(dy, (slice(0, 4), 0))), x[1, ::-2] @ y[:4, 0]),
+                      (ops.matmul(dy[0], views.transpose(dy)), y[0] @ y.T)]:
+        assert got.shape == want.shape
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+    assert called and all(d == np.float32 for d in called)

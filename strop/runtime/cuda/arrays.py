@@ -78,8 +78,8 @@ class DeviceArray(NDArrayOperatorsMixin):
     def __getitem__(self, index):
         """``x[index]``: a basic index (numbers, slices, None, ...) is copied on the device;
         another (arrays of indices, masks) is taken on the host, its result put back."""
-        from . import ops
-        view = ops.getitem(self, index)
+        from . import ops, views
+        view = views.getitem(self, index)
         if view is not None:
             return ops.materialize(view)
         index = to_host(index)
@@ -89,9 +89,9 @@ class DeviceArray(NDArrayOperatorsMixin):
     T = property(lambda self: self.transpose())
 
     def transpose(self, *axes):
-        from . import ops
+        from . import ops, views
         axes = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes or None
-        return ops.materialize(ops.transpose(self, axes))
+        return ops.materialize(views.transpose(self, axes))
 
     def reshape(self, *shape, order="C"):
         from . import twins

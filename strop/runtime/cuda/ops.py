@@ -4,44 +4,14 @@ methods are made of.
 
 Results are NumPy's: a result's shape and dtype come from NumPy run on samples of the
 operands' dtypes (Python numbers stay weak), and its values are computed in that dtype.
-An operand may be a DeviceArray, a ``Strided`` view of one (a transpose, a broadcast, a
-basic slice: read in place by the kernel), a NumPy array (copied to the device) or a number.
+An operand may be a DeviceArray, a view of one (views.py: read in place by the kernel), a
+NumPy array (copied to the device) or a number.
 """
-import dataclasses
-import operator
-
 import numpy as np
 
-from . import cuda, kernels, ufuncs
-from .arrays import DeviceArray, is_device_array, to_device, wrap
-
-
-@dataclasses.dataclass(frozen=True)
-class Strided:
-    """A view of a DeviceArray's elements: element ``i`` (a multi-index) of ``shape`` at
-    ``offset + sum(i * strides)`` of its flat data (strides in elements, 0 to broadcast)."""
-    base: DeviceArray
-    offset: int
-    shape: tuple
-    strides: tuple
-
-    dtype = property(lambda self: self.base.dtype)
-    device = property(lambda self: self.base.device)
-
-
-def strided(x):
-    """``x`` (a DeviceArray or Strided) as a Strided view."""
-    if isinstance(x, Strided):
-        return x
-    return Strided(x, 0, x.shape, _c_strides(x.shape))
-
-
-def _c_strides(shape):
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= n
-    return tuple(reversed(strides))
+from . import cuda, kernels, simulated, ufuncs
+from .arrays import is_device_array, to_device, wrap
+from .views import Strided, broadcast_to, c_strides, getitem, reshape_view, strided, transpose
 
 
 def _is_array(x):
@@ -175,24 +145,6 @@ def _broadcast_number(value, shape, dtype, device):
     return Strided(one, 0, tuple(int(n) for n in shape), (0,) * len(shape))
 
 
-def broadcast_to(x, shape):
-    view = strided(x)
-    shape = tuple(shape)
-    pad = len(shape) - len(view.shape)
-    if pad < 0 or any(n != m and n != 1 for n, m in zip(view.shape, shape[pad:])):
-        raise ValueError(f"cannot broadcast an array of shape {view.shape} to {shape}")
-    return Strided(view.base, view.offset, shape, (0,) * pad + tuple(
-        0 if n != m else s for n, m, s in zip(view.shape, shape[pad:], view.strides)))
-
-
-def transpose(x, axes=None):
-    view = strided(x)
-    axes = tuple(reversed(range(len(view.shape)))) if axes is None else \
-        tuple(a % len(view.shape) for a in axes)
-    return Strided(view.base, view.offset, tuple(view.shape[a] for a in axes),
-                   tuple(view.strides[a] for a in axes))
-
-
 def reshape(x, shape):
     """``x`` of ``shape`` (its data, where ``x`` is a DeviceArray: no copy)."""
     x = materialize(x)
@@ -203,64 +155,10 @@ def reshape(x, shape):
 def materialize(x):
     """``x`` as a DeviceArray (a Strided view copied)."""
     if isinstance(x, Strided):
-        if x.offset == 0 and x.shape == x.base.shape and x.strides == _c_strides(x.shape):
+        if x.offset == 0 and x.shape == x.base.shape and x.strides == c_strides(x.shape):
             return x.base
         return copy(x)
     return x
-
-
-def getitem(x, index):
-    """``x[index]`` for a basic index (numbers, slices, None, ...) as a Strided view, or None
-    for another kind of index (arrays: the caller gathers on the host)."""
-    index = index if isinstance(index, tuple) else (index,)
-    if not all(isinstance(i, (int, np.integer, slice, type(None), type(Ellipsis))) and
-               not isinstance(i, bool) for i in index):
-        return None
-    view = strided(x)
-    if sum(i is Ellipsis for i in index) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    used = sum(i is not None and i is not Ellipsis for i in index)
-    if used > len(view.shape):
-        raise IndexError(f"too many indices for array: array is {len(view.shape)}-dimensional, "
-                         f"but {used} were indexed")
-    if Ellipsis in index:
-        at = index.index(Ellipsis)
-        index = index[:at] + (slice(None),) * (len(view.shape) - used) + index[at + 1:]
-    else:
-        index = index + (slice(None),) * (len(view.shape) - used)
-    offset, shape, strides, axis = view.offset, [], [], 0
-    for i in index:
-        if i is None:
-            shape.append(1)
-            strides.append(0)
-            continue
-        n, s = view.shape[axis], view.strides[axis]
-        axis += 1
-        if isinstance(i, slice):
-            start, stop, step = i.indices(n)
-            shape.append(len(range(start, stop, step)))
-            strides.append(s * step)
-            offset += start * s
-        else:
-            if not -n <= i < n:
-                raise IndexError(f"index {int(i)} is out of bounds for axis {axis - 1} with "
-                                 f"size {n}")
-            offset += (int(i) % n) * s
-    return Strided(view.base, offset, tuple(shape), tuple(strides))
-
-
-def diagonal(x, offset=0, axis1=0, axis2=1):
-    """NumPy's ``np.diagonal`` of ``x`` as a Strided view: the two axes gone, the diagonal
-    last."""
-    view = strided(x)
-    ndim = len(view.shape)
-    a1, a2 = axis1 % ndim, axis2 % ndim
-    rest = [d for d in range(ndim) if d not in (a1, a2)]
-    row, col = max(-offset, 0), max(offset, 0)
-    n = max(0, min(view.shape[a1] - row, view.shape[a2] - col))
-    return Strided(view.base, view.offset + row * view.strides[a1] + col * view.strides[a2],
-                   tuple(view.shape[d] for d in rest) + (n,),
-                   tuple(view.strides[d] for d in rest) + (view.strides[a1] + view.strides[a2],))
 
 
 def scan(op, x, axis=None, dtype=None):
@@ -338,17 +236,6 @@ def reduce(op, x, axis=None, keepdims=False, dtype=None):
     return _shaped(out, out_shape)
 
 
-def reshape_view(view, shape):
-    """A view of the same elements in another shape where only axes of length 1 differ."""
-    view = strided(view)
-    if tuple(shape) == view.shape:
-        return view
-    real = [(n, s) for n, s in zip(view.shape, view.strides) if n != 1]
-    it = iter(real)
-    strides = tuple(0 if n == 1 else next(it)[1] for n in shape)
-    return Strided(view.base, view.offset, tuple(shape), strides)
-
-
 def matmul(a, b):
     """NumPy's ``a @ b``: 1-D operands as NumPy takes them, leading axes a broadcast batch."""
     device = _device_of([x for x in (a, b) if not isinstance(x, np.ndarray)])
@@ -369,21 +256,45 @@ def matmul(a, b):
     a, b = (x if x.dtype == dtype else strided(copy(x, dtype)) for x in (a, b))
     a, b = (broadcast_to(x, batch + x.shape[-2:]) for x in (a, b))
     nbatch = int(np.prod(batch, dtype=np.int64))
-    out, size = empty(batch + (m, n), dtype, a.device)
-    if size:
-        if k == 0:
-            return full(batch + (m, n), 0, dtype, a.device)
-        kernel = kernels.matmul(len(batch), dtype.str)
-        kernels.launch_matmul(kernel, out.data, [flat(a.base), a.offset, a.strides,
-                                                 flat(b.base), b.offset, b.strides],
-                              m, n, k, batch or (1,), nbatch)
     shape = batch + (() if va else (m,)) + (() if vb else (n,))
+    if k == 0 or not m * n * nbatch:
+        return full(shape, 0, dtype, a.device)
+    cp = _cupy(dtype)
+    if cp is not None:   # cuBLAS, reading both operands where they lie
+        product = cp.matmul(_cupy_view(cp, a), _cupy_view(cp, b))
+        return wrap(_from_cupy(product).reshape(shape), a.device)
+    out, size = empty(batch + (m, n), dtype, a.device)
+    kernel = kernels.matmul(len(batch), dtype.str)
+    kernels.launch_matmul(kernel, out.data, [flat(a.base), a.offset, a.strides,
+                                             flat(b.base), b.offset, b.strides],
+                          m, n, k, batch or (1,), nbatch)
     return _shaped(out, shape)
+
+
+def _cupy(dtype):
+    """CuPy, whose matmul is cuBLAS's, where it is installed, a GPU runs the kernels (not the
+    simulator) and ``dtype`` is a float BLAS takes; else None (the tiled kernel runs)."""
+    if simulated() or np.dtype(dtype) not in (np.float32, np.float64):
+        return None
+    try:
+        import cupy
+    except Exception:    # absent, or without a CUDA runtime it can load
+        return None
+    return cupy
+
+
+def _cupy_view(cp, view):
+    """A view as a CuPy array of the same memory (``__cuda_array_interface__``: no copy)."""
+    base = cp.asarray(flat(view.base))[view.offset:]
+    return cp.lib.stride_tricks.as_strided(
+        base, view.shape, tuple(s * view.dtype.itemsize for s in view.strides))
+
+
+def _from_cupy(array):
+    """A CuPy array as Numba's device array of the same memory (kept alive by it)."""
+    return cuda().as_cuda_array(array)
 
 
 def where(condition, x, y):
     return apply("_1 if _0 else _2", [condition, x, y],
                  np.result_type(_sample(x), _sample(y)))
-
-
-OPERATORS = {operator.neg: np.negative, operator.pos: np.positive, operator.abs: np.absolute}

@@ -9,7 +9,7 @@ host.  Cotangent helpers follow runtime/base.py and products.py.
 """
 import numpy as np
 
-from . import ops, ufuncs
+from . import ops, ufuncs, views
 from .arrays import is_device_array, to_device
 from .. import arithmetic, base, containers, indexing, products, reductions, sums
 from .. import shape as shapes
@@ -29,7 +29,7 @@ def _on_device(x):
 
 
 def _array(x):
-    return is_device_array(x) or isinstance(x, ops.Strided)
+    return is_device_array(x) or isinstance(x, views.Strided)
 
 
 def _dtype(x):
@@ -57,7 +57,7 @@ def unbroadcast(g, x):
         g = ops.reduce("sum", g, axes) if axes else g
         if g.shape != shape:
             g = ops.reshape(g, shape) if int(np.prod(g.shape)) == int(np.prod(shape)) else \
-                ops.materialize(ops.broadcast_to(g, shape))
+                ops.materialize(views.broadcast_to(g, shape))
     dtype = _dtype(x) if np.issubdtype(_dtype(x), np.inexact) else _dtype(g)
     if not _array(g):
         return np.asarray(g, dtype)[()] if not _array(x) else ops.full(shape, g, dtype,
@@ -81,7 +81,7 @@ def expand_to(g, x, axis=None, keepdims=False):
         axes = sorted(a % len(shape) for a in ((axis,) if np.ndim(axis) == 0 else axis))
         kept = iter(g.shape)
         g = ops.reshape(g, tuple(1 if d in axes else next(kept) for d in range(len(shape))))
-    return ops.materialize(ops.broadcast_to(g, shape))
+    return ops.materialize(views.broadcast_to(g, shape))
 
 
 def shape_like(x):
@@ -90,7 +90,7 @@ def shape_like(x):
     if not _array(x):
         return x
     zero = ops.full((), 0, x.dtype, x.device)
-    return ops.broadcast_to(zero, x.shape)
+    return views.broadcast_to(zero, x.shape)
 
 
 def chain_like(chain, *operands):
@@ -98,7 +98,7 @@ def chain_like(chain, *operands):
     if not arrays:
         return arithmetic.elementwise(chain, *operands)
     zero = ops.full((), 0, ops.dtype_of(chain, operands), arrays[0].device)
-    return ops.broadcast_to(zero, np.broadcast_shapes(*(x.shape for x in arrays)))
+    return views.broadcast_to(zero, np.broadcast_shapes(*(x.shape for x in arrays)))
 
 
 def astype_like(g, x):
@@ -162,9 +162,9 @@ def matmul_vjp_x(g, x, y):
             return ops.ufunc(np.multiply, g, y)
         return ops.apply("_0 * _1", [ops.reshape(g, _shape(g) + (1,)), y])
     if len(_shape(x)) == 1:
-        product = ops.matmul(ops.reshape(g, _shape(g) + (1,)), ops.transpose(y, _swap(y)))
+        product = ops.matmul(ops.reshape(g, _shape(g) + (1,)), views.transpose(y, _swap(y)))
         return ops.reshape(product, product.shape[:-1])
-    return ops.matmul(g, ops.transpose(y, _swap(y)))
+    return ops.matmul(g, views.transpose(y, _swap(y)))
 
 
 def matmul_vjp_y(g, x, y):
@@ -174,9 +174,9 @@ def matmul_vjp_y(g, x, y):
         return ops.apply("_0 * _1", [ops.reshape(x, _shape(x) + (1,)),
                                      ops.reshape(g, _shape(g)[:-1] + (1,) + _shape(g)[-1:])])
     if len(_shape(y)) == 1:
-        return ops.reshape(ops.matmul(ops.transpose(x, _swap(x)), ops.reshape(
+        return ops.reshape(ops.matmul(views.transpose(x, _swap(x)), ops.reshape(
             g, _shape(g) + (1,))), _shape(g)[:-1] + _shape(x)[-1:])
-    return ops.matmul(ops.transpose(x, _swap(x)), g)
+    return ops.matmul(views.transpose(x, _swap(x)), g)
 
 
 def _swap(x):
@@ -265,9 +265,9 @@ def tensordot(a, b, axes=2):
     if [a.shape[i] for i in ax_a] != [b.shape[i] for i in ax_b]:
         raise ValueError("shape-mismatch for sum")
     size = lambda x, axes: int(np.prod([x.shape[i] for i in axes], dtype=np.int64))  # noqa
-    left = ops.reshape(ops.materialize(ops.transpose(a, free_a + ax_a)),
+    left = ops.reshape(ops.materialize(views.transpose(a, free_a + ax_a)),
                        (size(a, free_a), size(a, ax_a)))
-    right = ops.reshape(ops.materialize(ops.transpose(b, ax_b + free_b)),
+    right = ops.reshape(ops.materialize(views.transpose(b, ax_b + free_b)),
                         (size(b, ax_b), size(b, free_b)))
     return ops.reshape(ops.matmul(left, right), tuple(a.shape[i] for i in free_a) +
                        tuple(b.shape[i] for i in free_b))
@@ -288,13 +288,13 @@ def roll(a, shift, axis=None):
     n = flat.shape[at]
     k = int(shift) % n if n else 0
     before = (slice(None),) * at
-    out = ops.concatenate([ops.getitem(flat, before + (slice(n - k, None),)),
-                           ops.getitem(flat, before + (slice(0, n - k),))], at)
+    out = ops.concatenate([views.getitem(flat, before + (slice(n - k, None),)),
+                           views.getitem(flat, before + (slice(0, n - k),))], at)
     return ops.reshape(out, a.shape) if axis is None else out
 
 
 def transpose(a, axes=None):
-    return ops.materialize(ops.transpose(_on_device(a), axes))
+    return ops.materialize(views.transpose(_on_device(a), axes))
 
 
 def reshape(a, shape, order="C"):
@@ -325,7 +325,7 @@ def _made(value):
 
 def full(shape, fill_value, dtype=None):
     if _array(fill_value):
-        return ops.materialize(ops.broadcast_to(fill_value if dtype is None else
+        return ops.materialize(views.broadcast_to(fill_value if dtype is None else
                                                 ops.copy(fill_value, dtype), _tuple(shape)))
     return ops.full(shape, fill_value, dtype or np.result_type(fill_value), _default_device())
 
@@ -368,8 +368,8 @@ def setitem(x, idx, v):
         return _via_host(indexing.setitem, x, idx, v) if _array(x) else indexing.setitem(
             x, idx, v)
     out = ops.copy(x)
-    part = ops.getitem(out, idx)
-    ops.write(part, "_0", [ops.broadcast_to(_on_device(v), part.shape) if _array(v) or
+    part = views.getitem(out, idx)
+    ops.write(part, "_0", [views.broadcast_to(_on_device(v), part.shape) if _array(v) or
                            isinstance(v, np.ndarray) else v])
     return out
 
@@ -404,13 +404,13 @@ def _moveaxis(a, source, destination):
     order = [d for d in range(ndim) if d not in source]
     for d, s in sorted(zip(destination, source)):
         order.insert(d, s)
-    return ops.transpose(a, order)
+    return views.transpose(a, order)
 
 
 def _swapaxes(a, axis1, axis2):
     order = list(range(len(a.shape)))
     order[axis1], order[axis2] = order[axis2], order[axis1]
-    return ops.transpose(a, order)
+    return views.transpose(a, order)
 
 
 def _squeeze(a, axis=None):
@@ -433,7 +433,7 @@ def _expand_dims(a, axis):
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     if out is not None or not _array(a):
         return _via_host(np.trace, a, offset, axis1, axis2, dtype, out)
-    return ops.reduce("sum", ops.diagonal(a, offset, axis1, axis2), -1, False, dtype)
+    return ops.reduce("sum", views.diagonal(a, offset, axis1, axis2), -1, False, dtype)
 
 
 def diagonal_vjp(g, a, offset=0, axis1=0, axis2=1):
@@ -441,8 +441,8 @@ def diagonal_vjp(g, a, offset=0, axis1=0, axis2=1):
     if not _array(a):
         return _via_host(shapes.diagonal_vjp, g, a, offset, axis1, axis2)
     out = ops.full(a.shape, 0, np.result_type(_dtype(g), 1.0), a.device)
-    part = ops.diagonal(out, offset, axis1, axis2)
-    ops.write(part, "_0", [ops.broadcast_to(g, part.shape) if _array(g) else g])
+    part = views.diagonal(out, offset, axis1, axis2)
+    ops.write(part, "_0", [views.broadcast_to(g, part.shape) if _array(g) else g])
     return out
 
 
@@ -458,10 +458,10 @@ def _scan(op):
 def rev_cumsum(g, axis=None):
     if not _array(g):
         return reductions.rev_cumsum(g, axis)
-    flipped = ops.getitem(g, (slice(None),) * ((axis or 0) % max(len(g.shape), 1)) +
+    flipped = views.getitem(g, (slice(None),) * ((axis or 0) % max(len(g.shape), 1)) +
                           (slice(None, None, -1),))
     summed = ops.scan("sum", flipped, axis)
-    return ops.materialize(ops.getitem(summed, (slice(None),) * (
+    return ops.materialize(views.getitem(summed, (slice(None),) * (
         (axis or 0) % max(len(g.shape), 1)) + (slice(None, None, -1),)))
 
 
@@ -473,7 +473,7 @@ def concatenate_vjp(g, arrays, axis=0, promote=None):
     out, at = [], 0
     for a in arrays:
         n = _shape(a)[axis]
-        part = ops.getitem(g, (slice(None),) * (axis % len(g.shape)) + (slice(at, at + n),))
+        part = views.getitem(g, (slice(None),) * (axis % len(g.shape)) + (slice(at, at + n),))
         out.append(ops.reshape(ops.materialize(part), _shape(a)))
         at += n
     return out
@@ -481,7 +481,7 @@ def concatenate_vjp(g, arrays, axis=0, promote=None):
 
 def item_vjp(g, idx, v):
     if _array(g) and _basic(idx):
-        return unbroadcast(ops.materialize(ops.getitem(g, idx)), v)
+        return unbroadcast(ops.materialize(views.getitem(g, idx)), v)
     return _via_host(containers.item_vjp, g, idx, v) if _array(g) else \
         containers.item_vjp(g, idx, v)
 
@@ -522,7 +522,7 @@ TWINS = {
     np.zeros: _made(0), np.ones: _made(1), np.empty: _made(0), np.full: full, np.outer: outer,
     np.concatenate: concatenate, np.stack: stack, indexing.setitem: setitem,
     indexing.setitem_vjp: setitem_vjp, indexing.getitem_vjp: getitem_vjp,
-    np.trace: trace, np.diagonal: _views(ops.diagonal, "diagonal"),
+    np.trace: trace, np.diagonal: _views(views.diagonal, "diagonal"),
     shapes.diagonal_vjp: diagonal_vjp, np.cumsum: _scan("sum"), np.cumprod: _scan("prod"),
     reductions.rev_cumsum: rev_cumsum, containers.item_vjp: item_vjp,
     shapes.concatenate_vjp: concatenate_vjp,
