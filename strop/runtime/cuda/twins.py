@@ -197,10 +197,17 @@ def _float(x):
     return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
 
 
+def _count(a, axis):
+    """How many elements of ``a`` each reduction over ``axis`` takes."""
+    ndim = len(a.shape)
+    axes = range(ndim) if axis is None else [d % ndim for d in np.atleast_1d(axis)]
+    return int(np.prod([a.shape[d] for d in axes], dtype=np.int64))
+
+
 def mean_grad(a, axis=None, where=True):
     if where is not True or not _array(a):
         return _via_host(reductions.mean_grad, a, axis, where)
-    n = int(np.prod([a.shape[d] for d in base._axes(np.empty(a.shape), axis)]))
+    n = _count(a, axis)
     return ops.full(a.shape, 1 / n if n else np.nan, _float(a), a.device)
 
 
@@ -208,7 +215,7 @@ def var_grad(a, axis=None, ddof=0, where=True, mean=None, correction=None):
     ddof = ddof if correction is None else correction
     if where is not True or not _array(a):
         return _via_host(reductions.var_grad, a, axis, ddof, where, mean)
-    n = int(np.prod([a.shape[d] for d in base._axes(np.empty(a.shape), axis)]))
+    n = _count(a, axis)
     mean = ops.reduce("mean", a, axis, True) if mean is None else mean
     return ops.apply("weak(2, _0) * (_0 - _1) / weak(_2, _0)", [a, mean, n - ddof],
                      _float(a))
