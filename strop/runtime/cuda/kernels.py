@@ -12,6 +12,7 @@ what ``jit(f)`` of array code (not a vmap) launches on a GPU, one operation at a
   combines the parts where there were several.
 - ``matmul``: ``a @ b`` through 16x16 tiles in shared memory, each operand read through its
   strides (``g @ w.T`` needs no transposed copy), leading axes a batch.
+- ``scan``: a running sum or product along one axis, one thread per line.
 
 Shapes and strides are passed as tuples; the rank is part of the kernel's kind, so the index
 arithmetic is unrolled in the source.
