@@ -447,3 +447,39 @@ def test_matmul_through_cupy_where_it_is_installed(monkeypatch):
         assert got.shape == want.shape
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
     assert called and all(d == np.float32 for d in called)
+
+
+def from_a_dict(a, b):
+    state = {"a": b * b, "w": np.mean(a)}
+    t = np.tanh(state["a"][0])
+    pair = (t, state["w"])
+    return np.dot(t - 1.0, t * t) + pair[1] * np.sum(state["a"])
+
+
+def test_gradients_through_dicts_and_tuples_of_device_arrays():
+    """The cotangent of an item of a dict or tuple of arrays: the container's zeros made on
+    the device (a generated program once crashed here)."""
+    a, b = np.linspace(-1, 1, 3), np.linspace(0.2, 1.4, 6).reshape(2, 3)
+    with _x64(True):
+        got = host(on_device(jit(grad(from_a_dict, argnums=(0, 1))), a, b))
+        want = grad(from_a_dict, argnums=(0, 1))(a, b)
+        for x, w in zip(got, want):
+            np.testing.assert_allclose(x, w, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(got[1], _central(from_a_dict, [a, b], 1), rtol=1e-6,
+                                   atol=1e-8)
+
+
+def updated_dict(a, b):
+    state = {"a": b * b, "w": np.mean(a)}
+    state["w"] += np.mean(state["a"])
+    state["a"] = state["a"] * state["w"]
+    return np.sum(np.tanh(state["a"])) + state["w"]
+
+
+def test_gradients_through_items_set_in_a_dict_of_device_arrays():
+    a, b = np.linspace(-1, 1, 3), np.linspace(0.2, 1.4, 6).reshape(2, 3)
+    with _x64(True):
+        got = host(on_device(jit(grad(updated_dict, argnums=(0, 1))), a, b))
+        want = grad(updated_dict, argnums=(0, 1))(a, b)
+        for x, w in zip(got, want):
+            np.testing.assert_allclose(x, w, rtol=1e-12, atol=1e-12)

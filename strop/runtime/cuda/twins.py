@@ -121,7 +121,7 @@ def zeros_like(x):
         dtype = x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
         return ops.full(x.shape, 0, dtype, x.device)
     if isinstance(x, (list, tuple)):
-        return type(x)(zeros_like(v) for v in x)
+        return base._rebuild(x, [zeros_like(v) for v in x])
     if isinstance(x, dict):
         return {k: zeros_like(v) for k, v in x.items()}
     return base.zeros_like(x)
@@ -382,13 +382,24 @@ def setitem(x, idx, v):
 
 
 def setitem_vjp(g, idx):
+    if isinstance(g, (dict, list)):   # the item's cotangent zeroed: zeros made on the device
+        out = g.copy()
+        out[idx] = zeros_like(g[idx])
+        return out
     if g is None or not _array(g):
         return indexing.setitem_vjp(g, idx)
     return setitem(g, idx, 0)
 
 
 def getitem_vjp(g, x, idx):
-    """runtime.getitem_vjp: zeros like x, g written at a basic index (no element twice)."""
+    """runtime.getitem_vjp: zeros like x, g written at a basic index (no element twice); of a
+    container, its zeros with g added to the item or items taken."""
+    if isinstance(x, (dict, list, tuple)):
+        out = dict(zeros_like(x)) if isinstance(x, dict) else list(zeros_like(x))
+        many = isinstance(idx, slice) and not isinstance(x, dict)
+        for k, gk in zip(range(*idx.indices(len(x))) if many else [idx], g if many else [g]):
+            out[k] = add(out[k], gk)
+        return out if isinstance(x, dict) else base._rebuild(x, out)
     if not _array(x) or not _basic(idx):
         return _via_host(indexing.getitem_vjp, g, x, idx) if _array(x) else \
             indexing.getitem_vjp(g, x, idx)
