@@ -264,3 +264,24 @@ def instrumented(fn, names, checker):
     node = fn.node
     node.body = block(node.body)
     return unparse(node)
+
+
+def ptx_of(script):
+    """{name: PTX} that ``script`` prints as JSON on its last line, run in a process without
+    Numba's CUDA simulator (``tests/`` importable): what NVVM makes for a GPU, with no device.
+    Skips where ``cuda.compile_ptx`` does not work (the script prints {"unavailable": why})."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import pytest
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0",
+               PYTHONPATH=os.pathsep.join([os.path.dirname(__file__)] + sys.path))
+    run = subprocess.run([sys.executable, "-c", script], env=env, text=True,
+                         capture_output=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    if "unavailable" in out:
+        pytest.skip(f"cuda.compile_ptx does not work here: {out['unavailable']}")
+    return out

@@ -6,10 +6,7 @@ machine with a GPU to run them for real).  Oracles: the CPU's ``jit(vmap(f))`` a
 loop over the lanes.  The kernels are also compiled to PTX (test_kernels_compile_to_ptx), in a
 process without the simulator: what a GPU would run.
 """
-import json
 import os
-import subprocess
-import sys
 import warnings
 
 import numpy as np
@@ -19,6 +16,8 @@ import strop
 from strop import jit, lax, vmap
 from strop.errors import JitFallbackWarning
 from strop.runtime.cuda.arrays import DeviceArray
+
+from helpers import ptx_of
 
 pytestmark = pytest.mark.skipif(os.environ.get("NUMBA_ENABLE_CUDASIM") != "1" and
                                 not strop.runtime.cuda.available()[0],
@@ -462,14 +461,7 @@ print(json.dumps(out))
 def test_kernels_compile_to_ptx():
     """What a GPU would run: the same kernels through numba-cuda's compiler (NVVM), with no
     device, in float32 arithmetic where the lanes are float32 (weak Python numbers)."""
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0",
-               PYTHONPATH=os.pathsep.join([os.path.dirname(__file__)] + sys.path))
-    run = subprocess.run([sys.executable, "-c", _PTX], env=env, text=True,
-                         capture_output=True, timeout=600)
-    assert run.returncode == 0, run.stderr[-3000:]
-    out = json.loads(run.stdout.strip().splitlines()[-1])
-    if "unavailable" in out:
-        pytest.skip(f"cuda.compile_ptx does not work here: {out['unavailable']}")
+    out = ptx_of(_PTX)
     for name, ptx in out.items():
         assert ".visible .entry" in ptx and name in ptx and "_kernel" in ptx, name
     assert len(out) == 12

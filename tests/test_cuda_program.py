@@ -6,10 +6,7 @@ Run in Numba's simulator (small sizes: it runs each GPU thread as a Python threa
 the CPU's compiled code, NumPy, central differences; the kernels are also compiled to PTX in
 a process without the simulator.
 """
-import json
 import os
-import subprocess
-import sys
 import warnings
 
 import numpy as np
@@ -20,6 +17,8 @@ from strop import grad, jit
 from strop.errors import JitFallbackWarning
 from strop.runtime.cuda import ops, views
 from strop.runtime.cuda.arrays import DeviceArray
+
+from helpers import numeric_vjp, ptx_of
 
 pytestmark = pytest.mark.skipif(os.environ.get("NUMBA_ENABLE_CUDASIM") != "1" and
                                 not strop.runtime.cuda.available()[0],
@@ -81,18 +80,6 @@ def _mlp_args(rng, dtype):
         [np.eye(3, dtype=dtype)[rng.integers(0, 3, 4)]]
 
 
-def _central(f, args, i, eps=1e-6):
-    """The gradient of f in argument i by central differences (float64)."""
-    x = args[i]
-    out = np.zeros_like(x)
-    for k in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[k] += eps
-        down[k] -= eps
-        out[k] = (f(*args[:i], up, *args[i + 1:]) - f(*args[:i], down, *args[i + 1:])) / (2 * eps)
-    return out
-
-
 # --- jit(grad) on the device --------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -100,7 +87,7 @@ def test_mlp_gradient_on_the_device(dtype):
     rng = np.random.default_rng(0)
     args = _mlp_args(rng, dtype)
     g = jit(grad(mlp_loss, argnums=(0, 1, 2, 3)))
-    with _x64(dtype == np.float64):
+    with strop.config.override(enable_x64=dtype == np.float64):
         want = grad(mlp_loss, argnums=(0, 1, 2, 3))(*args)   # (as Python: no compile)
         got = on_device(g, *args)
     assert all(isinstance(a, DeviceArray) for a in got)
@@ -112,43 +99,31 @@ def test_mlp_gradient_on_the_device(dtype):
     assert "matmul_vjp_y(" in source and "# line" in source and "elementwise('" in source
 
 
-class _x64:
-    def __init__(self, on):
-        self.on = on
-
-    def __enter__(self):
-        self.was = strop.config.read("enable_x64")
-        strop.config.update("enable_x64", self.on)
-
-    def __exit__(self, *exc):
-        strop.config.update("enable_x64", self.was)
-
-
 def test_loop_with_a_tape_against_central_differences():
     """A Python loop's reverse mode keeps a tape (a list of DeviceArrays) on the host."""
     rng = np.random.default_rng(1)
     w, u = rng.normal(size=(4, 4)) * 0.4, rng.normal(size=(4, 3)) * 0.4
     xs, h0 = rng.normal(size=(5, 3)), rng.normal(size=4)
     g = jit(grad(rnn_loss, argnums=(0, 1, 3)))
-    with _x64(True):
+    with strop.config.override(enable_x64=True):
         got = host(on_device(g, w, u, xs, h0))
         want = grad(rnn_loss, argnums=(0, 1, 3))(w, u, xs, h0)
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(got[0], _central(rnn_loss, [w, u, xs, h0], 0), rtol=1e-6,
-                               atol=1e-8)
-    np.testing.assert_allclose(got[2], _central(rnn_loss, [w, u, xs, h0], 3), rtol=1e-6,
-                               atol=1e-8)
+    for k, i in ((0, 0), (2, 3)):
+        np.testing.assert_allclose(got[k], numeric_vjp(rnn_loss, [w, u, xs, h0], i, 1.0),
+                                   rtol=1e-6, atol=1e-8)
 
 
 def test_maximum_abs_and_mean_gradients():
     rng = np.random.default_rng(2)
     w, x, y = rng.normal(size=3), rng.normal(size=(7, 3)), rng.normal(size=7)
     g = jit(grad(relu_regression))
-    with _x64(True):
+    with strop.config.override(enable_x64=True):
         got = np.asarray(on_device(g, w, x, y))
         np.testing.assert_allclose(got, grad(relu_regression)(w, x, y), rtol=1e-12)
-        np.testing.assert_allclose(got, _central(relu_regression, [w, x, y], 0), rtol=1e-6)
+        np.testing.assert_allclose(got, numeric_vjp(relu_regression, [w, x, y], 0, 1.0),
+                                   rtol=1e-6)
 
 
 def test_array_code_with_several_outputs():
@@ -233,7 +208,7 @@ def test_reductions_along_axes(op):
 def test_a_long_reduction_splits_into_parts():
     x = np.random.default_rng(6).normal(size=20000)
     d = put(x)[0]
-    with _x64(True):
+    with strop.config.override(enable_x64=True):
         d = put(x)[0]
         np.testing.assert_allclose(float(np.asarray(d.sum())), x.sum(), rtol=1e-12)
         np.testing.assert_allclose(float(np.asarray(d.max())), x.max())
@@ -259,7 +234,7 @@ def test_matmul_shapes_against_numpy(shapes):
 def test_matmul_of_views_and_mixed_dtypes():
     rng = np.random.default_rng(8)
     a, b = rng.normal(size=(4, 3)), rng.integers(-3, 3, size=(4, 2)).astype(np.int32)
-    with _x64(True):
+    with strop.config.override(enable_x64=True):
         da, db = put(a, b)
         np.testing.assert_allclose(np.asarray(ops.matmul(views.transpose(da), db)), a.T @ b)
         assert ops.matmul(views.transpose(da), db).dtype == np.float64
@@ -298,7 +273,8 @@ made = {
               (arr(f32), tup(2), arr(f32), arr(f32), i64, tup(2))),
     "into": (kernels.elementwise("_0", ("s",), 2, True),
              (arr(f32), i64, tup(2), i64, tup(2), arr(f32), i64, tup(2))),
-    "scan": (kernels.scan("sum", 1, "<f4"), (arr(f32), arr(f32), i64, tup(1), tup(1), i64, i64, i64)),
+    "scan": (kernels.scan("sum", 1, "<f4"),
+             (arr(f32), arr(f32), i64, tup(1), tup(1), i64, i64, i64)),
     "ufunc": (kernels.elementwise("tanh_device(_0)", ("c",), 1), (arr(f32), tup(1), arr(f32))),
     "weak": (kernels.elementwise("multiply_device(_0, weak(_1, _0))", ("c", "n"), 1),
              (arr(f32), tup(1), arr(f32), f64)),
@@ -328,13 +304,7 @@ print(json.dumps(out))
 def test_whole_array_kernels_compile_to_ptx():
     """The kernels the operations launch, through numba-cuda's compiler (NVVM) with no
     device: float32 kernels do their arithmetic in float32."""
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0")
-    run = subprocess.run([sys.executable, "-c", _PTX], env=env, text=True,
-                         capture_output=True, timeout=600)
-    assert run.returncode == 0, run.stderr[-3000:]
-    out = json.loads(run.stdout.strip().splitlines()[-1])
-    if "unavailable" in out:
-        pytest.skip(f"cuda.compile_ptx does not work here: {out['unavailable']}")
+    out = ptx_of(_PTX)
     assert len(out) == 9
     for name, ptx in out.items():
         assert ".visible .entry" in ptx, name
@@ -377,13 +347,13 @@ def test_gradients_through_trace_cumsum_concatenate_and_max():
     rng = np.random.default_rng(10)
     a, b = rng.normal(size=(3, 3)), rng.normal(size=(3, 3))
     g = jit(grad(matrix_statistics, argnums=(0, 1)))
-    with _x64(True):
+    with strop.config.override(enable_x64=True):
         got = host(on_device(g, a, b))
         want = grad(matrix_statistics, argnums=(0, 1))(a, b)
         for x, w in zip(got, want):
             np.testing.assert_allclose(x, w, rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(got[0], _central(matrix_statistics, [a, b], 0), rtol=1e-6,
-                                   atol=1e-8)
+        np.testing.assert_allclose(got[0], numeric_vjp(matrix_statistics, [a, b], 0, 1.0),
+                                   rtol=1e-6, atol=1e-8)
 
 
 def contracted(a, b, c):
@@ -394,7 +364,7 @@ def contracted(a, b, c):
 def test_tensordot_dot_roll_and_their_gradients():
     rng = np.random.default_rng(11)
     a, b, c = rng.normal(size=(2, 3, 4)), rng.normal(size=(3, 4, 2)), rng.normal(size=(5, 4))
-    with _x64(True):
+    with strop.config.override(enable_x64=True):
         np.testing.assert_allclose(np.asarray(on_device(jit(contracted), a, b, c)),
                                    contracted(a, b, c), rtol=1e-12)
         got = host(on_device(jit(grad(contracted, argnums=(0, 1))), a, b, c))
@@ -415,7 +385,7 @@ def listed(a, b):
 
 def test_python_lists_of_device_arrays_and_their_gradients():
     a, b = np.linspace(-1, 1, 4), np.linspace(0.5, -0.5, 4)
-    with _x64(True):
+    with strop.config.override(enable_x64=True):
         np.testing.assert_allclose(np.asarray(on_device(jit(listed), a, b)), listed(a, b),
                                    rtol=1e-12)
         got = host(on_device(jit(grad(listed, argnums=(0, 1))), a, b))
@@ -456,19 +426,6 @@ def from_a_dict(a, b):
     return np.dot(t - 1.0, t * t) + pair[1] * np.sum(state["a"])
 
 
-def test_gradients_through_dicts_and_tuples_of_device_arrays():
-    """The cotangent of an item of a dict or tuple of arrays: the container's zeros made on
-    the device (a generated program once crashed here)."""
-    a, b = np.linspace(-1, 1, 3), np.linspace(0.2, 1.4, 6).reshape(2, 3)
-    with _x64(True):
-        got = host(on_device(jit(grad(from_a_dict, argnums=(0, 1))), a, b))
-        want = grad(from_a_dict, argnums=(0, 1))(a, b)
-        for x, w in zip(got, want):
-            np.testing.assert_allclose(x, w, rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(got[1], _central(from_a_dict, [a, b], 1), rtol=1e-6,
-                                   atol=1e-8)
-
-
 def updated_dict(a, b):
     state = {"a": b * b, "w": np.mean(a)}
     state["w"] += np.mean(state["a"])
@@ -476,10 +433,15 @@ def updated_dict(a, b):
     return np.sum(np.tanh(state["a"])) + state["w"]
 
 
-def test_gradients_through_items_set_in_a_dict_of_device_arrays():
+@pytest.mark.parametrize("f", [from_a_dict, updated_dict])
+def test_gradients_through_dicts_and_tuples_of_device_arrays(f):
+    """The cotangent of an item of a dict or tuple of arrays, and of one set in a dict: the
+    container's zeros made on the device (a generated program once crashed here)."""
     a, b = np.linspace(-1, 1, 3), np.linspace(0.2, 1.4, 6).reshape(2, 3)
-    with _x64(True):
-        got = host(on_device(jit(grad(updated_dict, argnums=(0, 1))), a, b))
-        want = grad(updated_dict, argnums=(0, 1))(a, b)
+    with strop.config.override(enable_x64=True):
+        got = host(on_device(jit(grad(f, argnums=(0, 1))), a, b))
+        want = grad(f, argnums=(0, 1))(a, b)
         for x, w in zip(got, want):
             np.testing.assert_allclose(x, w, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(got[1], numeric_vjp(f, [a, b], 1, 1.0), rtol=1e-6,
+                                   atol=1e-8)
