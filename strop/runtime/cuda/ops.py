@@ -90,12 +90,9 @@ def _launch(expression, operands, shape, size, head, into=False):
             kinds.append("c")
             args.append(flat(x))
         else:
-            view = strided(to_device(x, None) if isinstance(x, np.ndarray) else x)
-            pad = len(shape) - len(view.shape)
-            strides = (0,) * pad + tuple(0 if n == 1 and m != 1 else s for n, m, s in zip(
-                view.shape, shape[pad:], view.strides))
+            view = broadcast_to(to_device(x, None) if isinstance(x, np.ndarray) else x, shape)
             kinds.append("s")
-            args += [flat(view.base), view.offset, strides or (0,)]
+            args += [flat(view.base), view.offset, view.strides or (0,)]
     kernel = kernels.elementwise(expression, tuple(kinds), max(len(shape), 1), into)
     kernels.launch_elementwise(kernel, size, [*head, shape or (1,), *args])
 

@@ -137,18 +137,15 @@ def add(a, b):
     if b is None:
         return a
     if isinstance(a, (list, tuple)):
-        return type(a)(add(x, y) for x, y in zip(a, b))
+        return base._rebuild(a, [add(x, y) for x, y in zip(a, b)])
     if isinstance(a, dict):
         return {k: add(a[k], b[k]) for k in a}
     return ops.ufunc(np.add, a, b) if _array(a) or _array(b) else a + b
 
 
 def narrow(x):
-    to = {np.dtype(np.float64): np.float32, np.dtype(np.int64): np.int32}.get(
-        getattr(x, "dtype", None))
-    if to is None:
-        return x
-    return ops.copy(x, to) if _array(x) else base.narrow(x)
+    to = base._NARROW.get(getattr(x, "dtype", None))
+    return ops.copy(x, to) if to is not None and _array(x) else base.narrow(x)
 
 
 def matmul(a, b):
@@ -162,9 +159,9 @@ def matmul_vjp_x(g, x, y):
             return ops.ufunc(np.multiply, g, y)
         return ops.apply("_0 * _1", [ops.reshape(g, _shape(g) + (1,)), y])
     if len(_shape(x)) == 1:
-        product = ops.matmul(ops.reshape(g, _shape(g) + (1,)), views.transpose(y, _swap(y)))
+        product = ops.matmul(ops.reshape(g, _shape(g) + (1,)), _swapaxes(y, -1, -2))
         return ops.reshape(product, product.shape[:-1])
-    return ops.matmul(g, views.transpose(y, _swap(y)))
+    return ops.matmul(g, _swapaxes(y, -1, -2))
 
 
 def matmul_vjp_y(g, x, y):
@@ -174,15 +171,9 @@ def matmul_vjp_y(g, x, y):
         return ops.apply("_0 * _1", [ops.reshape(x, _shape(x) + (1,)),
                                      ops.reshape(g, _shape(g)[:-1] + (1,) + _shape(g)[-1:])])
     if len(_shape(y)) == 1:
-        return ops.reshape(ops.matmul(views.transpose(x, _swap(x)), ops.reshape(
+        return ops.reshape(ops.matmul(_swapaxes(x, -1, -2), ops.reshape(
             g, _shape(g) + (1,))), _shape(g)[:-1] + _shape(x)[-1:])
-    return ops.matmul(views.transpose(x, _swap(x)), g)
-
-
-def _swap(x):
-    axes = list(range(len(_shape(x))))
-    axes[-2:] = axes[-1], axes[-2]
-    return axes
+    return ops.matmul(_swapaxes(x, -1, -2), g)
 
 
 def _via_host(fn, *args, **kwargs):
@@ -321,12 +312,12 @@ def full_like(a, fill_value, dtype=None, shape=None):
     return ops.full(a.shape if shape is None else shape, fill_value, dtype or a.dtype, a.device)
 
 
-def _made(value):
+def _made(name, value):
     def twin(shape, dtype=None, *rest, **kwargs):
         if rest or kwargs:
-            return _via_host(getattr(np, twin.__name__[:-7]), shape, dtype, *rest, **kwargs)
+            return _via_host(getattr(np, name), shape, dtype, *rest, **kwargs)
         return ops.full(shape, value, dtype or np.float64, _default_device())
-    twin.__name__ = {0: "zeros", 1: "ones"}.get(value, "empty") + "_device"
+    twin.__name__ = f"{name}_device"
     return twin
 
 
@@ -363,15 +354,9 @@ def stack(arrays, axis=0):
                                         x.shape[axis:]) for x in arrays], axis)
 
 
-def _basic(index):
-    parts = index if isinstance(index, tuple) else (index,)
-    return all(isinstance(i, (int, np.integer, slice, type(None), type(Ellipsis))) and
-               not isinstance(i, bool) for i in parts)
-
-
 def setitem(x, idx, v):
     """runtime.setitem of a DeviceArray at a basic index: a copy with the part written."""
-    if not _array(x) or not _basic(idx):
+    if not _array(x) or not views.basic(idx):
         return _via_host(indexing.setitem, x, idx, v) if _array(x) else indexing.setitem(
             x, idx, v)
     out = ops.copy(x)
@@ -400,7 +385,7 @@ def getitem_vjp(g, x, idx):
         for k, gk in zip(range(*idx.indices(len(x))) if many else [idx], g if many else [g]):
             out[k] = add(out[k], gk)
         return out if isinstance(x, dict) else base._rebuild(x, out)
-    if not _array(x) or not _basic(idx):
+    if not _array(x) or not views.basic(idx):
         return _via_host(indexing.getitem_vjp, g, x, idx) if _array(x) else \
             indexing.getitem_vjp(g, x, idx)
     return setitem(zeros_like(x), idx, g)
@@ -476,11 +461,9 @@ def _scan(op):
 def rev_cumsum(g, axis=None):
     if not _array(g):
         return reductions.rev_cumsum(g, axis)
-    flipped = views.getitem(g, (slice(None),) * ((axis or 0) % max(len(g.shape), 1)) +
-                          (slice(None, None, -1),))
-    summed = ops.scan("sum", flipped, axis)
-    return ops.materialize(views.getitem(summed, (slice(None),) * (
-        (axis or 0) % max(len(g.shape), 1)) + (slice(None, None, -1),)))
+    flip = (slice(None),) * ((axis or 0) % max(len(g.shape), 1)) + (slice(None, None, -1),)
+    summed = ops.scan("sum", views.getitem(g, flip), axis)
+    return ops.materialize(views.getitem(summed, flip))
 
 
 def concatenate_vjp(g, arrays, axis=0, promote=None):
@@ -498,7 +481,7 @@ def concatenate_vjp(g, arrays, axis=0, promote=None):
 
 
 def item_vjp(g, idx, v):
-    if _array(g) and _basic(idx):
+    if _array(g) and views.basic(idx):
         return unbroadcast(ops.materialize(views.getitem(g, idx)), v)
     return _via_host(containers.item_vjp, g, idx, v) if _array(g) else \
         containers.item_vjp(g, idx, v)
@@ -537,14 +520,16 @@ TWINS = {
     np.matmul: matmul, np.dot: dot, np.where: where, np.transpose: transpose,
     np.reshape: reshape, np.zeros_like: _like(0), np.ones_like: _like(1),
     np.full_like: full_like, np.asarray: asarray, np.array: asarray,
-    np.zeros: _made(0), np.ones: _made(1), np.empty: _made(0), np.full: full, np.outer: outer,
+    np.zeros: _made("zeros", 0), np.ones: _made("ones", 1), np.empty: _made("empty", 0),
+    np.full: full, np.outer: outer,
     np.concatenate: concatenate, np.stack: stack, indexing.setitem: setitem,
     indexing.setitem_vjp: setitem_vjp, indexing.getitem_vjp: getitem_vjp,
     np.trace: trace, np.diagonal: _views(views.diagonal, "diagonal"),
     shapes.diagonal_vjp: diagonal_vjp, np.cumsum: _scan("sum"), np.cumprod: _scan("prod"),
     reductions.rev_cumsum: rev_cumsum, containers.item_vjp: item_vjp,
     shapes.concatenate_vjp: concatenate_vjp,
-    containers.iterable_vjp: iterable_vjp, containers.sum_vjp: sum_vjp, np.moveaxis: _views(_moveaxis, "moveaxis"),
+    containers.iterable_vjp: iterable_vjp, containers.sum_vjp: sum_vjp,
+    np.moveaxis: _views(_moveaxis, "moveaxis"),
     np.swapaxes: _views(_swapaxes, "swapaxes"), np.squeeze: _views(_squeeze, "squeeze"),
     np.expand_dims: _views(_expand_dims, "expand_dims"), np.tensordot: tensordot,
     np.shape: _meta("shape", lambda a: tuple(a.shape)), np.ndim: _meta("ndim", lambda a: len(

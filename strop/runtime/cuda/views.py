@@ -55,13 +55,19 @@ def transpose(x, axes=None):
                    tuple(view.strides[a] for a in axes))
 
 
+def basic(index):
+    """Whether ``index`` is NumPy's basic indexing: numbers, slices, None and Ellipsis."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(isinstance(i, (int, np.integer, slice, type(None), type(Ellipsis))) and
+               not isinstance(i, bool) for i in parts)
+
+
 def getitem(x, index):
     """``x[index]`` for a basic index (numbers, slices, None, ...) as a Strided view, or None
     for another kind of index (arrays: the caller gathers on the host)."""
-    index = index if isinstance(index, tuple) else (index,)
-    if not all(isinstance(i, (int, np.integer, slice, type(None), type(Ellipsis))) and
-               not isinstance(i, bool) for i in index):
+    if not basic(index):
         return None
+    index = index if isinstance(index, tuple) else (index,)
     view = strided(x)
     if sum(i is Ellipsis for i in index) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
