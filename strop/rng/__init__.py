@@ -18,14 +18,14 @@ run in parallel (prange); the public functions run the same fills, split between
 """
 from strop.rng import cache as _cache  # noqa: F401  (first: the disk cache's check, see there)
 from strop.rng import kernels as _k, rejection as _r
-from strop.rng.keys import PRNGKey, fold_in, key_data, split
+from strop.rng.keys import PRNGKey, fold_in, key, key_data, split, wrap_key_data
 from strop.rng.samplers import bernoulli, beta, bits, categorical, choice, exponential, \
     gamma, gumbel, laplace, loggamma, logistic, multivariate_normal, normal, permutation, \
     poisson, randint, truncated_normal, uniform
 from strop.rng.streams import fold_in_key as _fold_in_kernel
 
-__all__ = ["PRNGKey", "key_data", "split", "fold_in", "bits", "uniform", "normal", "randint",
-           "bernoulli", "choice", "permutation", "categorical", "truncated_normal",
+__all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "bits",
+           "uniform", "normal", "randint", "bernoulli", "choice", "permutation", "categorical", "truncated_normal",
            "exponential", "gamma", "loggamma", "beta", "poisson", "gumbel", "laplace",
            "logistic", "multivariate_normal", "KERNELS"]
 
@@ -51,7 +51,8 @@ __all__ = ["PRNGKey", "key_data", "split", "fold_in", "bits", "uniform", "normal
 #:   beta: beta_kernel(key, a[F], b[F], partitionable) -> F[n]
 #:   poisson: poisson_kernel(key, lam[float32], partitionable) -> int64[n]
 #:   multivariate_normal: kernel(key, mean(m,d), factor(m,d,d), partitionable) -> (m,d)
-#: PRNGKey and key_data need no kernel (they are bit manipulation of the seed / identity).
+#: PRNGKey/key, key_data and wrap_key_data need no kernel (bit manipulation of the seed /
+#: identity).
 KERNELS = {
     "split": _k.split_kernel,
     "fold_in": _fold_in_kernel,

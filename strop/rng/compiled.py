@@ -201,7 +201,91 @@ def _fold_in(x64, part):
     return impl
 
 
+def _seed_key(x64):
+    """``make(seed)``: for a seed of Numba type ``seed``, a compiled function from the seed to
+    its key, as keys.PRNGKey computes it (or one raising PRNGKey's error)."""
+    def make(seed):
+        error = _eager_error(seed=(keys.PRNGKey, seed))
+        if error is not None:
+            fail = _raising(error, (np.uint32, (0,)))
+
+            @register_jitable
+            def failing(seed):
+                return fail()
+            return failing
+        if isinstance(seed, types.Integer) and seed.bitwidth == 64 and x64:
+            @register_jitable
+            def from_seed(seed):   # the 64 bits, high word first
+                bits = np.uint64(seed)
+                out = np.empty(2, np.uint32)
+                out[0] = np.uint32(bits >> np.uint64(32))
+                out[1] = np.uint32(bits & np.uint64(0xFFFFFFFF))
+                return out
+        else:
+            @register_jitable
+            def from_seed(seed):   # 32 bits or fewer (x64 off: JAX narrows to 32)
+                out = np.zeros(2, np.uint32)
+                out[1] = np.uint32(np.int64(seed) & 0xFFFFFFFF)
+                return out
+        return from_seed
+    return make
+
+
+def _prng_key(x64, part):
+    def impl(seed):
+        run = _seed_key(x64)(seed)
+        return lambda seed: run(seed)
+    return impl
+
+
+def _key(x64, part):
+    def impl(seed, impl=None):
+        if not isinstance(impl, (types.NoneType, types.Omitted)) and impl is not None:
+            return None   # another impl: Numba fails, and the Python run words the error
+        run = _seed_key(x64)(seed)
+        return lambda seed, impl=None: run(seed)
+    return impl
+
+
+def _words_error(name, keys):
+    error = _eager_error(keys=(lambda k: checks.key_array(k, name, batched=True), keys))
+    return error, (np.uint32, (0,) * max(getattr(keys, "ndim", 1), 1))
+
+
+@register_jitable
+def _words(keys):
+    if keys.shape[-1] != 2:
+        raise ValueError("a batch of PRNG keys must have shape (..., 2)")
+    return keys.copy()
+
+
+def _key_data(x64, part):
+    def impl(keys):
+        error, result = _words_error("key_data", keys)
+        if error is not None:
+            fail = _raising(error, result)
+            return lambda keys: fail()
+        return lambda keys: _words(keys)
+    return impl
+
+
+def _wrap_key_data(x64, part):
+    def impl(key_bits_array, impl=None):
+        if not isinstance(impl, (types.NoneType, types.Omitted)) and impl is not None:
+            return None
+        error, result = _words_error("wrap_key_data", key_bits_array)
+        if error is not None:
+            fail = _raising(error, result)
+            return lambda key_bits_array, impl=None: fail()
+        return lambda key_bits_array, impl=None: _words(key_bits_array)
+    return impl
+
+
 IMPLEMENTATIONS = {
+    keys.PRNGKey: _prng_key,
+    keys.key: _key,
+    keys.key_data: _key_data,
+    keys.wrap_key_data: _wrap_key_data,
     samplers.normal: lambda x64, part: _unary(K.normal_kernel, x64, part, "normal"),
     samplers.exponential: lambda x64, part: _unary(K.exponential_kernel, x64, part,
                                                    "exponential"),

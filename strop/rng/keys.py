@@ -36,9 +36,34 @@ def PRNGKey(seed):
     return np.array([0, value & _U32], np.uint32)
 
 
+def key(seed, *, impl=None):
+    """A key from an integer seed: JAX's newer spelling of PRNGKey.
+
+    JAX's ``key`` returns a typed key array; strop's keys are the raw uint32 words
+    (``PRNGKey``'s), so ``key(seed)`` equals ``PRNGKey(seed)`` and ``key_data`` /
+    ``wrap_key_data`` convert as in JAX. ``impl`` may only name Threefry, strop's one PRNG.
+    """
+    _threefry(impl, "key")
+    return PRNGKey(seed)
+
+
 def key_data(keys):
-    """The uint32 words of a key or batch of keys (raw keys are their own data)."""
+    """The uint32 words of a key or batch of keys, shape (..., 2) (raw keys are their own
+    data)."""
     return checks.key_array(keys, "key_data", batched=True).copy()
+
+
+def wrap_key_data(key_bits_array, *, impl=None):
+    """A key (or batch of keys) from its uint32 words, shape (..., 2): the inverse of
+    ``key_data``. The words are copied, as JAX's keys do not share memory with the data."""
+    _threefry(impl, "wrap_key_data")
+    return checks.key_array(key_bits_array, "wrap_key_data", batched=True).copy()
+
+
+def _threefry(impl, name):
+    if impl is not None and impl not in ("threefry2x32", "threefry"):
+        raise ValueError(f"{name}: strop has one PRNG, Threefry-2x32 (impl='threefry2x32'); "
+                         f"got impl={impl!r}")
 
 
 def _num_shape(num):

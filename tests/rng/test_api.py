@@ -48,6 +48,25 @@ def test_key_data_and_batches():
         random.normal(keys, (2,))
 
 
+def test_key_is_jaxs_newer_spelling_of_prngkey():
+    # jax.random.key(s) is a typed key whose key_data is PRNGKey(s)'s words; strop's keys are
+    # the words themselves, and wrap_key_data/key_data convert
+    for seed in (0, 42, -3, np.int32(7), np.uint32(2 ** 32 - 1)):
+        np.testing.assert_array_equal(random.key_data(random.key(seed)), random.PRNGKey(seed))
+    with config.override(enable_x64=True):
+        np.testing.assert_array_equal(random.key(2 ** 40 + 5), [256, 5])
+    keys = random.split(random.key(1), (2, 3))
+    data = random.key_data(keys)
+    wrapped = random.wrap_key_data(data)
+    np.testing.assert_array_equal(wrapped, keys)
+    data[0, 0, 0] += 1                      # the words are copied: the key does not change
+    np.testing.assert_array_equal(random.wrap_key_data(random.key_data(keys)), keys)
+    assert wrapped[0, 0, 0] != data[0, 0, 0]
+    np.testing.assert_array_equal(random.normal(random.wrap_key_data(data[1, 2]), (3,)),
+                                  random.normal(keys[1, 2], (3,)))
+    assert random.key(3, impl="threefry2x32").tolist() == [0, 3]
+
+
 KEY = random.PRNGKey(0)
 BAD = [
     (lambda: random.normal([0, 0], (2,)), TypeError, "Lists and tuples are not keys"),
@@ -75,6 +94,11 @@ BAD = [
     (lambda: random.PRNGKey(2 ** 64), OverflowError, "int64"),
     (lambda: random.fold_in(KEY, 1.5), TypeError, "must be an integer"),
     (lambda: random.permutation(KEY, [1, 2, 3]), TypeError, "np.asarray"),
+    (lambda: random.key(1.5), TypeError, "must be an integer"),
+    (lambda: random.key(1, impl="rbg"), ValueError, "Threefry"),
+    (lambda: random.wrap_key_data(np.zeros(2, np.int32)), TypeError, "dtype uint32"),
+    (lambda: random.wrap_key_data(np.zeros(3, np.uint32)), ValueError, "keys of shape"),
+    (lambda: random.key_data([0, 1]), TypeError, "Lists and tuples are not keys"),
 ]
 
 
@@ -143,6 +167,14 @@ def fold_in_of(key, data):
     return random.fold_in(key, data)
 
 
+def key_of(seed):
+    return random.key(seed)
+
+
+def wrap_of(data):
+    return random.wrap_key_data(data)
+
+
 JIT_BAD = [
     (normal_of, (np.array([0.5, 1.5]),), TypeError, "dtype uint32, got dtype float"),
     (normal_of, (np.array([0, 1], np.int64),), TypeError, "dtype uint32, got dtype int"),
@@ -158,6 +190,9 @@ JIT_BAD = [
     (split_float, (KEY,), TypeError, "num must be an int"),
     (fold_in_of, (KEY, 1.5), TypeError, "must be an integer"),
     (fold_in_of, (np.zeros(2), 1), TypeError, "dtype uint32"),
+    (key_of, (1.5,), TypeError, "must be an integer"),
+    (wrap_of, (np.zeros((3, 2)),), TypeError, "dtype uint32"),
+    (wrap_of, (np.zeros(3, np.uint32),), ValueError, "keys of shape"),
 ]
 
 

@@ -111,3 +111,24 @@ def test_jit_compiles_samplers_and_matches_python(partitionable):
         assert f.last_backend == "cpu"
         np.testing.assert_array_equal(key_out, want_key)
         np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def key_round_trip(x, seed):
+    key = random.wrap_key_data(random.key_data(random.key(seed)))
+    key, sub = random.split(key)
+    return np.sum(random.normal(sub, (3,)) * x) + np.sum(random.key_data(key) > 0) * 0.0
+
+
+def test_key_and_key_data_work_in_transformed_code():
+    x = np.array([1.0, -2.0, 0.5], np.float32)
+    want = key_round_trip(x, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+        f = strop.jit(key_round_trip)
+        np.testing.assert_allclose(f(x, 5), want, rtol=1e-6)
+        assert f.last_backend == "cpu"
+    sub = random.split(random.PRNGKey(5))[1]
+    np.testing.assert_allclose(grad(key_round_trip)(x, 5), random.normal(sub, (3,)), rtol=1e-6)
+    seeds = np.array([1, 2, 3])
+    np.testing.assert_array_equal(strop.vmap(lambda s: random.key_data(random.key(s)))(seeds),
+                                  [random.PRNGKey(s) for s in seeds])
