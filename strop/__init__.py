@@ -5,15 +5,15 @@ from . import debug, errors, lax, nn, tree_util
 from .api import grad, jit, source, show, value_and_grad, vjp
 from .config import config
 from .custom import custom_jvp, custom_vjp
-from .jacobians import hessian, jacfwd, jacrev, jvp
+from .jacobians import hessian, jacfwd, jacobian, jacrev, jvp
 from .ops import at
 from .placement import block_until_ready, default_backend, device_put, devices
 from .vmap import vmap
 
 __all__ = ["grad", "value_and_grad", "vjp", "jit", "vmap", "source", "show", "config", "errors",
-           "tree_util", "at", "ops", "random", "jvp", "jacfwd", "jacrev", "hessian", "custom_jvp",
-           "custom_vjp", "lax", "nn", "debug", "devices", "default_backend", "device_put",
-           "block_until_ready"]
+           "tree_util", "at", "ops", "random", "jvp", "jacfwd", "jacrev", "jacobian", "hessian",
+           "custom_jvp", "custom_vjp", "lax", "nn", "debug", "devices", "default_backend",
+           "device_put", "block_until_ready"]
 
 
 def __getattr__(name):   # strop.random, strop.ops and strop.dask load on first use

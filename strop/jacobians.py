@@ -19,7 +19,7 @@ from .transformer import forward
 from .transformer.jacobian import jacrev as _jacrev_ir
 from .tree_util import tree_leaves, tree_structure
 
-__all__ = ["jvp", "jacfwd", "jacrev", "hessian"]
+__all__ = ["jvp", "jacfwd", "jacrev", "jacobian", "hessian"]
 
 
 class ForwardTransformed(Transformed):
@@ -111,6 +111,9 @@ def jacfwd(fun, argnums=0, has_aux=False):
 def jacrev(fun, argnums=0, has_aux=False):
     """The Jacobian of ``fun`` by reverse mode (one vjp per output element)."""
     return _jacobian(fun, argnums, has_aux, "jacrev", _jacrev_ir)
+
+
+jacobian = jacrev   # as in JAX: jax.jacobian is jacrev
 
 
 def hessian(fun, argnums=0, has_aux=False):

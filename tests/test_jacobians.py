@@ -456,3 +456,9 @@ def test_gradient_of_a_loss_that_holds_a_hessian():
     w, x = np.array([0.5, 0.2, 1.3]), np.array([0.3, -0.2, 0.5])
     np.testing.assert_allclose(grad(loss)(w, x), numeric_vjp(loss, (w, x), 0, 1.0),
                                rtol=1e-6, atol=1e-9)
+
+
+def test_jacobian_is_jacrev_as_in_jax():
+    assert strop.jacobian is jacrev
+    want = numeric_jacobian(vec_fn, [X, W], 0)
+    np.testing.assert_allclose(strop.jacobian(vec_fn)(X, W), want, rtol=1e-6, atol=1e-8)
