@@ -4,7 +4,11 @@ pytrees, undoing broadcasting, and the checks that start a gradient.
 Every helper is a plain function of its arguments; containers (list, tuple, dict, None) are
 handled as pytrees so that adjoints of containers are containers of adjoints.
 """
+import sys
+
 import numpy as np
+
+from ..errors import LINEMAPS, Location, TransformError
 
 __all__ = ["unbroadcast", "zeros_like", "ones_like", "add", "scale", "expand_to", "astype_like",
            "broadcast_like", "like", "seed_grad", "aux_pair", "narrow"]
@@ -48,9 +52,36 @@ def unbroadcast(g, x):
         if g.shape != shape:
             g = np.broadcast_to(g, shape)
     dtype = _dtype(x) if np.issubdtype(_dtype(x), np.inexact) else g.dtype
+    _refuse_complex(g, dtype)
     if shape == () and not isinstance(x, np.ndarray):
         return g.astype(dtype)[()]
     return g.astype(dtype, copy=False)
+
+
+def _refuse_complex(g, dtype):
+    """A complex cotangent for a real value: the function computed with complex numbers, which
+    strop does not differentiate yet (casting it to real would silently drop its imaginary
+    part, NumPy's ComplexWarning the only trace)."""
+    if np.iscomplexobj(g) and not np.issubdtype(dtype, np.complexfloating):
+        raise TransformError(
+            "complex numbers are not supported under differentiation yet: a complex value "
+            "(an argument, or one computed from it) reaches the derivative of a real one, and "
+            "strop's derivative rules are for real numbers", _generated_caller(),
+            fix="keep the real and imaginary parts as separate real values, or compute the "
+                "complex part outside the differentiated function; jit and vmap run complex "
+                "code as it is")
+
+
+def _generated_caller():
+    """The user line of the nearest generated code on the stack (a StropError raised here is
+    not mapped to one by the runner: it names its line itself)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        hit = LINEMAPS.get(frame.f_code.co_filename, {}).get(frame.f_lineno)
+        if hit:
+            return Location(*hit)
+        frame = frame.f_back
+    return None
 
 
 def expand_to(g, x, axis=None, keepdims=False):
@@ -66,6 +97,7 @@ def expand_to(g, x, axis=None, keepdims=False):
 def astype_like(g, x):
     """``g`` in the dtype of ``x`` (float dtypes only; integer primals carry no derivative)."""
     dtype = _dtype(x)
+    _refuse_complex(g, dtype)
     if isinstance(x, np.ndarray):
         return np.asarray(g).astype(dtype, copy=False)
     return dtype.type(g) if np.ndim(g) == 0 else np.asarray(g, dtype)

@@ -49,6 +49,111 @@ def check(parsed):
     _Checker(parsed).run()
 
 
+def check_complex(parsed):
+    """Under a derivative: raise TransformError at the first place ``parsed`` (its nested
+    functions and lambdas included) makes or reads a complex value where the code says so:
+    a complex literal (``1j``), a complex constructor or dtype (``complex(a, b)``,
+    ``np.complex64``, ``dtype=complex``, ``.astype("complex64")``), a function that makes
+    complex values from real ones (``np.fft.fft``, ``np.emath.sqrt``, ``cmath.exp``), or a
+    complex global or closure value.  strop's derivative rules are for real numbers: with a
+    complex intermediate a real function's gradient would be silently wrong (a wrong sign, a
+    lost imaginary part).  Complex values that arrive as arguments are caught where their
+    cotangent meets a real value (runtime/base.py)."""
+    for node in gast.walk(parsed.node):
+        what = _complex_source(parsed, node)
+        if what is not None:
+            raise TransformError(
+                f"complex numbers are not supported under differentiation yet: {what} makes a "
+                f"complex value here, and strop's derivative rules are for real numbers (the "
+                f"derivative would be silently wrong)", parsed.location(node), COMPLEX_FIX)
+
+
+COMPLEX_FIX = ("keep the real and imaginary parts as separate real values (|x + iy|^2 is "
+               "x**2 + y**2; exp(i t) is cos(t) and sin(t)), or compute the complex part outside "
+               "the differentiated function; jit and vmap run complex code as it is")
+
+
+def _complex_source(parsed, node):
+    """What in ``node`` makes or reads a complex value (its source, for the message), or None."""
+    if isinstance(node, gast.Constant) and isinstance(node.value, complex):
+        return f"the literal `{src(node)}`"
+    if isinstance(node, (gast.Name, gast.Attribute)) and isinstance(node.ctx, gast.Load):
+        value = _outside(parsed, node)
+        if _complex_data(value):
+            return f"`{src(node)}` (a complex {type(value).__name__} defined outside)"
+        return None
+    if not isinstance(node, gast.Call):
+        return None
+    callee = _outside(parsed, node.func)
+    if _makes_complex(callee):
+        return f"`{src(node.func)}(...)`"
+    dtypes = [k.value for k in node.keywords if k.arg == "dtype"]
+    if isinstance(node.func, gast.Attribute) and node.func.attr in ("astype", "view") \
+            and callee is UNKNOWN:
+        dtypes += node.args[:1]
+    elif _numpy_function(callee) and not _among(callee, DTYPE_QUERIES):
+        dtypes += [a for a in node.args if isinstance(_outside(parsed, a), type)]
+    for d in dtypes:
+        spec = d.value if isinstance(d, gast.Constant) else _outside(parsed, d)
+        if spec is not UNKNOWN and _complex_dtype(spec):
+            return f"the dtype `{src(d)}`"
+    return None
+
+
+def _outside(parsed, node):
+    """The object the name or attribute chain ``node`` refers to where it is not the
+    function's own (a global, closure variable, builtin or module attribute), else UNKNOWN."""
+    if isinstance(node, gast.Name):
+        if node.id in parsed.local_names:
+            return UNKNOWN
+        kind, obj = parsed.resolve(node.id)
+        return obj if kind in (GLOBAL, CLOSURE, BUILTIN) else UNKNOWN
+    if isinstance(node, gast.Attribute):
+        obj = _outside(parsed, node.value)
+        return UNKNOWN if obj is UNKNOWN else _static_attribute(obj, node.attr)
+    return UNKNOWN
+
+
+_COMPLEX_TYPES = {complex, np.complex64, np.complex128, np.clongdouble}
+_FFT_REAL = {"fftshift", "ifftshift", "fftfreq", "rfftfreq"}   # real in, real out
+_EMATH = {getattr(np.emath, n) for n in dir(np.emath) if callable(getattr(np.emath, n))
+          and not n.startswith("_")}
+DTYPE_QUERIES = {np.dtype, np.issubdtype, np.can_cast, np.result_type, np.promote_types,
+                 np.finfo, np.iinfo, np.isdtype} if hasattr(np, "isdtype") else {
+    np.dtype, np.issubdtype, np.can_cast, np.result_type, np.promote_types, np.finfo, np.iinfo}
+
+
+def _makes_complex(obj):
+    if obj is UNKNOWN or not callable(obj):
+        return False
+    module = getattr(obj, "__module__", None) or ""
+    name = getattr(obj, "__name__", "")
+    return (_among(obj, _COMPLEX_TYPES) or _among(obj, _EMATH) or module == "cmath"
+            or module.startswith("numpy.fft") and name not in _FFT_REAL)
+
+
+def _numpy_function(obj):
+    module = getattr(obj, "__module__", None) or ""
+    return obj is not UNKNOWN and callable(obj) and module.startswith("numpy")
+
+
+def _complex_dtype(spec):
+    if isinstance(spec, (bool, int, float)) or spec is None:
+        return False
+    try:
+        return np.dtype(spec).kind == "c"
+    except (TypeError, ValueError):
+        return False
+
+
+def _complex_data(value):
+    """A complex number or array (what a global or closure variable may hold)."""
+    if value is UNKNOWN or isinstance(value, type):
+        return False
+    return isinstance(value, (complex, np.complexfloating)) or (
+        isinstance(value, np.ndarray) and value.dtype.kind == "c")
+
+
 class _Function:
     """One function body, walked statement by statement. ``env`` maps the local names bound so
     far to their Value; ``seen`` to every Value they ever had (what nested functions see)."""

@@ -1,11 +1,26 @@
 """Inlining: calls to user functions, nested defs, lambdas and strop transforms become the
-callee's own normalized statements, its locals renamed apart (part of the normalizer)."""
+callee's own normalized statements, its locals renamed apart (part of the normalizer).
 
+Only the user's code is inlined (and strop's own helpers written to be): a function whose
+source lives in an installed library (NumPy, SciPy, the standard library, anything under
+site-packages) never is.  Its code is not written for strop (``try``, array-API dispatch,
+caches), and its derivative is not strop's to guess: where nothing differentiates the call
+stays a call, as written; under a derivative it is an error at the user's line
+(``library_of``).
+"""
+
+import functools
+import os
+import site
+import sys
+import sysconfig
 import types
 
 import gast
 
+from ..errors import LINEMAPS
 from . import ir
+from .check import check_complex
 from .controlflow import canonicalize
 from .parse import local_names, parse
 
@@ -25,6 +40,14 @@ class Scope:
 class Inliner:
     """The inlining half of the Normalizer (normalize.py), which it mixes in."""
 
+    def refuse_complex(self):
+        """Under a derivative (``inline_helpers``: normalize.py), the function being normalized
+        must make no complex value (check.check_complex): checked once, when its first operand
+        is made (operands.py), its inlined functions as they are inlined."""
+        if self.inline_helpers and not getattr(self, "complex_checked", False):
+            self.complex_checked = True
+            check_complex(self.root)
+
     def local_function(self, user_name, scope):
         s = scope
         while s is not None:
@@ -35,6 +58,11 @@ class Inliner:
 
     # --- inlining --------------------------------------------------------------------------
     def inline_object(self, fn, e, scope, into, extra=()):
+        library = library_of(fn)
+        if library is not None:   # an installed library's code: never inlined
+            if self.inline_helpers:
+                raise self.library_error(fn, library, e, scope)
+            return self.library_call(e, scope, into)
         if fn in self.inlining:
             raise self.error(f"recursive call to {fn.__name__}: strop inlines the functions a "
                              "transformed function calls", e, scope,
@@ -42,6 +70,8 @@ class Inliner:
         parsed = parse(fn)
         if self.check is not None:
             self.check(parsed)
+        if self.inline_helpers:   # under a derivative (see refuse_complex)
+            check_complex(parsed)
         names = {}
         callee = Scope(parsed, parsed.node, names)
         node = canonicalize(parsed.node, self.namer, parsed.location)
@@ -137,6 +167,34 @@ class Inliner:
             self.inline_result, self.loc = saved
         return self.to_name(result, into) if into else result
 
+    def library_error(self, fn, library, e, scope):
+        """The error for a call of the library function ``fn`` under a derivative."""
+        name = _spelled(fn, e)
+        where = fn.__code__.co_filename if hasattr(fn, "__code__") else library
+        hint = HINTS.get((library, fn.__name__))
+        return self.error(
+            f"`{name}` is {library}'s code ({where}), and strop has no derivative rule for it "
+            f"yet: strop differentiates the functions a user writes by reading their source, "
+            f"never an installed library's", e, scope,
+            fix=(f"{hint}; or " if hint else "write it with NumPy functions strop "
+                 "differentiates (see docs/rules.md); or ")
+            + f"wrap the call in a function decorated with strop.custom_vjp and give its "
+              f"derivative with .defvjp; or, if no derivative should flow through it, "
+              f"`strop.lax.stop_gradient({name}(...))`")
+
+    def library_call(self, e, scope, into):
+        """A call of a library function where nothing differentiates: the call as written
+        (compiled code runs what Numba cannot compile as Python, vmap runs it lane by lane)."""
+        if any(isinstance(a, gast.Starred) for a in e.args):
+            raise self.unknown_star(e, scope)
+        callee = self.expr(e.func, scope)
+        args = [self.expr(a, scope) for a in e.args]
+        kws = [(k.arg, self.expr(k.value, scope)) for k in e.keywords]
+        for atom in args + [v for _, v in kws]:   # a lambda given to it runs as written
+            if isinstance(atom, gast.Name) and atom.id in self.functions:
+                self.materialize(atom.id, e, scope)
+        return self.to_name(ir.call(callee, args, kws), into)
+
     def constant_atom(self, value, base):
         if value is None or isinstance(value, (bool, int, float, str)):
             return ir.const(value)
@@ -217,3 +275,63 @@ def _nested_code(code, node):
         if found is not None:
             return found
     return None
+
+
+# Packages whose functions are never inlined wherever they are installed (a checkout on
+# sys.path, a development install), by top-level module; anything else installed is found
+# by where its file is (``_library_roots``)
+LIBRARIES = frozenset("""numpy scipy jax jaxlib autograd torch sklearn pandas numba llvmlite
+    tensorflow statsmodels sympy networkx cupy dask xarray matplotlib gast""".split())
+
+# what to use instead of a library function strop meets often: (package, name) -> advice
+HINTS = {
+    ("scipy", "logsumexp"): "use strop.nn.logsumexp (SciPy's signature: axis=, b=, keepdims=, "
+                            "return_sign=), or write it with NumPy: `m = np.max(x)` then "
+                            "`np.log(np.sum(np.exp(x - m))) + m`",
+    ("scipy", "softmax"): "use strop.nn.softmax(x, axis=...), or write it with NumPy: "
+                          "`e = np.exp(x - np.max(x))` then `e / np.sum(e)`",
+    ("scipy", "log_softmax"): "use strop.nn.log_softmax(x, axis=...)",
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _library_roots():
+    """The folders installed code lives in: the standard library and site-packages."""
+    paths = sysconfig.get_paths()
+    roots = [paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")]
+    try:
+        roots += site.getsitepackages() + [site.getusersitepackages()]
+    except AttributeError:   # (an embedded interpreter's site may lack them)
+        pass
+    return tuple(sorted({os.path.realpath(r) + os.sep for r in roots if r}))
+
+
+def library_of(fn):
+    """The top-level package of the installed library whose code ``fn`` is, or None for the
+    user's code (modules, scripts, tests, notebooks), strop's own and the code it generated."""
+    module = getattr(fn, "__module__", None) or ""
+    top = module.split(".")[0]
+    if top.startswith("strop"):   # strop's helpers, and its generated modules
+        return None
+    if top in LIBRARIES:
+        return top
+    code = getattr(fn, "__code__", None)
+    filename = getattr(code, "co_filename", "") or ""
+    if not filename or filename in LINEMAPS or filename.startswith("<"):
+        return None   # made by exec, a notebook cell or strop
+    path = os.path.realpath(filename)
+    parts = path.split(os.sep)
+    if any(root.rstrip(os.sep) != os.sep and path.startswith(root) for root in _library_roots()) \
+            or "site-packages" in parts or "dist-packages" in parts:
+        return top or os.path.splitext(os.path.basename(path))[0]
+    return None
+
+
+def _spelled(fn, e):
+    """How the user's call names ``fn`` (``scipy.special.logsumexp``), else its module's."""
+    if not getattr(e.func, "normalized", False):
+        try:
+            return gast.unparse(e.func).strip()
+        except Exception:   # noqa: BLE001 - a name made by the normalizer
+            pass
+    return f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', fn)}"

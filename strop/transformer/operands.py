@@ -48,6 +48,7 @@ class Operands:
     def sequence_binop(self, op, nodes, atoms, into):
         """``a op b`` where an operand is a sequence; None where Python's own operator stays
         (two sequences under an operator only arrays take: Python raises)."""
+        self.refuse_complex()
         seq = [self.is_sequence(n, a) for n, a in zip(nodes, atoms)]
         if not any(seq):
             return None
@@ -63,6 +64,7 @@ class Operands:
     def array_operands(self, obj, nodes, args, kws):
         """``args`` and ``kws`` of a call of ``obj`` with sequences given to its array
         parameters as arrays."""
+        self.refuse_complex()
         if any(obj is f for f in (np.asarray, np.array)) and args and isinstance(
                 args[0], (gast.List, gast.Tuple)):     # named, as vmap stacks a name's lanes
             return [self.to_name(args[0], force=True)] + args[1:], kws
