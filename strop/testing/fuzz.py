@@ -1,13 +1,22 @@
 """Differential fuzzing of every transform:
 
     python -m strop.testing.fuzz --n N --seed S [--seconds T] [--only grad,vmap] [--out DIR]
+                                 [--shapes trees|arrays|all] [--jit SHARE]
 
-Generates N programs (generate.py; the same seed gives the same programs), writes each to a
-real file (strop reads source) and checks each transform against its oracle (oracles.py).
-Prints a table of outcomes per transform: ok, mismatch (a silent wrong answer), crash (an
-exception that is not a clean strop error), clean-error (a StropError naming the user's
-line), fallback (JitFallbackWarning) and skipped (no kink-free point, or the reference itself
-failed).  Programs whose plain function raises or gives huge values are skipped and counted.
+Generates N programs (the same seed gives the same programs): ``--shapes arrays``, scalars
+and small arrays (generate.py); ``trees``, the shapes real programs have: pytree parameters
+read every way, functions as values, transforms nested inside the function, custom rules,
+training loops (generate_trees.py); ``all`` (the default), each program one or the other
+by a coin of its own.  Each is written to a real file (strop reads source) and each
+transform is checked against its oracle (oracles.py).  Prints a table of outcomes per
+transform: ok, wrong (a silent wrong answer: ``mismatch``), crash (an exception that is not
+a clean strop error, or a strop error naming no line of the program), refused (a StropError
+naming the program's line: ``clean-error``), fallback (JitFallbackWarning) and skipped (no
+kink-free point, or the reference itself failed).  Programs whose plain function raises or
+gives huge values are skipped and counted (a tree program that raises is first replaced by
+another, up to twice).  Compiling is the slow part: the compiled transforms (jit, jit_grad,
+jit_vmap) run on every array program and on a share ``--jit`` (default 0.25) of the tree
+programs.
 Every mismatch and crash is written to DIR as a standalone script, minimized (minimize.py) for
 the first few failures of each kind.  Exits 1 when any mismatch or crash happened.
 """
@@ -27,14 +36,20 @@ import numpy as np
 
 import strop
 
+import random
+
+from . import generate_trees
 from . import minimize as _minimize
 from .generate import generate
-from .oracles import (FAILURES, KINDS, ORACLES, OracleTimeout, check, deadline, instrument,
-                      make_case, types)
+from .oracles import (FAILURES, KINDS, ORACLES, OracleTimeout, check, cotangent_like,
+                      deadline, instrument, leaves, make_case, reference_version, types, Probe)
 from .repro import script
 
 TAME = 1e6    # a plain result beyond this is a generator accident, not a test
 PLAIN_SECONDS = 10
+SHAPES = ("all", "trees", "arrays")
+COMPILED = ("jit", "jit_grad", "jit_vmap")
+LABELS = {"mismatch": "wrong", "clean-error": "refused"}   # the table's words for KINDS
 
 
 @dataclass
@@ -44,21 +59,31 @@ class Report:
     skipped: Counter = field(default_factory=Counter)    # why a whole program was skipped
     failures: list = field(default_factory=list)         # (path, outcome)
     seconds: float = 0.0
+    kinds: Counter = field(default_factory=Counter)      # tree programs by shape
+    by_shape: dict = field(default_factory=lambda: defaultdict(Counter))  # shape -> kind -> n
 
     @property
     def failed(self):
         return any(c[k] for c in self.counts.values() for k in FAILURES)
 
     def table(self):
-        width = max(len(n) for n in ORACLES)
-        lines = [f"{'transform':<{width}}  " + "  ".join(f"{k:>11}" for k in KINDS)]
+        width = max(len(n) for n in list(ORACLES) + list(self.by_shape) + ['tree shape'])
+        lines = [f"{'transform':<{width}}  "
+                 + "  ".join(f"{LABELS.get(k, k):>11}" for k in KINDS)]
         for name in ORACLES:
             if name in self.counts:
                 c = self.counts[name]
                 lines.append(f"{name:<{width}}  " + "  ".join(f"{c[k]:>11}" for k in KINDS))
         skipped = ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items())) or "none"
-        lines.append(f"{self.programs} programs in {self.seconds:.0f} s; "
-                     f"programs skipped: {skipped}")
+        if self.by_shape:
+            lines.append(f"{'tree shape':<{width}}  "
+                         + "  ".join(f"{LABELS.get(k, k):>11}" for k in KINDS))
+            for shape in sorted(self.by_shape):
+                c = self.by_shape[shape]
+                lines.append(f"{shape:<{width}}  " + "  ".join(f"{c[k]:>11}" for k in KINDS)
+                             + f"   ({self.kinds[shape]} programs)")
+        lines.append(f"{self.programs} programs ({sum(self.kinds.values())} of them trees) "
+                     f"in {self.seconds:.0f} s; programs skipped: {skipped}")
         return "\n".join(lines)
 
 
@@ -69,7 +94,10 @@ class Workspace:
         self.root = root or tempfile.mkdtemp(prefix="strop-fuzz-")
         self.n = 0
 
-    def load(self, source, stem):
+    def load(self, source, stem, probe=True):
+        """``(f, probed)``: ``probed`` is oracles.instrument's pair, or with ``probe=False``
+        (programs that call strop's transforms themselves: strop reads the file, and an
+        instrumented copy is not the code in it) a probe that records nothing."""
         self.n += 1
         name = f"strop_fuzz_{stem}_{self.n}"
         path = os.path.join(self.root, name + ".py")
@@ -78,9 +106,13 @@ class Workspace:
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
+        self.namespace = module.__dict__
         with warnings.catch_warnings():   # reductions make odd code: `(0.5 ** 2)[1:]`
             warnings.simplefilter("ignore", SyntaxWarning)
             spec.loader.exec_module(module)
+            if not probe:
+                blind = Probe()
+                return module.f, (blind, blind.wrap(module.f))
             return module.f, instrument(source, path)
 
     def close(self):
@@ -100,14 +132,57 @@ def plain_problem(f, case):
     except Exception as e:
         return f"plain function raised {type(e).__name__}"
     for v in values:
-        a = np.asarray(v, dtype=np.float64)
-        if not np.all(np.isfinite(a)) or np.any(np.abs(a) > TAME):
-            return "untame values"
+        for leaf in leaves(v):
+            try:
+                a = np.asarray(leaf, dtype=np.float64)
+            except (TypeError, ValueError):
+                return f"plain function returned {type(leaf).__name__}"
+            if not np.all(np.isfinite(a)) or np.any(np.abs(a) > TAME):
+                return "untame values"
     return None
 
 
 def applies(oracle, program):
+    tree = isinstance(program, generate_trees.TreeProgram)
+    if tree and oracle == "hessian":
+        return False    # fd_hessian differences one array argument
+    if oracle == "nested":
+        return tree and program.nested
     return not ORACLES[oracle].scalar or program.ret_shape == ()
+
+
+def is_tree(seed, index, shapes):
+    """Whether program ``index`` of stream ``seed`` is a tree program (its own coin)."""
+    if shapes != "all":
+        return shapes == "trees"
+    return random.Random(f"strop-fuzz-shape:{seed}:{index}").random() < 0.5
+
+
+def compiles(seed, index, share):
+    """Whether the compiled transforms run on tree program ``index`` (a share of them)."""
+    return random.Random(f"strop-fuzz-jit:{seed}:{index}").random() < share
+
+
+def load_program(space, seed, index, shapes):
+    """Program ``index`` of stream ``seed``, loaded: (program, f, probed, case, why), ``why``
+    saying why the plain function is no test (None: it is one)."""
+    if not is_tree(seed, index, shapes):
+        program = generate(seed, index)
+        case = make_case(program.arg_shapes, seed, index)
+        f, probed = space.load(program.source, f"s{seed}_p{index}")
+        why = plain_problem(f, case)
+        if not why:
+            case.cotangent = cotangent_like(f(*case.points[0]), seed, index)
+        return program, f, probed, case, why
+    for attempt in range(3):    # the plain run: transforms inside f replaced by oracles
+        program = generate_trees.generate(seed, index, attempt)
+        f, probed = space.load(program.source, f"s{seed}_t{index}", not program.nested)
+        plain = reference_version(f)
+        case = generate_trees.make_case(program, space.namespace, plain, seed, index)
+        why = plain_problem(plain, case)
+        if not why or "raised" not in why:
+            break
+    return program, f, probed, case, why
 
 
 def signature(outcome):
@@ -117,8 +192,10 @@ def signature(outcome):
 
 
 def run(n, seed, seconds=None, only=None, out="fuzz-failures", minimize_seconds=30.0,
-        max_minimized=2, timeout=120, log=None, write=True):
-    """Fuzz ``n`` programs of stream ``seed``; returns a Report."""
+        max_minimized=2, timeout=120, log=None, write=True, shapes="all", jit_share=0.25):
+    """Fuzz ``n`` programs of stream ``seed``; returns a Report.  ``shapes``: "arrays",
+    "trees" or "all"; ``jit_share``: the share of tree programs the compiled transforms
+    run on."""
     oracles = list(only or ORACLES)
     start = time.monotonic()
     stop_at = start + seconds if seconds else None
@@ -133,21 +210,29 @@ def run(n, seed, seconds=None, only=None, out="fuzz-failures", minimize_seconds=
                 if stop_at and time.monotonic() > stop_at:
                     break
                 report.programs += 1
-                program = generate(seed, index)
-                case = make_case(program.arg_shapes, seed, index)
-                f, probed = space.load(program.source, f"s{seed}_p{index}")
-                why = plain_problem(f, case)
+                program, f, probed, case, why = load_program(space, seed, index, shapes)
+                tree = isinstance(program, generate_trees.TreeProgram)
+                if tree:
+                    report.kinds[program.kind.split("/")[0]] += 1
                 if why:
                     report.skipped[why] += 1
                     continue
+                nested_failed = False
                 for name in oracles:
+                    if nested_failed:
+                        break    # f itself fails: no reference for the other transforms
                     if not applies(name, program):
+                        continue
+                    if tree and name in COMPILED and not compiles(seed, index, jit_share):
                         continue
                     outcome = check(name, f, probed, case, timeout)
                     report.counts[name][outcome.kind] += 1
+                    nested_failed = name == "nested" and outcome.kind in ("crash", "clean-error")
+                    if tree:
+                        report.by_shape[program.kind.split("/")[0]][outcome.kind] += 1
                     if log and outcome.kind != "ok":
-                        log(f"program {index} {name}: {outcome.kind} {outcome.error} "
-                            f"{outcome.detail}")
+                        log(f"program {index}{' ' + program.kind if tree else ''} {name}: "
+                            f"{outcome.kind} {outcome.error} {outcome.detail}")
                     if outcome.kind in FAILURES and write:
                         sig = signature(outcome)
                         seen[sig] += 1
@@ -167,14 +252,21 @@ def run(n, seed, seconds=None, only=None, out="fuzz-failures", minimize_seconds=
 def _write(space, program, case, outcome, out, seconds, timeout):
     """The failure as a standalone script in ``out``, minimized for ``seconds``."""
     source = program.source
+    tree = isinstance(program, generate_trees.TreeProgram)
+    probe = not (tree and program.nested)
     if seconds > 0:
-        _, probed = space.load(source, f"s{program.seed}_p{program.index}_m")
-        original = types(probed, case)
+        _, probed = space.load(source, f"s{program.seed}_p{program.index}_m", probe)
+        try:
+            with deadline(PLAIN_SECONDS):
+                original = types(probed, case)
+        except (Exception, OracleTimeout):
+            seconds = 0
+    if seconds > 0:
 
         def still_fails(candidate):
             try:
-                f, probed = space.load(candidate, f"s{program.seed}_p{program.index}_m")
-                if plain_problem(f, case):
+                f, probed = space.load(candidate, f"s{program.seed}_p{program.index}_m", probe)
+                if plain_problem(reference_version(f) if tree else f, case):
                     return False
                 with deadline(PLAIN_SECONDS):
                     held = types(probed, case)
@@ -185,7 +277,7 @@ def _write(space, program, case, outcome, out, seconds, timeout):
                 return False
             return again.kind == outcome.kind and again.error == outcome.error
         source = _minimize.minimize(source, still_fails, seconds)
-        f, probed = space.load(source, f"s{program.seed}_p{program.index}_m")
+        f, probed = space.load(source, f"s{program.seed}_p{program.index}_m", probe)
         outcome = check(outcome.oracle, f, probed, case, timeout)   # its detail and point
     note = "" if seconds > 0 else " (not minimized)"
     path = os.path.join(out, f"{outcome.oracle}-{outcome.kind}-s{program.seed}"
@@ -210,6 +302,12 @@ def main(argv=None):
     p.add_argument("--max-minimized", type=int, default=2,
                    help="failures of one kind minimized; later ones are written as they are")
     p.add_argument("--timeout", type=int, default=120, help="seconds one transform may take")
+    p.add_argument("--shapes", choices=SHAPES, default="all",
+                   help="arrays: scalars and arrays; trees: pytrees, functions as values, "
+                        "nested transforms, custom rules, training loops; all: both, mixed")
+    p.add_argument("--jit", type=float, default=0.25, dest="jit_share",
+                   help="share of tree programs the compiled transforms run on (compiling "
+                        "is the slow part)")
     p.add_argument("-v", "--verbose", action="store_true", help="print every outcome not ok")
     a = p.parse_args(argv)
     only = a.only.split(",") if a.only else None
@@ -218,7 +316,7 @@ def main(argv=None):
         p.error(f"unknown transform(s) {unknown}; choose from {','.join(ORACLES)}")
     log = (lambda s: print(s, flush=True)) if a.verbose else None
     report = run(a.n, a.seed, a.seconds, only, a.out, a.minimize_seconds, a.max_minimized,
-                 a.timeout, log)
+                 a.timeout, log, shapes=a.shapes, jit_share=a.jit_share)
     print(report.table())
     if report.failures:
         print(f"{len(report.failures)} failures written to {a.out}/")

@@ -14,8 +14,16 @@ COMPOUND = (ast.If, ast.For, ast.While)
 
 def _protected(tree):
     """Nodes no edit may touch: a ``while`` loop's test and the assignments to the names it
-    reads (its counter), so that a reduction never makes a loop endless."""
+    reads (its counter), so that a reduction never makes a loop endless; custom derivative
+    rules (a function decorated ``custom_jvp``/``custom_vjp``/``.defjvp``, or named
+    ``*_fwd``, ``*_bwd``, ``*_jvp``, ``*_vjp``), whose reductions would be wrong rules."""
     keep = set()
+    for fn in ast.walk(tree):   # a custom rule cut down is a wrong rule: a false mismatch
+        if isinstance(fn, ast.FunctionDef) and (
+                fn.name.endswith(("_fwd", "_bwd", "_jvp", "_vjp"))
+                or any("custom" in ast.unparse(d) or "def" in ast.unparse(d)
+                       for d in fn.decorator_list)):
+            keep.update(id(n) for n in ast.walk(fn))
     for loop in ast.walk(tree):
         if isinstance(loop, ast.While):
             names = {n.id for n in ast.walk(loop.test) if isinstance(n, ast.Name)}

@@ -42,12 +42,17 @@ class Oracle:
 
 
 ORACLES = {o.name: o for o in (
+    # the transforms called inside f (grad, vmap, jvp, value_and_grad, vjp) against the same
+    # program with oracles in their place (reference_version): for tree programs only
+    Oracle("nested", "f(*args)", "reference_version(f)(*args)", 1e-5, 1e-6),
     Oracle("python", 'strop.jit(f, backend="python")(*args)', "f(*args)", 1e-9, 1e-12),
     Oracle("jit", "strop.jit(f)(*args)", "f(*args)", 1e-7, 1e-9),
     Oracle("grad", "strop.grad(f, argnums=argnums)(*args)", "fd_grad(f, args, argnums)",
            1e-5, 1e-5, derivative=True, scalar=True),
     Oracle("jvp", "strop.jvp(f, args, tangents)", "fd_jvp(f, args, tangents)",
            1e-5, 1e-5, derivative=True),
+    Oracle("vjp", "(lambda o: (o[0], o[1](cotangent)))(strop.vjp(f, *args))",
+           "fd_vjp(f, args, cotangent)", 1e-5, 1e-5, derivative=True),
     Oracle("hessian", "strop.hessian(f)(*args)", "fd_hessian(f, args)",
            1e-4, 1e-4, derivative=True, scalar=True),
     Oracle("vmap", "strop.vmap(f, in_axes=in_axes)(*batched)", "loop(f, lanes)", 1e-8, 1e-10),
@@ -59,6 +64,38 @@ ORACLES = {o.name: o for o in (
     Oracle("vmap_grad", "strop.vmap(strop.grad(f, argnums=argnums), in_axes=in_axes)(*batched)",
            "loop(strop.grad(f, argnums=argnums), lanes)", 1e-7, 1e-9, scalar=True),
 )}
+
+
+# -- pytrees (the oracles' own: strop's tree_util is code under test) -------------------
+def is_namedtuple(x):
+    return isinstance(x, tuple) and hasattr(type(x), "_fields")
+
+
+def leaves(tree):
+    """The leaves of ``tree`` (lists, tuples, namedtuples, dicts in their own order)."""
+    if isinstance(tree, dict):
+        return [leaf for v in tree.values() for leaf in leaves(v)]
+    if isinstance(tree, (list, tuple)):
+        return [leaf for v in tree for leaf in leaves(v)]
+    return [tree]
+
+
+def tmap(fn, tree, *rest):
+    """``fn`` applied leaf by leaf to ``tree`` and trees of the same structure."""
+    if isinstance(tree, dict):
+        return {k: tmap(fn, v, *(r[k] for r in rest)) for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        items = [tmap(fn, *parts) for parts in zip(tree, *rest)]
+        if is_namedtuple(tree):
+            return type(tree)(*items)
+        return type(tree)(items)
+    return fn(tree, *rest)
+
+
+def rebuild(tree, new):
+    """``tree`` with its leaves replaced, in order, by ``new``."""
+    it = iter(new)
+    return tmap(lambda _: next(it), tree)
 
 
 # -- references -------------------------------------------------------------------------
@@ -81,44 +118,68 @@ class Unconverged(ArithmeticError):
 def richardson(estimate, h, rtol=1e-6):
     """A central difference ``estimate(h)`` (error O(h^2)) extrapolated to error O(h^4), leaf
     by leaf, from steps h and h/2, and again from h/2 and h/4: where the two disagree beyond
-    ``rtol`` the differences cannot judge a derivative (Unconverged: the check is skipped)."""
+    ``rtol`` the differences cannot judge a derivative (Unconverged: the check is skipped).
+    ``estimate`` may return a pytree; the result has its structure."""
     first = estimate(h)
-    tree = isinstance(first, tuple)
-    e1, e2, e3 = (list(e) if tree else [e] for e in (first, estimate(h / 2), estimate(h / 4)))
+    e1, e2, e3 = (leaves(e) for e in (first, estimate(h / 2), estimate(h / 4)))
     r1, r2 = ([(4 * np.asarray(b) - np.asarray(a)) / 3 for a, b in zip(c, f)]
               for c, f in ((e1, e2), (e2, e3)))
     for a, b in zip(r1, r2):
         scale = 1.0 + (np.max(np.abs(b)) if np.size(b) else 0.0)
         if not np.allclose(a, b, rtol=rtol, atol=rtol * scale, equal_nan=True):
             raise Unconverged(f"central differences do not settle: {np.max(np.abs(a - b)):.3g}")
-    return tuple(r2) if tree else r2[0]
+    return rebuild(first, r2)
+
+
+def _moved(args, k, j, index, h):
+    """``args`` with leaf ``j`` of argument ``k`` moved by ``h`` at ``index`` (float64)."""
+    moved = list(args)
+    parts = leaves(args[k])
+    parts[j] = np.asarray(parts[j], np.float64) + _unit(parts[j], index, h)
+    moved[k] = rebuild(args[k], parts)
+    return tuple(moved)
 
 
 def fd_grad(f, args, argnums, h=STEP):
-    """The gradient of scalar ``f`` in ``args[argnums]`` by central differences."""
+    """The gradient of scalar ``f`` in ``args[argnums]`` by central differences; an argument
+    that is a pytree gets a gradient of its structure, leaf by leaf."""
     nums = (argnums,) if isinstance(argnums, int) else argnums
 
     def estimate(h):
         grads = []
         for k in nums:
-            g = np.zeros(np.shape(args[k]))
-            for i in np.ndindex(g.shape):
-                e = _unit(args[k], i, h)
-                g[i] = (float(f(*_shift(args, k, e))) - float(f(*_shift(args, k, -e)))) / (2 * h)
-            grads.append(g)
+            out = []
+            for j, leaf in enumerate(leaves(args[k])):
+                g = np.zeros(np.shape(leaf))
+                for i in np.ndindex(g.shape):
+                    g[i] = (float(f(*_moved(args, k, j, i, h)))
+                            - float(f(*_moved(args, k, j, i, -h)))) / (2 * h)
+                out.append(g)
+            grads.append(rebuild(args[k], out))
         return grads[0] if isinstance(argnums, int) else tuple(grads)
     return richardson(estimate, h)
 
 
 def fd_jvp(f, args, tangents, h=STEP):
-    """``(f(*args), derivative of f along tangents)`` by central differences."""
-    def estimate(h):
-        plus = tuple(np.asarray(a, np.float64) + h * np.asarray(t)
+    """``(f(*args), derivative of f along tangents)`` by central differences (pytrees leaf by
+    leaf)."""
+    def along(s):
+        return tuple(tmap(lambda a, t: np.asarray(a, np.float64) + s * np.asarray(t), a, t)
                      for a, t in zip(args, tangents))
-        minus = tuple(np.asarray(a, np.float64) - h * np.asarray(t)
-                      for a, t in zip(args, tangents))
-        return (np.asarray(f(*plus), np.float64) - np.asarray(f(*minus), np.float64)) / (2 * h)
+
+    def estimate(h):
+        return tmap(lambda p, m: (np.asarray(p, np.float64) - np.asarray(m, np.float64))
+                    / (2 * h), f(*along(h)), f(*along(-h)))
     return f(*args), richardson(estimate, h)
+
+
+def fd_vjp(f, args, cotangent, h=STEP):
+    """``(f(*args), the cotangent pulled back to every argument)`` by central differences:
+    the gradient of the scalar <f(*args), cotangent>."""
+    def inner(*a):
+        return sum(float(np.sum(np.asarray(y, np.float64) * np.asarray(c)))
+                   for y, c in zip(leaves(f(*a)), leaves(cotangent)))
+    return f(*args), fd_grad(inner, args, tuple(range(len(args))), h)
 
 
 def fd_hessian(f, args, h=HESSIAN_STEP):
@@ -137,25 +198,108 @@ def fd_hessian(f, args, h=HESSIAN_STEP):
     return richardson(estimate, h)
 
 
+# -- the transforms a program calls inside itself, as oracles --------------------------
+NESTED_STEP = 1e-3   # Richardson makes it accurate; a larger step keeps nested differences sane
+
+
+def ref_grad(fun, argnums=0, has_aux=False):
+    def g(*args):
+        if has_aux:
+            return fd_grad(lambda *a: fun(*a)[0], args, argnums, NESTED_STEP), fun(*args)[1]
+        return fd_grad(fun, args, argnums, NESTED_STEP)
+    return g
+
+
+def ref_value_and_grad(fun, argnums=0, has_aux=False):
+    def g(*args):     # with has_aux: ((value, aux), grad), as JAX
+        value = (lambda *a: fun(*a)[0]) if has_aux else fun
+        return fun(*args), fd_grad(value, args, argnums, NESTED_STEP)
+    return g
+
+
+def ref_jvp(fun, primals, tangents, has_aux=False):
+    return fd_jvp(fun, tuple(primals), tuple(tangents), NESTED_STEP)
+
+
+def ref_vjp(fun, *primals, has_aux=False):
+    out = fun(*primals)
+    return out, lambda ct: fd_vjp(fun, primals, ct, NESTED_STEP)[1]
+
+
+def ref_vmap(fun, in_axes=0, out_axes=0, axis_size=None):
+    """A Python loop over the batch (in_axes: an int, None, or one entry per argument)."""
+    def batched(*args):
+        axes = in_axes if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(args)
+        sizes = [np.shape(leaf)[ax] for a, ax in zip(args, axes) if ax is not None
+                 for leaf in leaves(a)]
+        n = sizes[0] if sizes else axis_size
+        lanes = [tuple(a if ax is None else tmap(lambda x: np.take(x, i, axis=ax), a)
+                       for a, ax in zip(args, axes)) for i in range(n)]
+        out = loop(fun, lanes)
+        return out if out_axes == 0 else tmap(lambda x: np.moveaxis(x, 0, out_axes), out)
+    return batched
+
+
+REFERENCE_TRANSFORMS = {"grad": ref_grad, "value_and_grad": ref_value_and_grad,
+                        "jvp": ref_jvp, "vjp": ref_vjp, "vmap": ref_vmap}
+
+
+def reference_version(f):
+    """``f`` with the transforms its module calls (by these names) replaced by oracles: every
+    plain function of its module is rebound to a copy of the module's globals."""
+    import types as _types
+    space = dict(f.__globals__)
+    for name, v in list(space.items()):
+        if isinstance(v, _types.FunctionType) and v.__globals__ is f.__globals__:
+            copy = _types.FunctionType(v.__code__, space, v.__name__, v.__defaults__,
+                                       v.__closure__)
+            copy.__kwdefaults__ = v.__kwdefaults__
+            space[name] = copy
+    space.update(REFERENCE_TRANSFORMS)
+    space["strop"] = _StropWithReferences()
+    return space[f.__name__]
+
+
+class _StropWithReferences:
+    """``strop.grad`` and the like inside a program, as oracles; the rest is strop's."""
+
+    def __getattr__(self, name):
+        return REFERENCE_TRANSFORMS.get(name) or getattr(strop, name)
+
+
 def loop(f, lanes):
-    """``f`` applied to each lane's arguments, the results stacked (tuples leaf by leaf)."""
+    """``f`` applied to each lane's arguments, the results stacked leaf by leaf."""
     results = [f(*lane) for lane in lanes]
-    if isinstance(results[0], tuple):
-        return tuple(np.stack([np.asarray(r[k]) for r in results])
-                     for k in range(len(results[0])))
-    return np.stack([np.asarray(r) for r in results])
+    return tmap(lambda *xs: np.stack([np.asarray(x) for x in xs]), *results)
 
 
 def compare(got, want, rtol, atol):
-    """None when ``got`` equals ``want`` leaf by leaf within tolerance, else what differs."""
-    if isinstance(want, tuple):
+    """None when ``got`` equals ``want`` leaf by leaf within tolerance, else what differs.
+    Containers must match: a dict's keys, a namedtuple's type, a list or tuple's length (a
+    list where a tuple is wanted, or back, is a difference too)."""
+    if isinstance(want, dict):
+        if not isinstance(got, dict) or set(got) != set(want):
+            return f"structure: got {_kind(got)} {_short(got)}, want a dict of {sorted(want)}"
+        for k in want:
+            bad = compare(got[k], want[k], rtol, atol)
+            if bad:
+                return f"item {k!r}: {bad}"
+        return None
+    if isinstance(want, (tuple, list)):
         if not isinstance(got, (tuple, list)) or len(got) != len(want):
-            return f"structure: got {type(got).__name__} {_short(got)}, want a {len(want)}-tuple"
+            return (f"structure: got {_kind(got)} {_short(got)}, "
+                    f"want a {len(want)}-{type(want).__name__}")
+        if is_namedtuple(want) and type(got).__name__ != type(want).__name__:
+            return f"structure: got {_kind(got)}, want a {type(want).__name__}"
+        if isinstance(want, list) != isinstance(got, list):
+            return f"structure: got a {_kind(got)}, want a {_kind(want)}"
         for k, (g, w) in enumerate(zip(got, want)):
             bad = compare(g, w, rtol, atol)
             if bad:
                 return f"item {k}: {bad}"
         return None
+    if isinstance(got, (dict, list, tuple)):
+        return f"structure: got {_kind(got)} {_short(got)}, want an array"
     try:
         g = np.asarray(got, np.float64)
     except (TypeError, ValueError):
@@ -176,6 +320,10 @@ def assert_close(got, want, rtol, atol):
     assert bad is None, bad
 
 
+def _kind(x):
+    return type(x).__name__
+
+
 def _short(x, n=80):
     text = repr(x)
     return text if len(text) <= n else text[:n] + "..."
@@ -191,8 +339,13 @@ class Probe:
         self.types = {}      # name bound, or "return <function>" -> {(shape, dtype kind)}
 
     def bind(self, name, value):
-        a = np.asarray(value) if not isinstance(value, (list, dict)) else None
-        kind = (np.shape(a), a.dtype.kind) if a is not None else type(value).__name__
+        kind = type(value).__name__
+        if isinstance(value, (np.ndarray, np.generic, float, int)):
+            a = np.asarray(value)
+            kind = (np.shape(a), a.dtype.kind)
+        elif isinstance(value, tuple) and not is_namedtuple(value):
+            kind = ("tuple", tuple(np.shape(v) if isinstance(v, np.ndarray) else type(v).__name__
+                                   for v in value))
         self.types.setdefault(name, set()).add(kind)
         return value
 
@@ -322,6 +475,13 @@ def make_case(arg_shapes, seed, index):
     return Case(points, tangents, argnums, in_axes, lanes, batched)
 
 
+def cotangent_like(out, seed, index):
+    """A fixed random cotangent of the structure and shapes of ``out`` (vjp's oracle)."""
+    rng = np.random.default_rng([seed, index, 0xc07])
+    return tmap(lambda y: np.float64(rng.uniform(-1, 1)) if np.ndim(y) == 0
+                else rng.uniform(-1, 1, np.shape(y)), out)
+
+
 def _axis(rng, rank):
     """An in_axes entry for an argument of ``rank``: 0, None, negative or another axis."""
     choices = [0, 0, None, -1] + ([rank, -rank - 1] if rank else [])
@@ -339,12 +499,14 @@ class Case:
     in_axes: tuple
     lanes: list
     batched: tuple
+    cotangent: object = None   # a pytree like f's output (vjp's oracle), made from f
 
     def namespace(self, f, point):
         return {"strop": strop, "np": np, "f": f, "args": point, "tangents": self.tangents,
                 "argnums": self.argnums, "in_axes": self.in_axes, "lanes": self.lanes,
-                "batched": self.batched, "fd_grad": fd_grad, "fd_jvp": fd_jvp,
-                "fd_hessian": fd_hessian, "loop": loop}
+                "batched": self.batched, "cotangent": self.cotangent, "fd_grad": fd_grad,
+                "fd_jvp": fd_jvp, "fd_vjp": fd_vjp, "fd_hessian": fd_hessian, "loop": loop,
+                "reference_version": reference_version}
 
 
 @dataclass
@@ -401,7 +563,11 @@ def check(oracle, f, probed, case, timeout=120):
     except OracleTimeout:
         return Outcome(oracle.name, "crash", f"no answer within {timeout} s", "Timeout", point)
     except StropError as e:
-        kind = "clean-error" if e.location is not None else "crash"
+        # refused cleanly only when the error names a line of the program, not strop's own
+        where = getattr(getattr(e, "location", None), "filename", None)
+        user = getattr(getattr(f, "__code__", None), "co_filename", None)
+        kind = "clean-error" if where is not None and (user is None or where == user) \
+            else "crash"
         return Outcome(oracle.name, kind, _first(e), type(e).__name__, point)
     except Exception as e:
         return Outcome(oracle.name, "crash", _first(e), type(e).__name__, point)

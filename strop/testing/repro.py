@@ -7,6 +7,13 @@ from .oracles import ORACLES
 
 def literal(x):
     """Python source that rebuilds ``x`` exactly (floats print round-trip)."""
+    if isinstance(x, tuple) and hasattr(type(x), "_fields"):   # a namedtuple of the program
+        inner = ", ".join(f"{k}={literal(v)}" for k, v in zip(x._fields, x))
+        return f"{type(x).__name__}({inner})"
+    if isinstance(x, dict):
+        return "{" + ", ".join(f"{k!r}: {literal(v)}" for k, v in x.items()) + "}"
+    if isinstance(x, float) and not isinstance(x, np.floating):
+        return repr(x)
     if isinstance(x, tuple):
         inner = ", ".join(literal(v) for v in x)
         return f"({inner},)" if len(x) == 1 else f"({inner})"
@@ -22,13 +29,15 @@ def literal(x):
 def script(source, outcome, case, program, note=""):
     oracle = ORACLES[outcome.oracle]
     body = "\n".join(line for line in source.splitlines() if line != "import numpy as np")
+    kind = f", {program.kind}" if getattr(program, "kind", None) else ""
     point = outcome.point if outcome.point is not None else case.points[0]
     values = {"args": point, "tangents": case.tangents, "argnums": case.argnums,
-              "in_axes": case.in_axes, "lanes": case.lanes, "batched": case.batched}
+              "in_axes": case.in_axes, "lanes": case.lanes, "batched": case.batched,
+              "cotangent": case.cotangent}
     used = [n for n in values if n in oracle.subject or n in oracle.reference]
     head = (f"strop fuzz failure: {outcome.oracle} -> {outcome.kind}"
             f"{' (' + outcome.error + ')' if outcome.error else ''}, "
-            f"seed {program.seed}, program {program.index}{note}\n{outcome.detail}")
+            f"seed {program.seed}, program {program.index}{kind}{note}\n{outcome.detail}")
     return "\n".join([
         f'"""{head}',
         "",
@@ -37,7 +46,8 @@ def script(source, outcome, case, program, note=""):
         "import numpy as np",
         "",
         "import strop",
-        "from strop.testing.oracles import assert_close, fd_grad, fd_hessian, fd_jvp, loop",
+        "from strop.testing.oracles import (assert_close, fd_grad, fd_hessian, fd_jvp, fd_vjp,",
+        "                                   loop, reference_version)",
         "",
         body.strip(),
         "",
