@@ -14,7 +14,18 @@ container of values, so each such operand is made explicit here:
 - ``+`` and ``*`` with a sequence operand: NumPy's where the other operand is a bound array,
   else ``plus`` / ``times`` (Python's operator, whose derivatives look at the operands' types
   when the code runs: concatenation, repetition, or NumPy's arithmetic).
+
+Where Python itself refuses the operation (``t ** 3`` and ``[x, y] - 1.0``: a sequence and a
+Python number under an operator only arrays take, ``(x, y) * 2.0``, two sequences under
+anything but ``+``, a list plus a tuple), the transformed code raises Python's own TypeError
+at that line, when it runs (as Python would: a branch not taken raises nothing), whatever the
+transform; it never computes what the plain function refuses.  Decided when transforming,
+from what the operands are: a display or a name bound to one, a parameter given a list or
+tuple, a Python number written or bound outside.  An operand known only when the code runs
+keeps the rules above.
 """
+import operator
+
 import gast
 import numpy as np
 
@@ -28,6 +39,13 @@ ARRAY_PARAMS = frozenset((
     "v", "val", "values", "weights", "x", "x1", "x2", "y"))
 ARRAY_ONLY_OPS = (gast.Sub, gast.Div, gast.FloorDiv, gast.Pow, gast.MatMult)
 SEQUENCE_OPS = {gast.Add: "plus", gast.Mult: "times"}
+PYTHON_OPS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
+              gast.Div: operator.truediv, gast.FloorDiv: operator.floordiv,
+              gast.Mod: operator.mod, gast.Pow: operator.pow, gast.MatMult: operator.matmul,
+              gast.BitAnd: operator.and_, gast.BitOr: operator.or_, gast.BitXor: operator.xor,
+              gast.LShift: operator.lshift, gast.RShift: operator.rshift}
+PYTHON_NUMBERS = (bool, int, float, complex, str, bytes, type(None))
+_UNKNOWN = object()
 
 
 class Operands:
@@ -37,7 +55,58 @@ class Operands:
             return True
         if isinstance(atom, gast.Name) and isinstance(self.displays.get(atom.id), int):
             return True
+        if isinstance(atom, gast.Name) and atom.id in self.sequences:
+            return True
         return self.is_ref(atom) and isinstance(self.ref_object(atom), (list, tuple))
+
+    def sequence_types(self, node, atom):
+        """The types the sequence operand ``node`` (normalized to ``atom``) may have."""
+        if isinstance(node, (gast.List, gast.ListComp)):
+            return (list,)
+        if isinstance(node, gast.Tuple):
+            return (tuple,)
+        if self.is_ref(atom) and isinstance(self.ref_object(atom), (list, tuple)):
+            return (type(self.ref_object(atom)),)
+        if isinstance(atom, gast.Name) and atom.id in self.displays:
+            for s in reversed(self.out or ()):   # bound in this block: the display's kind
+                if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) \
+                        and s.targets[0].id == atom.id:
+                    if isinstance(s.value, (gast.List, gast.Tuple)):
+                        return (list,) if isinstance(s.value, gast.List) else (tuple,)
+                    break
+        return (tuple, list)
+
+    def python_refuses(self, op, nodes, atoms, seq):
+        """Python's TypeError message for ``a op b`` where an operand is a sequence, if Python
+        refuses it for every type the operands may have; else None."""
+        fn = PYTHON_OPS.get(type(op))
+        samples = []
+        for node, atom, is_seq in zip(nodes, atoms, seq):
+            if is_seq:
+                samples.append([t() for t in self.sequence_types(node, atom)])
+                continue
+            value = atom.value if isinstance(atom, gast.Constant) else \
+                self.ref_object(atom) if self.is_ref(atom) else _UNKNOWN
+            if fn is None or value is _UNKNOWN or not isinstance(value, PYTHON_NUMBERS):
+                return None   # an array, or known only when the code runs
+            samples.append([value])
+        messages = []
+        for a in samples[0]:
+            for b in samples[1]:
+                try:
+                    fn(a, b)
+                except TypeError as e:
+                    messages.append(str(e))
+                else:
+                    return None
+        return messages[0] if messages else None
+
+    def python_raise(self, message, op, atoms, seq, into):
+        """The code for an operation Python refuses: its TypeError, raised where the user's
+        line runs; the value after it (never computed) typed as NumPy's."""
+        self.emit(gast.Raise(exc=ir.call("TypeError", [ir.const(message)]), cause=None))
+        left, right = [self.as_array(a) if s else a for a, s in zip(atoms, seq)]
+        return self.to_name(gast.BinOp(left=left, op=op, right=right), into)
 
     def as_array(self, atom):
         """``np.asarray`` of a sequence operand, the sequence named first."""
@@ -52,6 +121,9 @@ class Operands:
         seq = [self.is_sequence(n, a) for n, a in zip(nodes, atoms)]
         if not any(seq):
             return None
+        refused = self.python_refuses(op, nodes, atoms, seq)
+        if refused is not None:
+            return self.python_raise(refused, op, atoms, seq, into)
         other = atoms[1] if seq[0] else atoms[0]
         array = self.is_ref(other) and isinstance(self.ref_object(other), (np.ndarray, np.generic))
         if type(op) in SEQUENCE_OPS and (all(seq) or not array):
