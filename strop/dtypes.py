@@ -26,6 +26,10 @@ def canonicalize(value):
 def canonicalize_tree(tree):
     if type(tree) is np.ndarray and (tree.dtype not in _NARROW or config._values["enable_x64"]):
         return tree   # the common case, kept cheap: an array already of its final dtype
+    if type(tree) is dict:   # the user's order of keys kept (tree_map sorts them, as JAX's)
+        return {k: canonicalize_tree(v) for k, v in tree.items()}
+    if type(tree) in (list, tuple):
+        return type(tree)(canonicalize_tree(v) for v in tree)
     return tree_map(canonicalize, tree)
 
 

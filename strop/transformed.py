@@ -24,7 +24,7 @@ from .transformer.normalize import normalize
 from .transformer.parse import parse
 from .transformer.peel import split_first_trips
 from .transformer.ranks import given_ranks
-from .transformer.flatten import flatten_params, leaf_paths
+from .transformer.flatten import dict_orders, flatten_params, leaf_paths
 from .tree_util import tree_leaves, tree_structure
 
 
@@ -370,7 +370,7 @@ def _kind(a):
     treedef = tree_structure(a)
     if leaf_paths(treedef) is None:
         return TREE
-    return TREE, treedef, tuple(_kind(x) for x in leaves)
+    return TREE, treedef, tuple(_kind(x) for x in leaves), dict_orders(a)
 
 
 def _kinds(args, static=()):
@@ -693,13 +693,14 @@ def normalized(fun, kinds=None, differentiate=True, settings=None):
     check_key_reuse(out)
     out = bind_statics(out, bound) if bound else out
     trees = {i: k[1] for i, k in enumerate(kinds or ()) if type(k) is tuple}
+    orders = {i: k[3] for i, k in enumerate(kinds or ()) if type(k) is tuple and k[3]}
     spread = None
     params = list(inspect.signature(fun).parameters.values())
     star = [i for i, p in enumerate(params) if p.kind is p.VAR_POSITIONAL]
     if star:   # *xs: one parameter per argument it was called with
         at = star[0] - sum(1 for i in bound if i < star[0])
         spread = (at, max(len(kinds) - out.nparams + 1, 0) if kinds is not None else 1)
-    return flatten_params(out, trees, spread) if trees or spread else out
+    return flatten_params(out, trees, spread, orders) if trees or spread else out
 
 
 def _sequences(fun, kinds, bound):

@@ -156,7 +156,7 @@ class Vectorized(api.Transformed):
         for i, (k, spec) in enumerate(zip(kinds, self.arg_axes(len(kinds)))):
             if type(k) is tuple:   # a tree: each leaf by its own axis
                 axes = _tree_axes(k[1], spec, str(i))
-                k = k[:2] + (tuple(lane(x, axes[j]) for j, x in enumerate(k[2])),)
+                k = k[:2] + (tuple(lane(x, axes[j]) for j, x in enumerate(k[2])),) + k[3:]
             out.append(lane(k, spec) if type(k) is not tuple else k)
         return tuple(out)
 

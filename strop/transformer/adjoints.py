@@ -8,7 +8,8 @@ from ..runtime.effects import is_effect
 from ..errors import TransformError
 from . import analysis, ir
 from .chunks import Chunk, Context
-from .operations import _as_node, _targets, no_rule, operation, tape_op
+from .operations import (_as_node, _targets, held_function, is_namedtuple_call, no_rule,
+                         operation, tape_op)
 from .rules import lookup, rule_name
 from .templates import instantiate
 
@@ -120,12 +121,9 @@ class Adjoints:
         act = lambda n: isinstance(n, gast.Name) and n.id in self.active  # noqa: E731
         if isinstance(value, gast.Name):
             return pre, [(value.id, g)] if act(value) else []
-        if isinstance(value, (gast.Tuple, gast.List)):
-            return pre, [(e.id, ir.subscript(ir.clone(g), ir.const(i)))
-                         for i, e in enumerate(value.elts) if act(e)]
-        if isinstance(value, gast.Dict):
-            return pre, [(v.id, ir.subscript(ir.clone(g), ir.clone(k)))
-                         for k, v in zip(value.keys, value.values) if act(v)]
+        if isinstance(value, (gast.Tuple, gast.List, gast.Dict)) or is_namedtuple_call(
+                self.fn, value):
+            return pre, self.display_parts(value, g, act, getattr(s, "loc", None))
         if isinstance(value, gast.Subscript):
             if not act(value.value):
                 return pre, []
@@ -136,6 +134,8 @@ class Adjoints:
         if op is None:
             return pre, []
         key, args, kws, names = op
+        if isinstance(value, gast.Call) and act(value.func):
+            raise held_function(value, getattr(s, "loc", None), self.fn)
         if not any(act(n) for n in names):
             return pre, []
         rule = lookup(key)
@@ -166,6 +166,30 @@ class Adjoints:
             pre.append(ir.assign(tmp, expr))
             out.extend(self.share_out(arg, ir.name(tmp), act))
         return pre, out
+
+    def display_parts(self, value, g, act, loc):
+        """(name, cotangent) of each active name in a display, nested ones too: in ``t = [(a,
+        b), {"k": c}]`` a's cotangent is ``bt[0][0]`` and c's ``bt[1]["k"]`` (the prologue
+        that rebuilds a pytree argument from its leaves is such a display)."""
+        if isinstance(value, gast.Name):
+            return [(value.id, g)] if act(value) else []
+        if isinstance(value, (gast.Tuple, gast.List)):
+            items = [(ir.const(i), e) for i, e in enumerate(value.elts)]
+        elif isinstance(value, gast.Dict):
+            items = list(zip(value.keys, value.values))
+        elif is_namedtuple_call(self.fn, value):   # Layer(w, b), which flatten.py rebuilds
+            items = [(ir.const(i), e) for i, e in enumerate(value.args)]
+        else:
+            items = []
+        active = any(act(n) for n in gast.walk(value))
+        if not items and active or any(k is None or isinstance(e, gast.Starred)
+                                       for k, e in items) and active:
+            raise TransformError("strop cannot follow the derivative through this part of a "
+                                 "display (a starred item or a ** in a literal)", loc,
+                                 fix="build the container with explicit items")
+        return [part for k, e in items
+                for part in self.display_parts(e, ir.subscript(ir.clone(g), ir.clone(k)),
+                                               act, loc)]
 
     def share_out(self, arg, cot, act):
         out = []

@@ -46,6 +46,8 @@ def _analyse(treedef):
             return all(walk(v, path + (k,)) for k, v in node.items())
         if type(node) in (list, tuple):
             return all(walk(v, path + (i,)) for i, v in enumerate(node))
+        if _is_namedtuple(node):   # its fields read by name or by index (fields())
+            return all(walk(v, path + (i,)) for i, v in enumerate(node))
         if isinstance(node, _Leaf):
             paths[node.i] = path
             return True
@@ -62,6 +64,28 @@ def _analyse(treedef):
     return paths, constants
 
 
+def _is_namedtuple(node):
+    return isinstance(node, tuple) and hasattr(type(node), "_fields")
+
+
+@functools.lru_cache(maxsize=None)
+def fields(treedef):
+    """{path: the field names} of each named tuple in ``treedef``."""
+    out = {}
+
+    def walk(node, path):
+        if _is_namedtuple(node):
+            out[path] = type(node)._fields
+        children = node.values() if type(node) is dict else node if isinstance(
+            node, (list, tuple)) else ()
+        keys = node.keys() if type(node) is dict else range(len(children))
+        for k, v in zip(keys, children):
+            walk(v, path + (k,))
+    if leaf_paths(treedef) is not None:
+        walk(treedef.unflatten([_Leaf(i) for i in range(treedef.num_leaves)]), ())
+    return out
+
+
 def leaf_paths(treedef):
     """The key path of each leaf, in flattening order (an attribute's step an ``Attr``); None
     unless every node is a dict, list, tuple or a registered class keeping its children as
@@ -74,6 +98,43 @@ def tree_constants(treedef):
     """{path: value} of the constants (aux data) registered classes in ``treedef`` hold."""
     found = _analyse(treedef)
     return {} if found is None else found[1]
+
+
+def dict_orders(tree):
+    """The keys of each dict in ``tree`` in the user's order, dicts taken in flattening order
+    (which sorts keys, as JAX's does); None where every dict's keys are already sorted.  The
+    code a call gets rebuilds each dict in this order, so that iterating it walks the keys as
+    the user's dict does."""
+    from ..tree_util import _node_kind
+    orders = []
+
+    def walk(node):
+        kind = _node_kind(type(node))
+        if kind is None:
+            return
+        if type(node) is dict:
+            orders.append(tuple(node))
+        for child in kind.flatten(node)[0]:
+            walk(child)
+    walk(tree)
+    try:
+        return None if all(list(o) == sorted(o) for o in orders) else tuple(orders)
+    except TypeError:   # keys that do not sort: their order is the flattening order
+        return None
+
+
+def _in_order(sample, orders):
+    """``sample`` (a tree of dicts, lists and tuples, dicts in sorted order) with each dict's
+    keys in the order ``orders`` gives, taken as ``dict_orders`` walks."""
+    if type(sample) is dict:
+        order = next(orders)
+        items = {k: _in_order(sample[k], orders) for k in sample}
+        return {k: items[k] for k in order}
+    if type(sample) in (list, tuple):
+        return type(sample)(_in_order(v, orders) for v in sample)
+    if _is_namedtuple(sample):
+        return type(sample)(*(_in_order(v, orders) for v in sample))
+    return sample
 
 
 def _leaf_name(param, path, taken):
@@ -109,10 +170,16 @@ def _rebuild(sample, names, refs):
     if type(sample) in (list, tuple):
         cls = gast.List if type(sample) is list else gast.Tuple
         return cls(elts=[_rebuild(v, names, refs) for v in sample], ctx=gast.Load())
+    if _is_namedtuple(sample):
+        name = type(sample).__name__
+        while name in refs and refs[name] is not type(sample):
+            name += "_"
+        refs[name] = type(sample)
+        return ir.call(name, [_rebuild(v, names, refs) for v in sample])
     return ir.name(names[sample])
 
 
-def flatten_params(fn, trees, spread=None):
+def flatten_params(fn, trees, spread=None, orders=None):
     """``fn`` with the parameters at the indices of ``trees`` (index -> treedef, counting the
     arguments as passed) replaced by their leaves; ``fn.groups`` records, per argument,
     (flattened?, its parameters).
@@ -120,7 +187,10 @@ def flatten_params(fn, trees, spread=None):
     ``spread`` = (index, n): the parameter at that index is ``*xs``, called with n arguments:
     it becomes n parameters ``xs_0 .. xs_{n-1}`` (each flattened if a tree), so that argnums,
     in_axes and static_argnums count arguments as passed, as JAX's do; ``xs[k]`` reads them
-    directly (or ``xs = (xs_0, ...)`` first, where the tuple is used whole)."""
+    directly (or ``xs = (xs_0, ...)`` first, where the tuple is used whole).
+
+    ``orders``: index -> ``dict_orders`` of the argument, where its dicts are not in sorted
+    order: a tree rebuilt whole keeps the user's order of keys."""
     node = ir.clone(fn.node)
     taken = ir.names_in(node) | set(fn.refs)
     refs = dict(fn.refs)
@@ -135,30 +205,34 @@ def flatten_params(fn, trees, spread=None):
             args.append(a)
             groups.append((False, (a.id,)))
             continue
-        by_path, samples, names, constants, custom = {}, [], [], {}, []
+        by_path, samples, names, constants, custom, names_of = {}, [], [], {}, [], {}
         for k, treedef in enumerate(items):
             prefix = (k,) if spreads else ()
             paths = leaf_paths(treedef) if treedef is not None else None
             if treedef is not None:
                 constants.update({prefix + p: v for p, v in tree_constants(treedef).items()})
+                names_of.update({prefix + p: f for p, f in fields(treedef).items()})
                 custom.append(any(isinstance(step, Attr) for p in paths or () for step in p))
             mine = [_leaf_name(a.id, prefix + p, taken) for p in paths or [()]]
             for pre in [prefix, (k - len(items),)] if spreads else [prefix]:   # xs[-1] too
                 by_path.update(zip([pre + p for p in paths or [()]], mine))
+            order = (orders or {}).get(at - len(items) + k)
             samples.append(_Sample(treedef, range(len(names), len(names) + len(mine)))
                            if paths and custom[-1] else
+                           _in_order(treedef.unflatten(range(len(names), len(names) + len(mine))),
+                                     iter(order)) if paths and order else
                            treedef.unflatten(range(len(names), len(names) + len(mine)))
                            if paths else len(names))
             groups.append((paths is not None, tuple(mine)))
             names += mine
         args.extend(gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None)
                     for n in names)
-        if not _rewrite(node.body, a.id, by_path, constants, dry=True):
+        if not _rewrite(node.body, a.id, by_path, constants, dry=True, names_of=names_of):
             sample = tuple(samples) if spreads else samples[0]
             prologue.append(ir.assign(a.id, _rebuild(sample, names, refs),
                                       getattr(node, "loc", None)))
         else:
-            _rewrite(node.body, a.id, by_path, constants, dry=False)
+            _rewrite(node.body, a.id, by_path, constants, dry=False, names_of=names_of)
     node.args.args = args
     node.body = prologue + node.body
     added = len(args) - len(fn.node.args.args)
@@ -167,7 +241,7 @@ def flatten_params(fn, trees, spread=None):
                                nparams=fn.nparams + added, refs=refs)
 
 
-def _rewrite(stmts, param, by_path, constants, dry):
+def _rewrite(stmts, param, by_path, constants, dry, names_of):
     """Read leaves directly: ``t = param[k]`` or ``t = param.x`` (a leaf) becomes ``t =
     param_k``; ``t = param[k]`` (a subtree) makes ``t`` a name for it; ``t = param.mul`` (aux
     data a registered class keeps) becomes its constant.  With ``dry``, only say whether every
@@ -193,6 +267,9 @@ def _rewrite(stmts, param, by_path, constants, dry):
         step = v.slice.value if isinstance(v, gast.Subscript) and isinstance(
             v.slice, gast.Constant) else Attr(v.attr) if isinstance(v, gast.Attribute) else None
         if step is not None and isinstance(v.value, gast.Name) and v.value.id in alias:
+            named = names_of.get(alias[v.value.id], ())
+            if isinstance(step, Attr) and step in named:   # a named tuple's field
+                step = named.index(step)
             path = alias[v.value.id] + (step,)
             target = s.targets[0].id
             if path in constants:

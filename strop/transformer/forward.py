@@ -20,8 +20,8 @@ from .. import runtime
 from ..runtime.effects import is_effect
 from ..errors import TransformError
 from . import analysis, ir, ranks
-from .operations import (SEQUENCE_RESULTS, _as_node, _rename, _targets, no_rule, operation,
-                         tape_op)
+from .operations import (SEQUENCE_RESULTS, _as_node, _rename, _targets, held_function,
+                         is_namedtuple_call, no_rule, operation, tape_op)
 from .operations import _walk_stmts as _walk
 from .rules import RULES, TEMPLATE_NAMESPACE, lookup, rule_name
 from .rules.table import _NO_DEFAULT
@@ -242,6 +242,11 @@ class Forward:
         if isinstance(node, (gast.Tuple, gast.List)):
             return type(node)(elts=[self.tangent_of(e, init) for e in node.elts],
                               ctx=gast.Load())
+        if isinstance(node, gast.Dict):
+            return gast.Dict(keys=[ir.clone(k) for k in node.keys],
+                             values=[self.tangent_of(v, init) for v in node.values])
+        if is_namedtuple_call(self.fn, node):
+            return ir.call(ir.clone(node.func), [self.tangent_of(e, init) for e in node.args])
         if isinstance(node, tuple):
             return gast.Tuple(elts=[self.tangent_of(e, init) for e in node], ctx=gast.Load())
         return ir.const(0.0)
@@ -251,15 +256,11 @@ class Forward:
         carries = lambda n: isinstance(n, gast.Name) and n.id in init  # noqa: E731
         if isinstance(value, gast.Name):
             return ir.name(self.tan(value.id)) if carries(value) else None
-        if isinstance(value, (gast.Tuple, gast.List)):
+        if isinstance(value, (gast.Tuple, gast.List, gast.Dict)) or is_namedtuple_call(
+                self.fn, value):
             if not any(carries(n) for n in gast.walk(value)):
                 return None
             return self.tangent_of(value, init)
-        if isinstance(value, gast.Dict):
-            if not any(carries(v) for v in value.values):
-                return None
-            return gast.Dict(keys=[ir.clone(k) for k in value.keys],
-                             values=[self.tangent_of(v, init) for v in value.values])
         if isinstance(value, gast.Subscript):
             if not carries(value.value):
                 return None
@@ -268,6 +269,8 @@ class Forward:
         if op is None:
             return None
         key, args, kws, names = op
+        if isinstance(value, gast.Call) and carries(value.func):
+            raise held_function(value, getattr(s, "loc", None), self.fn)
         if not any(carries(n) for n in names):
             return None
         if getattr(key, "__strop_custom_vjp__", False):

@@ -49,6 +49,7 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands):
         self.ref_ids = {}        # id(obj) -> bound name
         self.inlining = []       # functions being inlined (recursion check)
         self.functions = {}      # generated name -> (FunctionDef or Lambda node, its Scope)
+        self.partials = {}       # generated name -> (function, args, keywords) it binds
         self.guards = []         # (owner, name, object) of the functions and modules bound
         self.inline_helpers = True
         self.keep_custom = True  # custom_jvp/custom_vjp calls stay calls (for their rules)
@@ -162,6 +163,8 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands):
             if user_name in s.names:
                 if s.names[user_name] in self.constants:   # an inlined parameter's constant
                     return ir.const(self.constants[s.names[user_name]])
+                if s.names[user_name] in self.partials:   # a partial used as a value
+                    self.made_partial(s.names[user_name])
                 return ir.name(s.names[user_name])
             s = s.parent
         kind, value = scope.parsed.resolve(user_name)
@@ -206,6 +209,9 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands):
             if len(s.targets) == 1 and isinstance(s.targets[0], gast.Name) and isinstance(
                     s.value, gast.Lambda):
                 self.define(s.targets[0].id, s.value, scope)
+                return
+            if len(s.targets) == 1 and isinstance(s.targets[0], gast.Name) and \
+                    self.bind_partial(s.targets[0].id, s.value, scope):
                 return
             into = s.targets[0].id if len(s.targets) == 1 and isinstance(
                 s.targets[0], gast.Name) else None

@@ -1,5 +1,6 @@
 """A-normal form of calls (part of the normalizer, which mixes it in): ``.at[...]`` updates,
 methods resolved to NumPy functions, user functions and strop transforms inlined."""
+import functools
 import inspect
 import warnings
 
@@ -46,6 +47,13 @@ ITERATORS = (zip, enumerate, reversed)
 INLINED_MODULES = ("strop.demo", "strop.nn")
 
 
+def _made(atom):
+    """A copy of an atom strop made, marked so: not a user name to look up."""
+    atom = ir.clone(atom)
+    atom.normalized = True
+    return atom
+
+
 def _is_user_function(obj):
     if not inspect.isfunction(obj):
         return False
@@ -76,9 +84,65 @@ class Calls:
             keywords.append(gast.keyword(arg=p.name, value=atom))
         return obj, gast.Call(func=e.func, args=e.args, keywords=keywords)
 
+    def bind_partial(self, user_name, value, scope):
+        """``f = functools.partial(g, *args, **kws)``, ``g`` a function strop can see into
+        and ``f`` bound nowhere else: the bound values are kept in names of their own and a
+        call ``f(x)`` becomes ``g(*args, x, **kws)`` (so derivatives flow into what is
+        bound).  False for other values, which are assigned as they are."""
+        if not (isinstance(value, gast.Call) and value.args and isinstance(value.func, (
+                gast.Name, gast.Attribute)) and self._names_ref(value.func, scope)):
+            return False
+        if self.ref_object(self.expr(value.func, scope)) is not functools.partial or any(
+                isinstance(a, gast.Starred) for a in value.args) or any(
+                k.arg is None for k in value.keywords):
+            return False
+        stores = [n for n in gast.walk(scope.node) if isinstance(n, gast.Name) and n.id ==
+                  user_name and isinstance(n.ctx, gast.Store)]
+        target = self.expr(value.args[0], scope)
+        if len(stores) != 1 or not (self.is_ref(target) and callable(self.ref_object(target))
+                                    or isinstance(target, gast.Name) and
+                                    target.id in self.functions):
+            return False
+
+        def kept(node):   # the value as bound now, in a name no later statement rebinds
+            atom = self.expr(node, scope)
+            if isinstance(atom, gast.Name) and not self.is_ref(atom):
+                atom = self.to_name(atom, force=True)
+            atom.normalized = True
+            return atom
+        target.normalized = True
+        self.partials[self.store_name(user_name, scope)] = (
+            target, [kept(a) for a in value.args[1:]],
+            [(k.arg, kept(k.value)) for k in value.keywords])
+        return True
+
+    def made_partial(self, gen):
+        """``gen = functools.partial(...)`` emitted where the partial is used as a value."""
+        target, args, kws = self.partials[gen]
+        made = ir.call(ir.name(self.bind_ref("partial", functools.partial)),
+                       [ir.clone(target)] + [ir.clone(a) for a in args],
+                       [(k, ir.clone(v)) for k, v in kws])
+        self.emit(ir.assign(gen, made))
+
+    def bound_partial(self, user_name, scope):
+        s = scope
+        while s is not None:
+            if user_name in s.names:
+                return self.partials.get(s.names[user_name])
+            s = s.parent
+        return None
+
     def call(self, e, scope, into):
         e = self.spread(e, scope)
         func = e.func
+        bound = self.bound_partial(func.id, scope) if isinstance(func, gast.Name) else None
+        if bound is not None:   # f(x) of f = partial(g, a, k=v): g(a, x, k=v)
+            target, args, kws = bound
+            given = {k.arg for k in e.keywords}
+            kws = [(k, _made(v)) for k, v in kws if k not in given]
+            e = gast.Call(func=_made(target), args=[_made(a) for a in args] + e.args,
+                          keywords=[gast.keyword(arg=k, value=v) for k, v in kws] + e.keywords)
+            func = e.func
         # x.at[idx].set(v): a functional update
         if isinstance(func, gast.Attribute) and is_at(func.value):
             if func.attr not in AT_OPS:

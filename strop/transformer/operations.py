@@ -104,6 +104,27 @@ def no_rule(key, value, loc, custom, fn=None):
             f"flow, or define the derivative with strop.{custom}")
 
 
+def is_namedtuple_call(fn, value):
+    """Whether ``value`` makes a named tuple from its items by position: ``Layer(w, b)``."""
+    if not isinstance(value, gast.Call) or value.keywords or any(
+            isinstance(a, gast.Starred) for a in value.args):
+        return False
+    cls = fn.callee(value.func)
+    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")
+
+
+def held_function(value, loc, fn=None):
+    """The error for a call of a function held in a variable whose value depends on the
+    differentiated input (a ``functools.partial`` binding an array, a function made from
+    one): strop cannot see into it, and a zero derivative would be silently wrong."""
+    return TransformError(
+        f"strop cannot follow the derivative into {_describe(None, value, fn)}(...): the "
+        f"function is a value made from the differentiated input, and strop differentiates "
+        f"only calls it can see into", loc,
+        fix="call the function directly with those values as arguments (f(x, w=w) instead of "
+            "functools.partial(f, w=w)(x)), or define it with def in the transformed function")
+
+
 def _describe(key, value, fn=None):
     if isinstance(key, tuple):
         return f"the method .{key[1]}()" if key[0] == "method" else f"the attribute .{key[1]}"

@@ -1,0 +1,173 @@
+"""Parameters laid out as real programs lay them out (lists of (w, b) tuples, dicts of layers,
+lists of dicts, dicts of lists, namedtuples, partial-bound arrays), read every way real code
+reads them: each gradient leaf by leaf against central differences of the plain function, and
+jvp's value against the plain function (a dict walked in the user's order of keys)."""
+import collections
+import functools
+
+import numpy as np
+import pytest
+
+import strop
+from helpers import assert_tree_allclose, numeric_grad_tree, x64_fixture
+from strop import grad, jvp, vjp
+from strop.tree_util import tree_map
+
+x64 = pytest.fixture(autouse=True)(x64_fixture)
+
+rng = np.random.RandomState(0)
+X = rng.randn(5, 3)
+LAYERS = [(rng.randn(3, 4), rng.randn(4)), (rng.randn(4, 2), rng.randn(2))]
+Layer = collections.namedtuple("Layer", "w b")
+
+
+def mlp_loop(params):
+    h = X
+    for w, b in params:
+        h = np.tanh(h @ w + b)
+    return np.sum(h ** 2)
+
+
+def last_layer(params):
+    w, b = params[-1]
+    return np.sum((X[:, :2] @ w[:2] + b) ** 2)
+
+
+def indexed_in_loop(params):
+    s = 0.
+    for i in range(len(params)):
+        s = s + np.sum(params[i][0] ** 2) + np.sum(np.sin(params[i][1]))
+    return s
+
+
+def zipped_dict_of_lists(p):
+    h = X
+    for w, b in zip(p["ws"], p["bs"]):
+        h = np.tanh(h @ w + b)
+    return np.sum(h)
+
+
+def list_of_dicts(p):
+    h = X
+    for layer in p:
+        h = np.tanh(h @ layer["w"] + layer["b"])
+    return np.sum(h)
+
+
+def sorted_keys(p):
+    s = 0.
+    for k in sorted(p):
+        w, b = p[k]
+        s = s + np.sum(w ** 2) * np.sum(b)
+    return s
+
+
+def items_chain(p):
+    h = X
+    for name, (w, b) in p.items():
+        h = np.tanh(h @ w + b)
+    return np.sum(h)
+
+
+def values_sum(p):
+    s = 0.
+    for w, b in p.values():
+        s = s + np.sum(w ** 3) + np.sum(b)
+    return s
+
+
+def namedtuple_layers(params):
+    h = X
+    for layer in params:
+        h = np.tanh(h @ layer.w + layer.b)
+    return np.sum(h)
+
+
+def enumerate_layers(params):
+    h = X
+    for i, (w, b) in enumerate(params):
+        h = np.tanh(h @ w + b) * (i + 1)
+    return np.sum(h)
+
+
+def comprehension_regularizer(params):
+    return sum(np.sum(w ** 2) for w, _ in params) + mlp_loop(params)
+
+
+def _layer(h, w, b):
+    return np.tanh(h @ w + b)
+
+
+def partial_keywords(params):
+    w, b = params[0]
+    f = functools.partial(_layer, w=w, b=b)
+    return np.sum(f(X))
+
+
+SQUARE = {"enc": (rng.randn(3, 3), rng.randn(3)), "dec": (rng.randn(3, 3), rng.randn(3))}
+
+CASES = [
+    (mlp_loop, LAYERS),
+    (mlp_loop, tuple(LAYERS)),
+    (last_layer, LAYERS),
+    (indexed_in_loop, LAYERS),
+    (zipped_dict_of_lists, {"ws": [w for w, _ in LAYERS], "bs": [b for _, b in LAYERS]}),
+    (list_of_dicts, [{"w": w, "b": b} for w, b in LAYERS]),
+    (sorted_keys, {"b": LAYERS[1], "a": LAYERS[0]}),
+    (items_chain, SQUARE),
+    (values_sum, {"b": LAYERS[1], "a": LAYERS[0]}),
+    (namedtuple_layers, [Layer(w, b) for w, b in LAYERS]),
+    (enumerate_layers, LAYERS),
+    (comprehension_regularizer, LAYERS),
+    (partial_keywords, LAYERS),
+]
+IDS = [f"{f.__name__}-{type(p).__name__}" for f, p in CASES]
+
+
+@pytest.mark.parametrize("f, params", CASES, ids=IDS)
+def test_grad_leaf_by_leaf(f, params):
+    got = grad(f)(params)
+    want = numeric_grad_tree(f, (params,), 0)
+    assert_tree_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("f, params", CASES, ids=IDS)
+def test_vjp_leaf_by_leaf(f, params):
+    out, back = vjp(f, params)
+    np.testing.assert_allclose(out, f(params), rtol=1e-12)
+    assert_tree_allclose(back(1.0)[0], numeric_grad_tree(f, (params,), 0), rtol=1e-6,
+                         atol=1e-7)
+
+
+@pytest.mark.parametrize("f, params", CASES, ids=IDS)
+def test_jvp_value_and_tangent(f, params):
+    tangent = tree_map(lambda a: np.cos(np.arange(a.size).reshape(a.shape)), params)
+    value, dvalue = jvp(f, (params,), (tangent,))
+    np.testing.assert_allclose(value, f(params), rtol=1e-12)
+    g = numeric_grad_tree(f, (params,), 0)
+    want = sum(np.sum(a * b) for a, b in zip(strop.tree_util.tree_leaves(g),
+                                             strop.tree_util.tree_leaves(tangent)))
+    np.testing.assert_allclose(dvalue, want, rtol=1e-6, atol=1e-7)
+
+
+def one_namedtuple(layer):
+    return np.sum(np.tanh(X @ layer.w + layer.b) * layer[1][0])
+
+
+def held_partial_of_an_array(params):
+    w, b = params[0]
+    f = functools.partial(_layer, w=w, b=b)
+    g = f if np.sum(b) > -100.0 else None
+    return np.sum(g(X))
+
+
+def test_grad_of_a_namedtuple_argument():
+    layer = Layer(*LAYERS[0])
+    assert_tree_allclose(grad(one_namedtuple)(layer), numeric_grad_tree(
+        one_namedtuple, (layer,), 0), rtol=1e-6, atol=1e-7)
+
+
+def test_a_function_value_made_from_the_input_is_refused_not_zero():
+    with pytest.raises(strop.errors.TransformError, match="follow the derivative into") as e:
+        grad(held_partial_of_an_array)(LAYERS)
+    assert "test_param_layouts.py" in str(e.value)
