@@ -203,3 +203,37 @@ def test_lambdas_with_the_same_parameters_on_one_line_are_told_apart():
     assert strop.jit(square)(3.0) == 9.0 and strop.jit(cube)(3.0) == 27.0
     d_square, cube_ = (strop.jit(strop.grad(lambda x: x ** 2)), strop.jit(lambda x: x ** 3))
     assert d_square(3.0) == 6.0 and cube_(3.0) == 27.0
+
+
+# --- JAX names real code uses (issue 34): lax.Precision, results' block_until_ready -------
+
+def conv_loss(x, w):
+    y = strop.lax.conv_general_dilated(x, w, (1, 1), "SAME",
+                                       precision=strop.lax.Precision.HIGHEST)
+    return np.sum(np.tanh(y))
+
+
+def conv_loss_default(x, w):
+    return np.sum(np.tanh(strop.lax.conv_general_dilated(x, w, (1, 1), "SAME")))
+
+
+def test_lax_precision_is_accepted_and_ignored():
+    P = strop.lax.Precision
+    assert [p.value for p in (P.DEFAULT, P.HIGH, P.HIGHEST)] == [0, 1, 2]   # JAX's values
+    assert P("highest") is P.HIGHEST and P("float32") is P.HIGHEST and P("bfloat16") is P.DEFAULT
+    with pytest.raises(ValueError):
+        P("fast")
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((1, 2, 5, 5)), rng.standard_normal((3, 2, 3, 3))
+    with config.override(enable_x64=True):
+        want = conv_loss_default(x, w)
+        assert conv_loss(x, w) == want
+        np.testing.assert_allclose(strop.jit(conv_loss)(x, w), want, rtol=1e-12)
+        gx, gw = grad(conv_loss, (0, 1))(x, w)
+        hx, hw = grad(conv_loss_default, (0, 1))(x, w)
+        np.testing.assert_array_equal(gx, hx)
+        np.testing.assert_array_equal(gw, hw)
+        e = np.zeros_like(w)
+        e[1, 0, 2, 1] = 1e-6      # central differences for one weight
+        numeric = (conv_loss(x, w + e) - conv_loss(x, w - e)) / 2e-6
+        np.testing.assert_allclose(gw[1, 0, 2, 1], numeric, rtol=1e-6)
