@@ -99,6 +99,8 @@ class Operands:
                     messages.append(str(e))
                 else:
                     return None
+        if len(set(messages)) > 1:   # a list or a tuple (a parameter): Python's words, both named
+            return messages[0].replace("'tuple'", "'tuple' or 'list'")
         return messages[0] if messages else None
 
     def python_raise(self, message, op, atoms, seq, into):
