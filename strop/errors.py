@@ -57,6 +57,12 @@ class TransformError(StropError):
     """A construct that a transform does not support."""
 
 
+class ComplexDerivativeError(TransformError, TypeError):
+    """A complex value under a derivative: strop's derivative rules are for real numbers
+    (complex support is to come).  Also a TypeError, as JAX's refusal of complex outputs and
+    inputs is."""
+
+
 class PurityError(StropError):
     """A function with side effects (global writes, stateful RNG, outside iterators) given to a transform."""
 

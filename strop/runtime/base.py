@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from ..errors import LINEMAPS, Location, TransformError
+from ..errors import LINEMAPS, ComplexDerivativeError, Location
 
 __all__ = ["unbroadcast", "zeros_like", "ones_like", "add", "scale", "expand_to", "astype_like",
            "broadcast_like", "like", "seed_grad", "aux_pair", "narrow"]
@@ -63,7 +63,7 @@ def _refuse_complex(g, dtype):
     strop does not differentiate yet (casting it to real would silently drop its imaginary
     part, NumPy's ComplexWarning the only trace)."""
     if np.iscomplexobj(g) and not np.issubdtype(dtype, np.complexfloating):
-        raise TransformError(
+        raise ComplexDerivativeError(
             "complex numbers are not supported under differentiation yet: a complex value "
             "(an argument, or one computed from it) reaches the derivative of a real one, and "
             "strop's derivative rules are for real numbers", _generated_caller(),

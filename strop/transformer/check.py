@@ -13,7 +13,8 @@ import sys
 import gast
 import numpy as np
 
-from ..errors import ImmutableUpdateError, PurityError, TransformError
+from ..errors import (ComplexDerivativeError, ImmutableUpdateError, PurityError,
+                      TransformError)
 from .check_tables import (AUG_AT, CONTAINER_FUNCTIONS, CONTAINER_METHODS, FRESH,
                            FRESH_ATTRIBUTES, IN_PLACE_FUNCTIONS, MUTATING_METHODS, OPS,
                            PART_FUNCTIONS, PART_METHODS, RNG_FIX, UFUNC_AT, UNKNOWN, Value,
@@ -50,19 +51,21 @@ def check(parsed):
 
 
 def check_complex(parsed):
-    """Under a derivative: raise TransformError at the first place ``parsed`` (its nested
-    functions and lambdas included) makes or reads a complex value where the code says so:
-    a complex literal (``1j``), a complex constructor or dtype (``complex(a, b)``,
-    ``np.complex64``, ``dtype=complex``, ``.astype("complex64")``), a function that makes
-    complex values from real ones (``np.fft.fft``, ``np.emath.sqrt``, ``cmath.exp``), or a
-    complex global or closure value.  strop's derivative rules are for real numbers: with a
-    complex intermediate a real function's gradient would be silently wrong (a wrong sign, a
-    lost imaginary part).  Complex values that arrive as arguments are caught where their
-    cotangent meets a real value (runtime/base.py)."""
+    """Under a derivative: raise ComplexDerivativeError (a TransformError, and a TypeError as
+    in JAX) at the first place ``parsed`` (its nested functions and lambdas included) makes or
+    reads a complex value where the code says so: a complex literal (``1j``), a complex
+    constructor or dtype (``complex(a, b)``, ``np.complex64``, ``dtype=complex``,
+    ``.astype("complex64")``), a function that makes complex values from real ones
+    (``np.fft.fft``, ``np.emath.sqrt``, ``cmath.exp``), or a complex global or closure value.
+    strop's derivative rules are for real numbers: with a complex intermediate a real
+    function's gradient would be silently wrong (a wrong sign, a lost imaginary part).
+    ``np.real``, ``np.imag``, ``np.conj`` and ``np.angle`` of real values are right, and stay.
+    Complex values that arrive as arguments are caught where their cotangent meets a real
+    value (runtime/base.py)."""
     for node in gast.walk(parsed.node):
         what = _complex_source(parsed, node)
         if what is not None:
-            raise TransformError(
+            raise ComplexDerivativeError(
                 f"complex numbers are not supported under differentiation yet: {what} makes a "
                 f"complex value here, and strop's derivative rules are for real numbers (the "
                 f"derivative would be silently wrong)", parsed.location(node), COMPLEX_FIX)
