@@ -187,12 +187,17 @@ def list_plus_tuple(x, y):
     return np.sum([x] + (y,))
 
 
+def list_minus_bound_number(x, y):
+    c = 1.0
+    return np.sum([x, y] - c)
+
+
 def list_param_squared(p, y):
     return np.sum(p ** 2) * y
 
 
 REFUSED = [tuple_power, list_minus_number, tuple_times_float, tuple_times_argument,
-           tuples_matmul, list_plus_tuple]
+           tuples_matmul, list_plus_tuple, list_minus_bound_number]
 
 
 def list_repeated(x, y):

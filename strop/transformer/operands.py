@@ -86,7 +86,7 @@ class Operands:
                 samples.append([t() for t in self.sequence_types(node, atom)])
                 continue
             value = atom.value if isinstance(atom, gast.Constant) else \
-                self.ref_object(atom) if self.is_ref(atom) else _UNKNOWN
+                self.ref_object(atom) if self.is_ref(atom) else self.bound_constant(atom)
             if fn is None or value is _UNKNOWN or not isinstance(value, PYTHON_NUMBERS):
                 return None   # an array, or known only when the code runs
             samples.append([value])
@@ -102,6 +102,23 @@ class Operands:
         if len(set(messages)) > 1:   # a list or a tuple (a parameter): Python's words, both named
             return messages[0].replace("'tuple'", "'tuple' or 'list'")
         return messages[0] if messages else None
+
+    def bound_constant(self, atom):
+        """The constant the name ``atom`` holds here, if it was bound to one earlier in this
+        block with nothing since that may rebind it (``c = 1.0`` then ``[x, y] - c``)."""
+        if not isinstance(atom, gast.Name):
+            return _UNKNOWN
+        if atom.id in self.constants:
+            return self.constants[atom.id]
+        for s in reversed(self.out or ()):
+            if not isinstance(s, (gast.Assign, gast.Expr)):
+                return _UNKNOWN   # a branch or loop between: it may have rebound the name
+            if isinstance(s, gast.Assign) and any(
+                    isinstance(n, gast.Name) and n.id == atom.id for t in s.targets
+                    for n in gast.walk(t)):
+                return s.value.value if isinstance(s.value, gast.Constant) and \
+                    len(s.targets) == 1 and isinstance(s.targets[0], gast.Name) else _UNKNOWN
+        return _UNKNOWN
 
     def python_raise(self, message, op, atoms, seq, into):
         """The code for an operation Python refuses: its TypeError, raised where the user's
