@@ -18,8 +18,10 @@ derivative NumPy's formula would give is not JAX's, or not finite, the function 
 | elu | the ``expm1`` branch sees only ``x <= 0``, so its derivative is finite everywhere |
 | one_hot | JAX's default float by default (float32, float64 with ``enable_x64``), JAX's ``axis`` |
 
-``gelu(x, approximate=False)`` needs ``erf``, which NumPy lacks: ``erf`` here is XLA's float32
-rational interpolant (Eigen's), about 1e-7 accurate in float64 too.
+``gelu(x, approximate=False)`` needs ``erfc``, which NumPy lacks: here ``erfc`` is Cephes'
+rational functions (as XLA's float64 erfc; beyond ``|x| = 1`` times ``exp(-x**2)``), a few
+ulps relative in either precision however small the value.  (``erf`` is XLA's float32
+rational interpolant, Eigen's, about 1e-7 accurate in float64 too.)
 """
 import numpy as np
 
@@ -98,11 +100,13 @@ swish = silu
 
 def gelu(x, approximate=True):
     """The Gaussian error linear unit: the tanh approximation by default, as JAX; exact
-    (``x * Phi(x)``, through ``erf``) with ``approximate=False``."""
+    (``x * Phi(x)``, as ``x * erfc(-x / sqrt(2)) / 2``, JAX's form) with
+    ``approximate=False``: through ``erfc``, the left tail keeps its relative precision
+    (``gelu(-6.)`` is about -5.9e-9, where ``1 + erf`` would give -0.0)."""
     if approximate:
         cdf = 0.5 * (1.0 + np.tanh(0.7978845608028654 * (x + 0.044715 * (x ** 3))))
         return x * cdf
-    return 0.5 * x * (1.0 + erf(x * 0.7071067811865476))
+    return 0.5 * x * erfc(x * -0.7071067811865476)   # JAX's form: the left tail stays exact
 
 
 def elu(x, alpha=1.0):
@@ -232,3 +236,51 @@ def _erf_jvp(primals, tangents):
     dx, = tangents
     return erf(x), dx * 1.1283791670955126 * np.exp(-x * x)
 
+
+
+@custom_jvp
+def erfc(x):
+    """The complementary error function ``1 - erf(x)``, accurate relative to its value in the
+    right tail (where ``1 - erf`` would cancel to 0): ``1 - x T(x**2) / U(x**2)`` for
+    ``|x| < 1``, else ``exp(-x**2) P(|x|) / Q(|x|)`` (``|x| < 8``) or ``R(|x|) / S(|x|)``,
+    reflected as ``2 - erfc(-x)`` for x < 0, with Cephes' coefficients (ndtr.c, as XLA's
+    float64 erfc): a few ulps in float64 and in float32.
+    The derivative is the exact ``-2/sqrt(pi) exp(-x**2)``."""
+    a = np.minimum(np.abs(x), 28.0)   # exp(-28**2) is 0 in float64: the value has underflowed
+    z = np.exp(-a * a)
+    near = ((((((((2.46196981473530512524e-10 * a + 5.64189564831068821977e-1) * a
+                  + 7.46321056442269912687e0) * a + 4.86371970985681366614e1) * a
+                + 1.96520832956077098242e2) * a + 5.26445194995477358631e2) * a
+              + 9.34528527171957607540e2) * a + 1.02755188689515710272e3) * a
+            + 5.57535335369399327526e2) / ((((((((a + 1.32281951154744992508e1) * a
+                                                 + 8.67072140885989742329e1) * a
+                                                + 3.54937778887819891062e2) * a
+                                               + 9.75708501743205489753e2) * a
+                                              + 1.82390916687909736289e3) * a
+                                             + 2.24633760818710981792e3) * a
+                                            + 1.65666309194161350182e3) * a
+                                           + 5.57535340817727675546e2)
+    far = (((((5.64189583547755073984e-1 * a + 1.27536670759978104416e0) * a
+              + 5.01905042251180477414e0) * a + 6.16021097993053585195e0) * a
+            + 7.40974269950448939160e0) * a + 2.97886665372100240670e0) / (
+        (((((a + 2.26052863220117276590e0) * a + 9.39603524938001434673e0) * a
+           + 1.20489539808096656605e1) * a + 1.70814450747565897222e1) * a
+         + 9.60896809063285878198e0) * a + 3.36907645100081516050e0)
+    tail = z * np.where(a < 8.0, near, far)
+    c = np.minimum(a, 1.0) * np.sign(x)   # |x| < 1: 1 - erf(x), erf as Cephes' T / U
+    c2 = c * c
+    inner = 1.0 - c * ((((9.60497373987051638749e0 * c2 + 9.00260197203842689217e1) * c2
+                         + 2.23200534594684319226e3) * c2 + 7.00332514112805075473e3) * c2
+                       + 5.55923013010394962768e4) / (((((c2 + 3.35617141647503099647e1) * c2
+                                                         + 5.21357949780152679795e2) * c2
+                                                        + 4.59432382970980127987e3) * c2
+                                                       + 2.26290000613890934246e4) * c2
+                                                      + 4.92673942608635921086e4)
+    return np.where(a < 1.0, inner, np.where(x < 0, 2.0 - tail, tail))
+
+
+@erfc.defjvp
+def _erfc_jvp(primals, tangents):
+    x, = primals
+    dx, = tangents
+    return erfc(x), dx * -1.1283791670955126 * np.exp(-x * x)
