@@ -237,3 +237,47 @@ def test_lax_precision_is_accepted_and_ignored():
         e[1, 0, 2, 1] = 1e-6      # central differences for one weight
         numeric = (conv_loss(x, w + e) - conv_loss(x, w - e)) / 2e-6
         np.testing.assert_allclose(gw[1, 0, 2, 1], numeric, rtol=1e-6)
+
+
+def test_results_answer_block_until_ready_and_stay_numpy():
+    import copy
+    import pickle
+
+    from strop.results import ready
+    plain = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    a, s = ready(plain), ready(np.float32(2.5))
+    assert a.block_until_ready() is a and s.block_until_ready() is s
+    assert np.shares_memory(a, plain)                         # a view: nothing copied
+    assert isinstance(a, np.ndarray) and isinstance(s, np.float32)
+    assert isinstance(ready(np.float64(1.0)), float)          # as np.float64 is
+    assert repr(a) == repr(plain) and str(a) == str(plain) and repr(s) == repr(np.float32(2.5))
+    for r, want in ((a, plain), (s, np.float32(2.5))):
+        for protocol in (2, pickle.HIGHEST_PROTOCOL):        # loads without strop's classes
+            back = pickle.loads(pickle.dumps(r, protocol))
+            assert type(back) is type(want)
+            np.testing.assert_array_equal(back, want)
+    assert type(copy.deepcopy(a).block_until_ready()) is type(a)
+    # what NumPy computes from one is what it computes from an ndarray, types included
+    for got, want in ((np.sin(a), np.sin(plain)), (a + 1, plain + 1), (np.sum(a), np.sum(plain)),
+                      (a.sum(), plain.sum()), (a.max(axis=0), plain.max(axis=0)),
+                      (a @ a.T, plain @ plain.T), (np.mean(a), np.mean(plain)),
+                      (s * 2, np.float32(2.5) * 2), (a[0, 1], plain[0, 1])):
+        assert type(got) is type(want)
+        np.testing.assert_array_equal(got, want)
+    tree = ready({"w": [plain, (np.int32(3), 2.0, None)], "b": np.float64(1.0)})
+    assert list(tree) == ["w", "b"] and tree["w"][1][1:] == (2.0, None)
+    assert all(hasattr(x, "block_until_ready") for x in (tree["w"][0], tree["w"][1][0],
+                                                         tree["b"]))
+
+
+def scaled_sum(x, y):
+    return np.sum(np.sin(x) * y)
+
+
+def test_transforms_take_results_as_they_take_numpy():
+    from strop.results import ready
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    rx, ry = ready(x), ready(np.float32(3.0))
+    for f in (strop.jit(scaled_sum), grad(scaled_sum), strop.vmap(scaled_sum, (0, None))):
+        np.testing.assert_array_equal(f(rx, ry), f(x, np.float32(3.0)))
+    assert ready(grad(scaled_sum)(x, 3.0)).block_until_ready().dtype == np.float32
