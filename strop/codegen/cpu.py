@@ -478,7 +478,7 @@ def compile_function(function, cache=True, companions=()):
     from ..numba_ids import install
     install()     # before the helpers compile: their symbols never meet another process's
     from ..runtime import numba as _implementations  # noqa: F401  (the helpers' Numba code)
-    from ..runtime.numba.fpstatus import ERROR_MODEL
+    from ..runtime.error_model import ERROR_MODEL
     from ..runtime.numba.promotion import promoting
     if companions:
         # NumPy's error model: a lane sees array elements, whose division by zero NumPy

@@ -217,7 +217,7 @@ _registered = []
 def _runtime_symbols():
     """The C functions of Numba's runtime (NRT), as its initialization registers them (its other
     step, compiling the runtime's LLVM functions, is not needed: they are in the object code),
-    and strop's own."""
+    strop's own, and what the code may compile when it runs."""
     if _registered:
         return
     import llvmlite.binding as ll
@@ -226,6 +226,12 @@ def _runtime_symbols():
         ll.add_symbol(name if name.startswith("_") else "NRT_" + name, address)
     from ..runtime.fpstatus import available
     available()     # the floating-point flags' functions (runtime/fpstatus.py)
+    # what loaded code may still compile in this process (an object-mode block of a helper is
+    # a dispatcher that compiles itself when first called, with the flags of the code that
+    # holds it): strop's error model, and Numba's function ids drawn apart (numba_ids.py)
+    from ..runtime import error_model  # noqa: F401
+    from ..numba_ids import install
+    install()
     _registered.append(True)
 
 

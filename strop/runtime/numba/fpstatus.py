@@ -1,14 +1,15 @@
-"""Numba side of runtime/fpstatus.py: <fenv.h>'s flags read around a compiled call, and an
-error model that raises the divide-by-zero flag where an integer is divided by zero."""
+"""Numba side of runtime/fpstatus.py: <fenv.h>'s flags read around a compiled call.  The error
+model that raises the divide-by-zero flag where an integer is divided by zero, ERROR_MODEL, is
+runtime/error_model.py's (registered there: code loaded from a cache needs it too)."""
 import platform
 
 from llvmlite import ir
 from numba import types
-from numba.core import callconv, cgutils
 from numba.extending import intrinsic, overload
 
 from ... import runtime as rt
-from ...runtime.fpstatus import CALLBACK, DIVIDE, MASK, available
+from ...runtime.error_model import ERROR_MODEL  # noqa: F401  (re-exported)
+from ...runtime.fpstatus import CALLBACK, MASK, available
 
 # an assembly operand constraint per LLVM type: a register of its class
 _FLOAT = "w" if platform.machine().lower() in ("aarch64", "arm64") else "x"
@@ -43,23 +44,7 @@ def _read(builder, v):
     builder.call(asm, [v])
 
 
-class _FlaggingErrorModel(callconv.NumpyErrorModel):
-    """NumPy's error model (an integer divided by zero gives 0), raising the divide-by-zero
-    flag as NumPy's loops do: the call is then run again as Python, whose NumPy warns, or whose
-    Python ints raise ZeroDivisionError, as the python backend does."""
-
-    def fp_zero_division(self, builder, exc_args=None, loc=None):
-        fnty = ir.FunctionType(ir.IntType(32), [ir.IntType(32)])
-        raise_ = cgutils.get_or_insert_function(builder.module, fnty, "feraiseexcept")
-        builder.call(raise_, [ir.Constant(ir.IntType(32), DIVIDE)])
-        return False
-
-
-# the error model strop compiles with (``njit(error_model=ERROR_MODEL)``)
-ERROR_MODEL = "numpy"
 if available():
-    callconv.error_models["strop"] = _FlaggingErrorModel
-    ERROR_MODEL = "strop"
     _test = types.ExternalFunction("fetestexcept", types.intc(types.intc))
     _clear = types.ExternalFunction("feclearexcept", types.intc(types.intc))
     _report = types.ExternalFunction(CALLBACK, types.void(types.intc))
