@@ -102,17 +102,26 @@ def as_array(x):
     return onp.asarray(x, dtype=onp.result_type(onp.asarray(x)))
 
 
+def jax_init(mod):
+    """init()'s arrays as JAX arrays, as the original program holds them (a NumPy array
+    indexed by a traced value, say, fails where the original's jax.Array does not)."""
+    import jax
+    import jax.numpy as jnp
+
+    return jax.tree_util.tree_map(jnp.asarray, mod.init())
+
+
 def reference_jax(mod):
     import jax
 
-    params, batch = mod.init()
+    params, batch = jax_init(mod)
     out = {"value": onp.asarray(mod.loss(params, *batch))}
     out.update(leaves("grad", jax.tree_util.tree_leaves(jax.grad(mod.loss)(params, *batch))))
     if hasattr(mod, "example_loss"):
         per = jax.vmap(jax.grad(mod.example_loss), in_axes=(None,) + (0,) * len(batch))
         out.update(leaves("example_grad", jax.tree_util.tree_leaves(per(params, *batch))))
     if hasattr(mod, "train"):
-        params, batch = mod.init()
+        params, batch = jax_init(mod)
         out.update(leaves("train", jax.tree_util.tree_leaves(mod.train(params, *batch))))
     return out
 
