@@ -6,6 +6,10 @@ global writes, NumPy's or Python's random state, iterators from outside. ``check
 function in order, tracking for every local name which outside objects it may be, be a view of,
 or hold (so `y = x.T; y[0] = 1` is caught and `x = x.copy(); x[0] = 1` is not), and raises the
 first problem in source order.
+
+``check_complex``: under a derivative, complex values made where the code says so (``1j``,
+``complex(...)``, complex dtypes, ``np.fft``, complex globals) are refused at their line; the
+normalizer calls it (inline.py) for the function and each function it inlines.
 """
 import dataclasses
 import sys

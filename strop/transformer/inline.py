@@ -303,7 +303,8 @@ def _library_roots():
         roots += site.getsitepackages() + [site.getusersitepackages()]
     except AttributeError:   # (an embedded interpreter's site may lack them)
         pass
-    return tuple(sorted({os.path.realpath(r) + os.sep for r in roots if r}))
+    roots = {os.path.realpath(r) for r in roots if r}
+    return tuple(sorted(r + os.sep for r in roots if r != os.sep))
 
 
 def library_of(fn):
@@ -311,7 +312,7 @@ def library_of(fn):
     user's code (modules, scripts, tests, notebooks), strop's own and the code it generated."""
     module = getattr(fn, "__module__", None) or ""
     top = module.split(".")[0]
-    if top.startswith("strop"):   # strop's helpers, and its generated modules
+    if top in ("strop", "strop_generated"):   # strop's helpers, and the code it generated
         return None
     if top in LIBRARIES:
         return top
@@ -321,7 +322,7 @@ def library_of(fn):
         return None   # made by exec, a notebook cell or strop
     path = os.path.realpath(filename)
     parts = path.split(os.sep)
-    if any(root.rstrip(os.sep) != os.sep and path.startswith(root) for root in _library_roots()) \
+    if any(path.startswith(root) for root in _library_roots()) \
             or "site-packages" in parts or "dist-packages" in parts:
         return top or os.path.splitext(os.path.basename(path))[0]
     return None
