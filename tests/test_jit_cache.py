@@ -1,6 +1,7 @@
 """The on-disk cache across processes: nothing compiled twice, safe under concurrency and
 corruption."""
 import glob
+import json
 import os
 import subprocess
 import sys
@@ -113,3 +114,28 @@ def test_code_cached_by_two_processes_runs_apart_in_a_third(tmp_path, saved):
     assert sorted(results) == sorted(names)
     for name, (got, want) in results.items():
         assert got == pytest.approx(want, rel=1e-12), name
+
+
+WARM = os.path.join(HERE, "fixtures", "warm_cache.py")
+
+
+def run_warm(cache):
+    proc = subprocess.run([sys.executable, WARM], env=_env(cache), capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_linked_code_that_calls_object_mode_does_not_fall_back(tmp_path):
+    # a helper's object-mode block in saved code compiles itself when first called, with the
+    # flags of the code holding it: a process that only linked the code lacked strop's error
+    # model (KeyError: 'strop') and ran the function as Python
+    first, second = run_warm(tmp_path), run_warm(tmp_path)
+    assert sorted(first) == sorted(second) == ["training_loss:jit", "training_loss:jit_grad"]
+    for name in first:
+        for run_, linked in ((first[name], 0), (second[name], 1)):
+            assert run_["fallbacks"] == [] and run_["backend"] == "cpu", (name, run_)
+            assert run_["linked"] == linked, (name, run_)     # the second links saved code
+            assert run_["error"] <= 1e-6, (name, run_)        # oracle: the python backend
+        assert first[name]["value"] == second[name]["value"]
