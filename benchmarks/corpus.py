@@ -10,9 +10,11 @@ earlier process), how it ran (``cpu``, or the fallback or error), and its warm m
 the twin's first call and warm median of ``jax.jit(jax.grad(loss))`` (results waited for with
 ``block_until_ready``).  For programs whose ORIGIN is autograd the twin column times
 ``autograd.grad(loss)``, which autograd does not compile.  The twin's columns need jax (and
-autograd) importable next to strop, e.g. with the reference environment's site-packages::
+autograd) importable next to strop: ``--twin-path`` appends a directory (the reference
+environment's site-packages) to the END of sys.path, so strop's own NumPy and Numba still
+come first::
 
-    PYTHONPATH=/tmp/refenv/lib/python3.11/site-packages .venv/bin/python benchmarks/corpus.py
+    .venv/bin/python benchmarks/corpus.py --twin-path /tmp/refenv/lib/python3.11/site-packages
 
 Without them those columns say so.  float64 everywhere (x64 on in both libraries).
 """
@@ -112,7 +114,10 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*", help="programs (default: all of tests/corpus)")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--twin-path", help="a directory holding jax/autograd, appended to sys.path")
     args = ap.parse_args(argv)
+    if args.twin_path:
+        sys.path.append(args.twin_path)
     import strop
     strop.config.update("enable_x64", True)
     strop.config.update("threefry_partitionable", True)  # the twin's (current JAX's) stream
