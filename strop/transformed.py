@@ -25,6 +25,7 @@ from .transformer.parse import parse
 from .transformer.peel import split_first_trips
 from .transformer.ranks import given_ranks
 from .transformer.flatten import dict_orders, flatten_params, leaf_paths
+from .transformer.unroll import unroll
 from .tree_util import tree_leaves, tree_structure
 
 
@@ -700,7 +701,7 @@ def normalized(fun, kinds=None, differentiate=True, settings=None):
     if star:   # *xs: one parameter per argument it was called with
         at = star[0] - sum(1 for i in bound if i < star[0])
         spread = (at, max(len(kinds) - out.nparams + 1, 0) if kinds is not None else 1)
-    return flatten_params(out, trees, spread, orders) if trees or spread else out
+    return unroll(flatten_params(out, trees, spread, orders) if trees or spread else out)
 
 
 def _sequences(fun, kinds, bound):

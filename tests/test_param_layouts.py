@@ -171,3 +171,15 @@ def test_a_function_value_made_from_the_input_is_refused_not_zero():
     with pytest.raises(strop.errors.TransformError, match="follow the derivative into") as e:
         grad(held_partial_of_an_array)(LAYERS)
     assert "test_param_layouts.py" in str(e.value)
+
+
+@pytest.mark.parametrize("f, params", CASES, ids=IDS)
+def test_jit_grad_compiles_every_layout(f, params):
+    """Structure is static: the loops over containers are unrolled (transformer/unroll.py), so
+    Numba compiles what has no Numba type as a container (a list of tuples of arrays of other
+    shapes, a list of dicts): no fallback, the python backend's gradient."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+        got = strop.jit(grad(f))(params)
+    assert_tree_allclose(got, grad(f)(params), rtol=1e-10, atol=1e-12)
