@@ -33,6 +33,21 @@ def canonicalize_tree(tree):
     return tree_map(canonicalize, tree)
 
 
+def canonicalize_globals(values):
+    """The values of the globals and closure variables a transformed function reads, as its
+    code sees them: part of the transform boundary, so narrowed as arguments are (with x64 off,
+    a module's float64 ``W`` is float32 inside, as JAX makes it a constant of the computation's
+    type; compiled code typed it float64 and could not unify it with the float32 values beside
+    it).  Read on every call: a copy where narrowed, so an update in place is seen."""
+    if config._values["enable_x64"]:
+        return values
+    return [v if type(v) in _KEPT or type(v) is np.ndarray and v.dtype not in _NARROW
+            else canonicalize_tree(v) for v in values]
+
+
+_KEPT = (int, bool, str, type(None))
+
+
 def is_float_leaf(value):
     return isinstance(value, float) or (
         isinstance(value, (np.ndarray, np.generic)) and np.issubdtype(value.dtype, np.inexact))

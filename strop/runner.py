@@ -33,6 +33,7 @@ from .codegen.tapes import arrays_for_tapes, shapes_for_tapes
 from .transformer.ranks import scalar_names
 from .codegen.load import LINEMAPS, load
 from .config import config
+from .dtypes import canonicalize_globals
 from .errors import (DonationWarning, JitFallbackWarning, LaxTypeError, StropError,
                      user_stacklevel)
 from .runtime import fpstatus
@@ -132,7 +133,7 @@ class Staged:
                                       for c in self.fn.companions))
 
     def run(self, args):
-        free = [v.read() for v in self.fn.free.values()]
+        free = canonicalize_globals([v.read() for v in self.fn.free.values()])
         compiled = self.backend == "cpu"
         values = config._values
         logging_ = values["log_compiles"]
