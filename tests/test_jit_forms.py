@@ -210,3 +210,52 @@ def test_where_of_numbers_shares_a_name_with_numbers():
     for a in (0.3, 0.9, 2.5):
         _same(where_of_numbers, a)
         _same(strop.grad(where_of_numbers), a)
+
+
+# --- keepdims given as an argument (issue 34) --------------------------------------------------
+def summed(x, k):
+    return np.sum(x, axis=0, keepdims=k)          # the result's rank depends on k
+
+
+def scaled(x, k):
+    s = np.mean(x * x, axis=1, keepdims=k)
+    return np.sum(s * x[:, :1]) + np.max(x, axis=0, keepdims=k).sum()
+
+
+def _same_static(g, *args):
+    """``_same`` with the last argument static."""
+    want = strop.jit(g, static_argnums=len(args) - 1, backend="python")(*args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+        got = strop.jit(g, static_argnums=len(args) - 1)(*args)
+    assert np.shape(got) == np.shape(want) and np.asarray(got).dtype == np.asarray(want).dtype
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    return got
+
+
+@pytest.mark.parametrize("static", [True, False], ids=["static", "bool argument"])
+def test_keepdims_from_an_argument_compiles(static):
+    x = _x()
+    check = _same_static if static else _same
+    f = strop.jit(summed) if not static else None
+    for k in (True, False, True):      # (the same jit(summed) called with both values)
+        if static:
+            got = check(summed, x, k)
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+                got = f(x, k)
+        assert np.shape(got) == np.shape(summed(x, k)) == ((1, 3) if k else (3,))
+        np.testing.assert_allclose(got, summed(x, k), rtol=1e-12)
+        for g in (scaled, strop.grad(scaled)):
+            check(g, x, k)
+    if not static:
+        assert f.last_backend == "cpu"
+    # the gradient against central differences
+    for k in (True, False):
+        num = np.zeros(x.shape)
+        for i in np.ndindex(x.shape):
+            d = np.zeros(x.shape)
+            d[i] = 1e-6
+            num[i] = (scaled(x + d, k) - scaled(x - d, k)) / 2e-6
+        np.testing.assert_allclose(check(strop.grad(scaled), x, k), num, rtol=1e-5, atol=1e-7)

@@ -52,6 +52,7 @@ class Native:
         self.signatures = []                     # the entries' argument types
         self.loaded = 0                          # signatures loaded from saved code
         self.compiled = 0                        # ... compiled by Numba (or from its cache)
+        self.literal = ()    # positions of arguments compiled for by value (see _compile)
         self._fingerprint = compute_fingerprint
 
     @property
@@ -69,11 +70,27 @@ class Native:
         if b"i" in key and any(type(a) is int and a not in INT64 for a in args):
             with quiet():
                 return self.dispatcher(*args)    # Numba types a big int as uint64
+        if self.literal:
+            key = self._valued(key, args)
         entry = self.entries.get(key)
         if entry is None:
-            entry = self.entries[key] = self.save and self._load(key) or \
-                self._compile(key, args)
+            entry = self._entry(key, args)
         return entry(*args)
+
+    def _valued(self, key, args):
+        return key + tuple((i, args[i]) for i in self.literal)
+
+    def _entry(self, key, args):
+        """The entry point for ``args`` (of fingerprints ``key``): saved code, else compiled."""
+        literal = self.literal
+        entry = self.save and self._load(key)
+        if not entry and self.literal != literal:   # a marker: code is made by value
+            key = self._valued(key, args)
+            entry = self.entries.get(key) or self.save and self._load(key)
+        if not entry:
+            key, entry = self._compile(key, args)
+        self.entries[key] = entry
+        return entry
 
     def _file(self, key):
         tag = repr((key, _platform()))
@@ -92,6 +109,9 @@ class Native:
             return None
         try:
             state = _Unpickler(io.BytesIO(payload)).load()
+            if state[0] == _LITERAL:     # code is compiled for these arguments' values
+                self.literal = tuple(state[1])
+                return None
             entry = _link(state)
         except Exception:    # saved by an incompatible build: Numba compiles again
             _remove(path)
@@ -103,22 +123,48 @@ class Native:
     def _compile(self, key, args):
         """Numba's entry point for ``args`` (compiling them, or loading Numba's own cache), and
         its machine code saved for the next process."""
-        d = self.dispatcher
+        from numba.core import types
+        from numba.core.errors import ForceLiteralArg
+        d, known = self.dispatcher, self.literal
         with quiet():
             sig = tuple(d.typeof_pyval(a) for a in args)
-            d.compile(sig)     # not a call: the function runs once, on its caller's arguments
+            while True:
+                try:
+                    d.compile(sig)   # not a call: it runs once, on its caller's arguments
+                    break
+                except ForceLiteralArg as e:
+                    # a value the types depend on (keepdims=k, k a bool argument): compiled
+                    # for each value, as Numba's dispatcher does; the value joins the key
+                    if any(isinstance(sig[i], types.Literal) for i in e.requested_args):
+                        raise
+                    self.literal = tuple(sorted(set(self.literal) | set(e.requested_args)))
+                    sig = tuple(types.literal(a.item() if isinstance(a, np.generic) else a)
+                                if i in self.literal else t
+                                for i, (a, t) in enumerate(zip(args, sig)))
+        if self.literal != known:
+            plain = key[:len(args)]
+            if self.save:     # what the next process needs to know before it loads
+                self._save(plain, (_LITERAL, self.literal))
+            key = self._valued(plain, args)
         cres = d.overloads[sig]
         self.compiled += 1
         self.signatures.append(sig)
         if self.save and _savable(cres):
-            try:
-                from numba.core.serialize import dumps
-                payload = dumps(cres._reduce())
-                path = self._file(key)
-                write_atomically(path, _seal(path, payload) + payload)
-            except Exception:      # what Numba cannot pickle it does not cache either
-                pass
-        return _boxed(cres.entry_point, cres.signature.return_type)
+            self._save(key, cres._reduce())
+        return key, _boxed(cres.entry_point, cres.signature.return_type)
+
+    def _save(self, key, state):
+        try:
+            from numba.core.serialize import dumps
+            payload = dumps(state)
+            path = self._file(key)
+            write_atomically(path, _seal(path, payload) + payload)
+        except Exception:      # what Numba cannot pickle it does not cache either
+            pass
+
+
+# a saved file's state that says the function is compiled for the values of some arguments
+_LITERAL = "compiled by value"
 
 
 def _seal(path, payload):

@@ -7,11 +7,12 @@ compiled from their own source both get them.  One general scheme serves every f
 reduced axes are moved last, the array is made a C-contiguous (rows, reduced) matrix, and the
 whole-array function Numba has is applied to each row (a float row's sum and mean: NumPy's
 pairwise sum, sums.py)."""
+import inspect
 import textwrap
 
 import numpy as np
 from numba import types
-from numba.core.errors import TypingError
+from numba.core.errors import ForceLiteralArg, TypingError
 from numba.extending import register_jitable
 from numba.np.numpy_support import as_dtype
 
@@ -140,6 +141,7 @@ def _reduction(fn, params, call, extra=()):
     """Register ``fn(a, axis, ..., keepdims)`` over any axes: ``params`` its parameters as
     NumPy names them (``out`` must be None), ``call`` the source reducing one ``row``."""
     names = [p.split("=")[0] for p in params.split(", ")]
+    pysig = inspect.signature(_with_params(None, params))
 
     def typer(a, *args, **kws):
         bound = dict(zip(names[1:], args), **kws)
@@ -150,7 +152,11 @@ def _reduction(fn, params, call, extra=()):
             return None
         keep = _literal_flag(keepdims)
         if keep is None:
-            return None          # Numba retries with keepdims a literal
+            # a bool argument (not a constant): the result's rank depends on its value, so
+            # the function is compiled for each value it is called with (Numba's literal
+            # dispatch; codegen/native.py keys saved code by the value too).  Where the flag
+            # is no argument of the function compiled, typing fails: jit falls back
+            _literal_keepdims(pysig)
         if _none(axis) and not keep and "ddof" not in names:
             return None          # Numba's own, over the whole array
         found = _axes_text(axis, a.ndim)
@@ -167,6 +173,17 @@ def _reduction(fn, params, call, extra=()):
                          dt=dt, _norm_axis=_norm_axis, _rest=_rest, **HELPERS)
 
     overload(fn, prefer_literal=True)(_with_params(typer, params))
+
+
+def _literal_keepdims(pysig):
+    """Raise Numba's request that the call's ``keepdims`` be typed as a literal: Numba then
+    compiles the function whose argument it is again, for its value."""
+    def folded(args, kws):   # every parameter, by position (keywords come as pairs)
+        bound = pysig.bind(*args, **dict(kws))
+        bound.apply_defaults()
+        return tuple(bound.arguments.values())
+    at = list(pysig.parameters).index("keepdims")
+    raise ForceLiteralArg({at}).bind_fold_arguments(folded)
 
 
 def _literal_flag(t):
