@@ -500,7 +500,7 @@ class TreeGenerator:
         else:
             self.define("unzip", ["def unzip(pairs):",
                                   "    return [w for w, _ in pairs], [b for _, b in pairs]"])
-            body = [f"ws, bs = unzip({PAIRS[layout]})", "h = x",
+            body = [f"ws, bs = unzip(list({PAIRS[layout]}))", "h = x",
                     "for w, b in zip(ws, bs):", "    h = np.tanh(h @ w + b)",
                     "return np.sum(h ** 2) + 0.1 * sum(np.sum(w) for w in ws)"]
         f = ["def f(params, x):"] + indent(body)
