@@ -333,8 +333,20 @@ class TreeGenerator:
     def p_loss(self, layout, params, din):
         """f(params, x, y): a loss, perhaps regularized, read through one idiom."""
         body = []
-        act = self.activation(body)
-        body += ["h = x"] + self.net(layout, act) + ["out = h"]
+        if self.rng.random() < 0.25:     # a function passed as an argument to a helper
+            fn = self.rng.choice(("np.tanh", "lambda z: z / (1.0 + z ** 2)",
+                                  "partial(scaled, 0.6)", "make_act(0.8)"))
+            if "scaled" in fn:
+                self.define("def scaled(a, z):", ACTIVATIONS[8][1])
+            if "make_act" in fn:
+                self.define("def make_act(a):", ACTIVATIONS[7][1])
+            net = self.net(layout, lambda z: f"act({z})")
+            self.define("mlp", ["def mlp(params, x, act):"] + indent(["h = x"] + net
+                                                                     + ["return h"]))
+            body += [f"out = mlp(params, x, {fn})"]
+        else:
+            act = self.activation(body)
+            body += ["h = x"] + self.net(layout, act) + ["out = h"]
         value = self.weighted(LOSSES)[1]
         if self.rng.random() < 0.5:
             value += f" + 0.01 * {self.regularizer(layout)}"
