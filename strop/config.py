@@ -11,7 +11,9 @@ _OPTIONS = {
     "enable_x64": (False, _BOOL),
     "debug_nans": (False, _BOOL),
     "debug_infs": (False, _BOOL),
-    "threefry_partitionable": (False, _BOOL),
+    # JAX's current default stream (jax_threefry_partitionable: True since JAX 0.5); False is
+    # the original stream, whose values the Sharp Bits and older documents print
+    "threefry_partitionable": (True, _BOOL),
     "log_compiles": (False, _BOOL),
     "cache_dir": (None, str),
     "default_backend": ("cpu", str),

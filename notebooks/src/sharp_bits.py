@@ -317,6 +317,10 @@ assert f(np.arange(10)) == 45 and f.last_backend == "cpu"
 # keys, and a key reused gives the same numbers, silently. **strop:** the same algorithm bit for
 # bit (the seed's printed values below), `np.random` inside a transformed function is a
 # `PurityError`, and a key used twice in a function is a `KeyReuseWarning`.
+#
+# The Sharp Bits printed its values with JAX's original stream of keys; current JAX, and
+# strop by default, use the *partitionable* one (`jax_threefry_partitionable`, the default
+# since JAX 0.5). To show the seed's values, this section sets the original stream:
 
 # %%
 print(np.random.random())
@@ -331,6 +335,7 @@ with raises(PurityError):
     jit(noisy)(1.)
 
 # %%
+strop.config.update("threefry_partitionable", False)   # JAX's original stream, as printed
 key = random.PRNGKey(0)
 print(key)
 assert key.tolist() == [0, 0] and key.dtype == np.uint32
@@ -369,12 +374,12 @@ for d in draws:
 assert np.allclose(np.concatenate(draws), [-0.37533438, 0.98645043, 0.14553197])
 
 # %% [markdown]
-# Current JAX splits keys in its *partitionable* layout by default; strop has both layouts,
-# and the seed's one is its default:
+# Back to the default, current JAX's *partitionable* stream: the same seed splits into other
+# keys, JAX's own (`jax.random.split(jax.random.key(0))`):
 
 # %%
-with strop.config.override(threefry_partitionable=True):
-    keys = random.split(random.PRNGKey(0))
+strop.config.update("threefry_partitionable", True)   # the default
+keys = random.split(random.key(0))      # random.key: current JAX's spelling of PRNGKey
 print(keys)   # JAX 0.10's values (tests/data/rng_reference.json)
 assert keys.tolist() == [[1797259609, 2579123966], [928981903, 3453687069]]
 

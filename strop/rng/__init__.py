@@ -2,7 +2,8 @@
 
 Keys are raw uint32 arrays of shape (2,) (batches: (..., 2)), as JAX's legacy PRNGKey.
 Every function is pure in its key. ``strop.config.threefry_partitionable`` picks JAX's
-original stream (False, the default) or its current default stream (True);
+current default stream (True, strop's default too, as JAX's since 0.5) or its original stream
+(False: the values the Sharp Bits and JAX's older documents print);
 ``strop.config.enable_x64`` the 64-bit dtype policy.
 
 Modules: threefry (block function), streams (counter layouts), xla_math (elementary

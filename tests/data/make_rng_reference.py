@@ -4,7 +4,9 @@
 
 Each case names a strop.random function, its arguments (keys as seeds of PRNGKey, arrays as
 lists) and the two config flags; the .npz holds JAX's output under the case id. The JSON
-records the JAX version and platform. JAX is used only here, never by strop.
+records the JAX version and platform. The first cases (``"default": true``) run under JAX's
+defaults as installed, and ``default_partitionable`` records JAX's default stream: strop's
+defaults must reproduce them. JAX is used only here, never by strop.
 """
 import json
 import os
@@ -94,12 +96,23 @@ def cases(x64):
     return out
 
 
+# run first, under JAX's defaults as installed (no jax.config.update): what strop's defaults
+# must reproduce (the stream: jax_threefry_partitionable, True since JAX 0.5)
+DEFAULT_CASES = [dict(fn="key", seed=0), dict(fn="key", seed=-7), dict(fn="split", key=0, num=2),
+                 dict(fn="split", key=42, num=[2, 3]), dict(fn="fold_in", key=0, data=12345),
+                 dict(fn="normal", key=5, shape=(7,)), dict(fn="uniform", key=5, shape=(3, 5)),
+                 dict(fn="bits", key=3, shape=(9,)), dict(fn="randint", key=11, shape=(101,),
+                                                          minval=0, maxval=10)]
+
+
 def run(case):
     kw = {k: v for k, v in case.items()
-          if k not in ("fn", "key", "array", "x64", "partitionable", "id")}
+          if k not in ("fn", "key", "array", "x64", "partitionable", "id", "default")}
     fn = getattr(random, case["fn"])
     if case["fn"] == "PRNGKey":
         return random.PRNGKey(kw["seed"])
+    if case["fn"] == "key":   # a typed key: its words
+        return random.key_data(random.key(kw["seed"]))
     key = random.PRNGKey(case["key"])
     for name in ("minval", "maxval", "lower", "upper", "p", "a", "b", "lam", "logits", "mean",
                  "cov", "x"):
@@ -116,6 +129,12 @@ def run(case):
 
 def main():
     table, arrays = [], {}
+    default_part = bool(jax.config.jax_threefry_partitionable)
+    for case in DEFAULT_CASES:
+        case = dict(case, x64=bool(jax.config.jax_enable_x64), partitionable=default_part,
+                    default=True, id=f"c{len(table)}")
+        arrays[case["id"]] = np.asarray(run(case))
+        table.append(case)
     for x64 in (False, True):
         for part in (False, True):
             jax.config.update("jax_enable_x64", x64)
@@ -131,7 +150,8 @@ def main():
                 table.append(case)
     meta = dict(jax_version=jax.__version__, jaxlib_version=jax.lib.__version__,
                 numpy_version=np.__version__, platform=platform.platform(),
-                backend=jax.default_backend(), cases=table)
+                backend=jax.default_backend(), default_partitionable=default_part,
+                cases=table)
     with open(os.path.join(HERE, "rng_reference.json"), "w") as fh:
         json.dump(meta, fh, indent=0)
     np.savez_compressed(os.path.join(HERE, "rng_reference.npz"), **arrays)

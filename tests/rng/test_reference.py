@@ -42,10 +42,10 @@ ATOL_F32 = {"loggamma": 4e-6}
 
 def _call(case):
     kw = {k: v for k, v in case.items()
-          if k not in ("fn", "key", "array", "x64", "partitionable", "id", "error")}
+          if k not in ("fn", "key", "array", "x64", "partitionable", "id", "error", "default")}
     fn = getattr(rng, case["fn"])
-    if case["fn"] == "PRNGKey":
-        return rng.PRNGKey(kw["seed"])
+    if case["fn"] in ("PRNGKey", "key"):   # (JAX's typed key(seed): its key_data)
+        return fn(kw["seed"])
     key = rng.PRNGKey(case["key"])
     ftype = "float64" if case["x64"] else "float32"
     for name in ("minval", "maxval", "lower", "upper", "p", "a", "b", "lam", "logits", "mean",
@@ -70,7 +70,8 @@ def _ulp_diff(a, b):
 
 
 def _label(case):
-    extra = {k: v for k, v in case.items() if k not in ("fn", "x64", "partitionable", "id")}
+    extra = {k: v for k, v in case.items()
+             if k not in ("fn", "x64", "partitionable", "id", "default")}
     return f"{case['id']}-{case['fn']}-{'x64' if case['x64'] else 'x32'}-" \
            f"{'part' if case['partitionable'] else 'orig'}-{json.dumps(extra)[:60]}"
 
@@ -108,3 +109,17 @@ def test_matches_jax(case):
 def test_reference_provenance():
     assert META["jax_version"] and META["backend"] == "cpu"
     assert len(CASES) == len(ARRAYS.files)
+
+
+DEFAULTS = [c for c in CASES if c.get("default")]
+
+
+def test_the_default_stream_is_current_jaxs():
+    # made under JAX's defaults as installed (True since JAX 0.5): strop's defaults reproduce
+    # them with no setting changed
+    assert DEFAULTS and META["default_partitionable"] is True
+    assert config.read("threefry_partitionable") is True
+    for case in DEFAULTS:
+        with config.override(enable_x64=case["x64"]):   # (the tests' x64 may differ)
+            got = np.asarray(_call(case))
+        np.testing.assert_array_equal(got, ARRAYS[case["id"]], err_msg=_label(case))

@@ -132,3 +132,27 @@ def test_key_and_key_data_work_in_transformed_code():
     seeds = np.array([1, 2, 3])
     np.testing.assert_array_equal(strop.vmap(lambda s: random.key_data(random.key(s)))(seeds),
                                   [random.PRNGKey(s) for s in seeds])
+
+
+def normal_default_shape(key, shape=(), dtype=None):
+    return random.normal(key, shape, dtype)
+
+
+PENDING = ("needs two changes outside strop/rng (issue 34 helper report): "
+           "transformed.transformable wraps strop.random's functions as it wraps NumPy's, "
+           "and transformer/flatten.flatten_params gives an empty tuple argument no parameter")
+
+
+@pytest.mark.xfail(strict=True, reason=PENDING)
+def test_vmap_of_a_sampler_over_a_batch_of_keys():
+    # JAX's vmap(random.normal)(keys): the oracle is a loop over the keys
+    keys = random.split(random.key(0), 3)
+    for f, args, in_axes, want in [
+            (random.normal, (keys,), 0, [random.normal(k) for k in keys]),
+            (random.normal, (keys, (2,)), (0, None), [random.normal(k, (2,)) for k in keys]),
+            (random.uniform, (keys, (2,)), (0, None), [random.uniform(k, (2,)) for k in keys]),
+            (random.bernoulli, (keys, 0.3, (4,)), (0, None, None),
+             [random.bernoulli(k, 0.3, (4,)) for k in keys]),
+            (random.split, (keys,), 0, [random.split(k) for k in keys]),
+            (normal_default_shape, (keys,), 0, [random.normal(k) for k in keys])]:
+        np.testing.assert_array_equal(strop.vmap(f, in_axes)(*args), np.stack(want))
