@@ -281,3 +281,12 @@ def test_transforms_take_results_as_they_take_numpy():
     for f in (strop.jit(scaled_sum), grad(scaled_sum), strop.vmap(scaled_sum, (0, None))):
         np.testing.assert_array_equal(f(rx, ry), f(x, np.float32(3.0)))
     assert ready(grad(scaled_sum)(x, 3.0)).block_until_ready().dtype == np.float32
+
+
+@pytest.mark.xfail(strict=True, reason="needs Transformed.__call__ to return "
+                                       "strop.results.ready(...) (issue 34 helper report)")
+def test_results_of_transforms_answer_block_until_ready():
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    for out in (strop.jit(scaled_sum)(x, 3.0), grad(scaled_sum)(x, 3.0), grad(cube_sum)(x),
+                strop.vmap(scaled_sum, (0, None))(x, 3.0), value_and_grad(cube_sum)(x)[0]):
+        assert out.block_until_ready() is out

@@ -260,3 +260,19 @@ def test_bwd_cotangent_of_the_wrong_shape():
         with pytest.raises(ValueError, match="shape \\(2,\\) for its differentiable argument 0, "
                                              "which has shape \\(3,\\)"):
             g(np.ones(3))
+
+
+def cube_twice(x):
+    return cube(x) * 2   # forward mode reaches a custom_vjp function here
+
+
+@pytest.mark.xfail(strict=True, reason="needs transformer/forward.py to raise an error class "
+                                       "that is also a TypeError (issue 34 helper report)")
+def test_forward_mode_of_custom_vjp_is_a_type_error_as_in_jax():
+    # JAX: TypeError "can't apply forward-mode autodiff (jvp) to a custom_vjp function."
+    for call in (lambda: jvp(cube_twice, (2.0,), (1.0,)),
+                 lambda: jacfwd(cube_twice)(np.array([1.0, 2.0]))):
+        with pytest.raises(TypeError, match="custom_vjp") as info:
+            call()
+        assert isinstance(info.value, strop.errors.StropError)
+        assert info.value.location.lineno == cube_twice.__code__.co_firstlineno + 1
