@@ -144,19 +144,21 @@ class Native:
         if self.literal != known:
             plain = key[:len(args)]
             if self.save:     # what the next process needs to know before it loads
-                self._save(plain, (_LITERAL, self.literal))
+                self._save(plain, lambda: (_LITERAL, self.literal))
             key = self._valued(plain, args)
         cres = d.overloads[sig]
         self.compiled += 1
         self.signatures.append(sig)
         if self.save and _savable(cres):
-            self._save(key, cres._reduce())
+            self._save(key, cres._reduce)
         return key, _boxed(cres.entry_point, cres.signature.return_type)
 
     def _save(self, key, state):
+        """``state()`` saved for ``key``, if it can be (code Numba loaded from its own cache
+        has no object code to save)."""
         try:
             from numba.core.serialize import dumps
-            payload = dumps(state)
+            payload = dumps(state())
             path = self._file(key)
             write_atomically(path, _seal(path, payload) + payload)
         except Exception:      # what Numba cannot pickle it does not cache either
