@@ -27,8 +27,8 @@ from strop.rng.streams import fold_in_key as _fold_in_kernel
 
 __all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "bits",
            "uniform", "normal", "randint", "bernoulli", "choice", "permutation", "categorical",
-           "truncated_normal", "exponential", "gamma", "loggamma", "beta", "poisson", "gumbel", "laplace",
-           "logistic", "multivariate_normal", "KERNELS"]
+           "truncated_normal", "exponential", "gamma", "loggamma", "beta", "poisson", "gumbel",
+           "laplace", "logistic", "multivariate_normal", "KERNELS"]
 
 #: public name -> the kernel (or kernels, by case) that computes it; signatures:
 #:   split: split_kernel(key, num, partitionable) -> (num, 2) uint32
