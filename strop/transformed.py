@@ -690,7 +690,7 @@ def normalized(fun, kinds=None, differentiate=True, settings=None):
     check(parsed)
     out = normalize(parsed, check=check, inline_helpers=differentiate,
                     keep_custom=differentiate, classes=_classes(fun, kinds, bound),
-                    sequences=_sequences(fun, kinds, bound))
+                    sequences=_sequences(fun, kinds, bound), trees=_trees(fun, kinds, bound))
     check_key_reuse(out)
     out = bind_statics(out, bound) if bound else out
     trees = {i: k[1] for i, k in enumerate(kinds or ()) if type(k) is tuple}
@@ -713,6 +713,16 @@ def _sequences(fun, kinds, bound):
               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     return {p.name for p, k in zip(params, kinds)
             if type(k) is tuple and k[1].node_type in (list, tuple)}
+
+
+def _trees(fun, kinds, bound):
+    """{parameter: structure} of the pytree arguments (tree_util inside the function reads
+    them: transformer/normalize_trees.py)."""
+    if not kinds or bound:
+        return {}
+    params = [p for p in inspect.signature(fun).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return {p.name: k[1] for p, k in zip(params, kinds) if type(k) is tuple}
 
 
 def _classes(fun, kinds, bound):

@@ -11,7 +11,7 @@ import pytest
 import strop
 from helpers import assert_tree_allclose, numeric_grad_tree, x64_fixture
 from strop import grad, jvp, vjp
-from strop.tree_util import tree_map
+from strop.tree_util import tree_leaves, tree_map
 
 x64 = pytest.fixture(autouse=True)(x64_fixture)
 
@@ -104,6 +104,24 @@ def partial_keywords(params):
     return np.sum(f(X))
 
 
+def leaves_regularizer(params):
+    return mlp_loop(params) + 0.1 * sum(np.sum(leaf ** 2) for leaf in tree_leaves(params))
+
+
+def norms_of_leaves(params):
+    return np.sum(np.array([np.linalg.norm(g) for g in tree_leaves(params)]) ** 2)
+
+
+def mapped_tree(params):
+    scaled = tree_map(lambda p: np.sin(p) * 2.0, params)
+    return mlp_loop(scaled)
+
+
+def two_trees_mapped(p):
+    stepped = tree_map(lambda a, b: a - 0.1 * b, p, tree_map(np.cos, p))
+    return list_of_dicts(stepped)
+
+
 SQUARE = {"enc": (rng.randn(3, 3), rng.randn(3)), "dec": (rng.randn(3, 3), rng.randn(3))}
 
 CASES = [
@@ -120,6 +138,10 @@ CASES = [
     (enumerate_layers, LAYERS),
     (comprehension_regularizer, LAYERS),
     (partial_keywords, LAYERS),
+    (leaves_regularizer, LAYERS),
+    (norms_of_leaves, {"b": LAYERS[1], "a": LAYERS[0]}),
+    (mapped_tree, tuple(LAYERS)),
+    (two_trees_mapped, [{"w": w, "b": b} for w, b in LAYERS]),
 ]
 IDS = [f"{f.__name__}-{type(p).__name__}" for f, p in CASES]
 

@@ -22,6 +22,7 @@ from .lax_lower import LaxLowering
 from .parse import BUILTIN, CLOSURE, UNDEFINED
 from .normalize_calls import Calls, is_local
 from .normalize_exprs import UNSUPPORTED, Expressions, _index_value
+from .normalize_trees import Trees
 from .operands import Operands
 from .spread import Spreader
 
@@ -36,7 +37,7 @@ _COMPARE = {gast.Is: lambda a, b: a is b, gast.IsNot: lambda a, b: a is not b,
             gast.Eq: lambda a, b: a == b, gast.NotEq: lambda a, b: a != b}
 
 
-class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands):
+class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, Trees):
     """One function normalized: the entry, names and statements are here; expressions
     (normalize_exprs), calls (normalize_calls), inlining (inline), spread arguments (spread)
     and sequence operands (operands) are mixins."""
@@ -61,6 +62,7 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands):
         self.classes = {}        # parameter -> the registered pytree class its argument is
         self.user_names = {}     # an inlined function's renamed local -> its name there
         self.sequences = set()   # parameters given a list or tuple, never rebound
+        self.trees = {}          # parameter -> the structure of its argument, never rebound
 
     # --- entry -----------------------------------------------------------------------------
     def function(self):
@@ -426,12 +428,13 @@ def _as_store(node):
 
 
 def normalize(parsed, check=None, inline_helpers=True, keep_custom=True, classes=None,
-              sequences=()):
+              sequences=(), trees=None):
     """``inline_helpers``: inline runtime helpers that have no derivative rule (for a
     transform that differentiates the code; compiled code calls them instead).
     ``keep_custom``: keep calls of custom_jvp/custom_vjp functions (whose rules a derivative
     uses) rather than inline their primal function.  ``sequences``: the parameters whose
-    arguments are lists or tuples (NumPy reads them as arrays: operands.py)."""
+    arguments are lists or tuples (NumPy reads them as arrays: operands.py); ``trees``:
+    parameter -> the structure of its pytree argument (normalize_trees.py)."""
     n = Normalizer(parsed, check)
     n.inline_helpers = inline_helpers
     n.keep_custom = keep_custom
@@ -439,4 +442,5 @@ def normalize(parsed, check=None, inline_helpers=True, keep_custom=True, classes
     stored = {s.id for s in gast.walk(parsed.node) if isinstance(s, gast.Name)
               and isinstance(s.ctx, (gast.Store, gast.Del))}
     n.sequences = set(sequences) - stored
+    n.trees = {p: t for p, t in (trees or {}).items() if p not in stored}
     return n.function()

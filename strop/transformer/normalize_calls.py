@@ -199,6 +199,9 @@ class Calls:
         if getattr(obj, "__strop_setting__", False) and not e.args and not e.keywords:
             # a value of the settings the code is made for (dtypes.default_float())
             return self.to_name(self.constant_atom(obj(), obj.__name__), into)
+        made = self.tree_call(obj, e, scope, into)
+        if made is not None:   # tree_map / tree_leaves of a tree of known structure
+            return made
         if obj is dict and not e.args:
             return self.to_name(gast.Dict(keys=[ir.const(k.arg) for k in e.keywords],
                                           values=[self.expr(k.value, scope) for k in e.keywords]),

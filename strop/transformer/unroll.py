@@ -90,6 +90,8 @@ def unroll(fn):
     bound directly; ``fn`` itself where there is none."""
     node = ir.clone(fn.node)
     changed = []
+    fn = dataclasses.replace(fn, node=node)
+    fn.namer = ir.Namer(ir.names_in(node) | set(fn.refs))
     node.body = _block(node.body, _Known(), fn, changed)
     if not changed:
         return fn
@@ -106,14 +108,11 @@ def _block(stmts, known, fn, changed):
 
 def _stmt(s, known, fn, changed):
     if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name):
-        return [_assign(s, known, fn, changed)]
+        out = _assign(s, known, fn, changed)
+        return out if isinstance(out, list) else [out]
     if isinstance(s, gast.For) and _unrollable(s, known, fn):
         changed.append(s)
-        index, out = s.target.id, []
-        for k in range(_trips(s, known)):
-            out.append(ir.assign(index, ir.const(k), getattr(s, "loc", None)))
-            out.extend(ir.clone(s.body))
-        return _block(out, known, fn, changed)
+        return _block(_trips_renamed(s, _trips(s, known), fn.namer), known, fn, changed)
     if isinstance(s, (gast.For, gast.While)):
         known.forget(analysis.writes(s))   # a trip may have rebound them
         s.body = _block(s.body, known.copy(), fn, changed)
@@ -126,6 +125,80 @@ def _stmt(s, known, fn, changed):
         return [s]
     known.forget(analysis.writes(s))
     return [s]
+
+
+def _trips_renamed(loop, n, namer):
+    """The ``n`` trips of ``loop`` one after another, each binding the loop's index first.
+    A name the body binds at its top level (and nowhere deeper) gets a name of its own in
+    each trip (``w_1``, ``w_2``): trips over the layers of a network bind arrays of other
+    shapes, which one name, taped as it is overwritten, could not hold in compiled code.
+    The last trip's values are bound to the names again after them, as the loop leaves
+    them."""
+    index, loc = loop.target.id, getattr(loop, "loc", None)
+    compound = [t for t in loop.body if not isinstance(t, gast.Assign)]
+    top = [t.targets[0].id for t in loop.body if isinstance(t, gast.Assign)
+           and isinstance(t.targets[0], gast.Name)]
+    renamed = [v for v in dict.fromkeys([index] + top)
+               if v not in analysis.block_writes(compound)]
+    current, out = {}, []
+    for k in range(n):
+        for t in [ir.assign(index, ir.const(k), loc)] + ir.clone(loop.body):
+            _read_as(t, current)
+            if isinstance(t, gast.Assign) and isinstance(t.targets[0], gast.Name) and \
+                    t.targets[0].id in renamed:
+                v = t.targets[0].id
+                current[v] = t.targets[0].id = namer.temp(v.rstrip("0123456789")) if \
+                    v.startswith("_") else namer.fresh(f"{v}_{k}")
+            out.append(t)
+    out.extend(ir.assign(v, ir.name(current[v]), loc) for v in renamed if v in current)
+    return out
+
+
+def _read_as(stmt, current):
+    """``stmt`` reading ``current[v]`` wherever it reads ``v`` (its nested blocks too)."""
+    for n in gast.walk(stmt):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in current:
+            n.id = current[n.id]
+
+
+def _sum_of_known(s, known, fn):
+    """``t = sum(xs)`` of a known list as the additions Python's sum makes (``0 + x0 + x1
+    ...``, written ``x0 + x1 + ...``): statements, or None for another value."""
+    value = s.value
+    if not (isinstance(value, gast.Call) and fn.callee(value.func) is sum and
+            len(value.args) == 1 and not value.keywords):
+        return None
+    items = _item(value.args[0], known, fn)
+    if not isinstance(items, (list, tuple)) or not all(isinstance(i, ATOMS) for i in items):
+        return None
+    target, loc = s.targets[0].id, getattr(s, "loc", None)
+    if not items:
+        return [ir.assign(target, ir.const(0), loc)]
+    out = [ir.assign(target, gast.BinOp(left=ir.const(0), op=gast.Add(),
+                                        right=ir.clone(items[0])), loc)] if len(items) == 1 \
+        else []
+    for i, item in enumerate(items[1:]):
+        left = ir.clone(items[0]) if i == 0 else ir.name(target)
+        out.append(ir.assign(target, gast.BinOp(left=left, op=gast.Add(), right=ir.clone(item)),
+                             loc))
+    return out
+
+
+def _displayed_operands(value, known, fn):
+    """A NumPy function given a known list or tuple (``np.array(norms)``, ``np.stack(xs)``)
+    takes its display instead, so that nothing holds the container: True if any did."""
+    if not isinstance(value, gast.Call):
+        return False
+    callee = fn.callee(value.func)
+    if not (getattr(callee, "__module__", None) or "").startswith("numpy"):
+        return False
+    done = False
+    for i, a in enumerate(value.args):
+        items = _item(a, known, fn) if isinstance(a, gast.Name) else None
+        if isinstance(items, (list, tuple)) and not isinstance(items, _Named):
+            value.args[i] = _display(items)
+            done = True
+    return done
 
 
 def _trips(loop, known):
@@ -162,9 +235,16 @@ def _number(atom, known):
 def _assign(s, known, fn, changed):
     target = s.targets[0].id
     value = s.value
+    total = _sum_of_known(s, known, fn)
+    if total is not None:
+        changed.append(s)
+        known.forget([target])
+        return total
     structure = _structure_of(value, known, fn)
     known.forget([target])
     if structure is _NOT_KNOWN:
+        if _displayed_operands(value, known, fn):
+            changed.append(s)
         if isinstance(value, gast.Constant) and isinstance(value.value, (int, str)) and \
                 not isinstance(value.value, bool):
             known.numbers[target] = value.value
@@ -180,7 +260,8 @@ def _assign(s, known, fn, changed):
         s.value = ir.const(structure)
         known.numbers[target] = structure
         return s
-    if isinstance(value, (gast.Subscript, gast.Attribute)):   # a part that is a container
+    if isinstance(value, (gast.Subscript, gast.Attribute)) or isinstance(
+            value, gast.Call) and fn.callee(value.func) is runtime.append:   # made whole
         changed.append(s)
         s.value = _display(structure)
     known.structure[target] = structure
@@ -245,6 +326,11 @@ def _item(e, known, fn=None):
 
 def _call_structure(value, known, fn):
     callee = fn.callee(value.func)
+    if callee is runtime.append and len(value.args) == 2:   # a comprehension's list grows
+        lst, item = _item(value.args[0], known, fn), _item(value.args[1], known, fn)
+        if type(lst) is list and item is not _NOT_KNOWN:
+            return lst + [item]
+        return _NOT_KNOWN
     if callee in (min, max) and len(value.args) > 1:   # zip's trips: min of the lengths
         numbers = [_number(a, known) for a in value.args]
         if all(isinstance(n, int) and not isinstance(n, bool) for n in numbers):

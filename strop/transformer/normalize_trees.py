@@ -1,0 +1,85 @@
+"""``tree_util`` called inside a transformed function, on a parameter whose structure the call
+gives (part of the normalizer, which mixes it in).
+
+``tree_leaves(params)`` becomes the display of the leaves' reads (``[params[0][0], ...]``) and
+``tree_map(f, params, grads)`` the display of the tree rebuilt from ``f(params[k][j],
+grads[k][j])`` at each leaf, with ``f`` inlined at each: a regularizer over the leaves and an
+SGD update written with ``tree_map`` are then ordinary code, differentiated leaf by leaf and
+compiled.  The structure is the argument's at this call (the code is made per structure);
+``tree_map``'s other trees must have it, as JAX requires.  A tree whose structure is not known
+here (a value the code computes) is left to the call as written.
+"""
+import gast
+
+from .. import tree_util
+from . import ir
+from .flatten import Attr, leaf_paths
+
+
+class Trees:
+    """The tree_util half of the Normalizer: ``trees`` maps a parameter never rebound to the
+    structure of its argument."""
+
+    def tree_call(self, obj, e, scope, into):
+        """The atom of a tree_util call rewritten as displays, or None to leave it."""
+        if obj not in (tree_util.tree_leaves, tree_util.tree_map) or e.keywords or any(
+                isinstance(a, gast.Starred) for a in e.args):
+            return None
+        first = 0 if obj is tree_util.tree_leaves else 1
+        if len(e.args) <= first or obj is tree_util.tree_leaves and len(e.args) != 1:
+            return None
+        treedef = self.tree_of(e.args[first], scope)
+        paths = leaf_paths(treedef) if treedef is not None else None
+        if paths is None or any(isinstance(step, Attr) for p in paths for step in p):
+            return None
+        trees = [self.once(t, scope) for t in e.args[first:]]
+        if obj is tree_util.tree_leaves:
+            leaves = [_read(trees[0], p) for p in paths]
+            return self.expr(gast.List(elts=leaves, ctx=gast.Load()), scope, into)
+        leaves = [gast.Call(func=ir.clone(e.args[0]), args=[_read(t, p) for t in trees],
+                            keywords=[]) for p in paths]
+        return self.expr(self.tree_display(treedef.unflatten(range(len(paths))), leaves),
+                         scope, into)
+
+    def once(self, node, scope):
+        """``node`` evaluated once, as an atom each leaf's read can start from."""
+        atom = self.expr(node, scope)
+        if not isinstance(atom, gast.Name):
+            atom = self.to_name(atom, force=True)
+        atom.normalized = True
+        return atom
+
+    def tree_of(self, node, scope):
+        """The structure of the argument the parameter ``node`` names, if it is one."""
+        if not isinstance(node, gast.Name):
+            return None
+        while scope.parent is not None and node.id not in scope.names:
+            scope = scope.parent   # (a comprehension's scope)
+        if scope.parent is not None or scope.parsed is not self.root:
+            return None
+        return self.trees.get(node.id)
+
+    def tree_display(self, sample, leaves):
+        """The display that rebuilds ``sample`` (a tree of leaf indices) from ``leaves``."""
+        if type(sample) is dict:
+            return gast.Dict(keys=[ir.const(k) for k in sample],
+                             values=[self.tree_display(v, leaves) for v in sample.values()])
+        if type(sample) in (list, tuple):
+            cls = gast.List if type(sample) is list else gast.Tuple
+            return cls(elts=[self.tree_display(v, leaves) for v in sample], ctx=gast.Load())
+        if isinstance(sample, tuple) and hasattr(type(sample), "_fields"):
+            cls = type(sample)
+            atom = ir.name(self.bind_ref(cls.__name__, cls))
+            atom.normalized = True
+            return gast.Call(func=atom, args=[self.tree_display(v, leaves) for v in sample],
+                             keywords=[])
+        if sample is None:
+            return ir.const(None)
+        return leaves[sample]
+
+
+def _read(tree, path):
+    node = ir.clone(tree)
+    for step in path:
+        node = gast.Subscript(value=node, slice=ir.const(step), ctx=gast.Load())
+    return node
