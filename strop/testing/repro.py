@@ -1,5 +1,7 @@
 """A failure written as a standalone script: the program, the values, and the one comparison
 that failed, as the oracle ran it (oracles.ORACLES' expressions, verbatim)."""
+import re
+
 import numpy as np
 
 from .oracles import ORACLES
@@ -26,6 +28,18 @@ def literal(x):
     return f"np.float64({float(x)!r})"
 
 
+def _namedtuples(x, found):
+    """The namedtuple types in the pytree ``x``, by name."""
+    if isinstance(x, tuple) and hasattr(type(x), "_fields"):
+        found[type(x).__name__] = type(x)._fields
+    if isinstance(x, dict):
+        x = list(x.values())
+    if isinstance(x, (list, tuple)):
+        for v in x:
+            _namedtuples(v, found)
+    return found
+
+
 def script(source, outcome, case, program, note=""):
     oracle = ORACLES[outcome.oracle]
     body = "\n".join(line for line in source.splitlines() if line != "import numpy as np")
@@ -35,6 +49,12 @@ def script(source, outcome, case, program, note=""):
               "in_axes": case.in_axes, "lanes": case.lanes, "batched": case.batched,
               "cotangent": case.cotangent}
     used = [n for n in values if n in oracle.subject or n in oracle.reference]
+    # a namedtuple the values are made of, whose definition minimizing took away
+    classes = _namedtuples([values[n] for n in used], {})
+    missing = [f"{name} = namedtuple({name!r}, {list(fields)!r})"
+               for name, fields in classes.items() if not re.search(rf"^{name}\s*=", body, re.M)]
+    if missing:
+        body = "\n".join(["from collections import namedtuple"] + missing + [body])
     head = (f"strop fuzz failure: {outcome.oracle} -> {outcome.kind}"
             f"{' (' + outcome.error + ')' if outcome.error else ''}, "
             f"seed {program.seed}, program {program.index}{kind}{note}\n{outcome.detail}")
