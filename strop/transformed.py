@@ -26,6 +26,7 @@ from .transformer.peel import split_first_trips
 from .transformer.ranks import given_ranks
 from .transformer.flatten import dict_orders, flatten_params, leaf_paths
 from .transformer.unroll import unroll
+from .results import ready
 from .tree_util import tree_leaves, tree_structure
 
 
@@ -166,11 +167,14 @@ class Transformed:
         return self.staged(self._last_key).backend if self._last_key else None
 
     def __call__(self, *args, **kwargs):
+        """The call as the user makes it: its result's arrays answer JAX's
+        ``.block_until_ready()`` (results.py)."""
         npos, star, nkw = self._arity
         if not kwargs and (self._positional and len(args) == len(self.signature.parameters)
                            or star and not nkw and not self._bound and len(args) >= npos):
-            return self.call_positional(list(args))   # the common case, without binding
-        return self.call_positional(_bind(self.fun, args, kwargs, self.signature, self._bound))
+            return ready(self.call_positional(list(args)))   # the common case, unbound
+        return ready(self.call_positional(_bind(self.fun, args, kwargs, self.signature,
+                                                self._bound)))
 
     def call_positional(self, args):
         swap = None

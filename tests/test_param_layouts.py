@@ -205,3 +205,24 @@ def test_jit_grad_compiles_every_layout(f, params):
         warnings.simplefilter("error", strop.errors.JitFallbackWarning)
         got = strop.jit(grad(f))(params)
     assert_tree_allclose(got, grad(f)(params), rtol=1e-10, atol=1e-12)
+
+
+def hidden_layers_sliced(params):
+    h = X @ params[0][0]
+    for w, b in params[1:-1]:
+        h = np.tanh(h @ w + b)
+    w, b = params[-1]
+    return np.sum(h @ w + b)
+
+
+THREE = LAYERS[:1] + [(rng.randn(4, 4), rng.randn(4))] + LAYERS[1:]
+
+
+def test_slices_of_a_parameter_list_under_grad_and_jit():
+    import warnings
+    want = numeric_grad_tree(hidden_layers_sliced, (THREE,), 0)
+    assert_tree_allclose(grad(hidden_layers_sliced)(THREE), want, rtol=1e-6, atol=1e-7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+        got = strop.jit(grad(hidden_layers_sliced))(THREE)
+    assert_tree_allclose(got, want, rtol=1e-6, atol=1e-7)

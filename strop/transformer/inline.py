@@ -165,7 +165,7 @@ class Inliner:
         finally:
             self.inlining.pop()
             self.inline_result, self.loc = saved
-        return self.to_name(result, into) if into else result
+        return self.to_name(result, into) if into else result   # (a nested def: its name)
 
     def library_error(self, fn, library, e, scope):
         """The error for a call of the library function ``fn`` under a derivative."""

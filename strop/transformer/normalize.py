@@ -339,6 +339,9 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, T
         """``value`` as an atom: emitted into a temporary unless it already is one."""
         if into is None and not force and _is_atom(value):
             return value
+        if into is not None and isinstance(value, gast.Name) and value.id in self.functions:
+            self.functions[into] = self.functions[value.id]   # g = f, f a local function
+            return ir.name(into)
         target = into or self.namer.temp()
         self.emit(ir.assign(target, value))
         return ir.name(target)

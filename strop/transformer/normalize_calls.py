@@ -47,6 +47,24 @@ ITERATORS = (zip, enumerate, reversed)
 INLINED_MODULES = ("strop.demo", "strop.nn")
 
 
+def _as_comprehension(obj, e, namer):
+    """``map(f, xs, ys)`` as ``[f(a, b) for a, b in zip(xs, ys)]``; ``filter(f, xs)`` as
+    ``[a for a in xs if f(a)]``."""
+    items = [namer.temp("_item") for _ in e.args[1:]]
+    target = ir.name(items[0], store=True) if len(items) == 1 else gast.Tuple(
+        elts=[ir.name(i, store=True) for i in items], ctx=gast.Store())
+    source = e.args[1] if len(items) == 1 else gast.Call(
+        func=ir.name("zip"), args=list(e.args[1:]), keywords=[])
+    applied = gast.Call(func=e.args[0], args=[ir.name(i) for i in items], keywords=[])
+    if obj is filter:
+        element, tests = ir.name(items[0]), [applied]
+    else:
+        element, tests = applied, []
+    made = gast.ListComp(elt=element, generators=[gast.comprehension(
+        target=target, iter=source, ifs=tests, is_async=0)])
+    return gast.copy_location(made, e)
+
+
 def _made(atom):
     """A copy of an atom strop made, marked so: not a user name to look up."""
     atom = ir.clone(atom)
@@ -84,17 +102,20 @@ class Calls:
             keywords.append(gast.keyword(arg=p.name, value=atom))
         return obj, gast.Call(func=e.func, args=e.args, keywords=keywords)
 
+    def is_partial(self, value, scope):
+        """Whether ``value`` is a call of functools.partial with plain arguments."""
+        return isinstance(value, gast.Call) and bool(value.args) and isinstance(
+            value.func, (gast.Name, gast.Attribute)) and self._names_ref(value.func, scope) \
+            and self.ref_object(self.expr(value.func, scope)) is functools.partial and not any(
+                isinstance(a, gast.Starred) for a in value.args) and not any(
+                k.arg is None for k in value.keywords)
+
     def bind_partial(self, user_name, value, scope):
         """``f = functools.partial(g, *args, **kws)``, ``g`` a function strop can see into
         and ``f`` bound nowhere else: the bound values are kept in names of their own and a
         call ``f(x)`` becomes ``g(*args, x, **kws)`` (so derivatives flow into what is
         bound).  False for other values, which are assigned as they are."""
-        if not (isinstance(value, gast.Call) and value.args and isinstance(value.func, (
-                gast.Name, gast.Attribute)) and self._names_ref(value.func, scope)):
-            return False
-        if self.ref_object(self.expr(value.func, scope)) is not functools.partial or any(
-                isinstance(a, gast.Starred) for a in value.args) or any(
-                k.arg is None for k in value.keywords):
+        if not self.is_partial(value, scope):
             return False
         stores = [n for n in gast.walk(scope.node) if isinstance(n, gast.Name) and n.id ==
                   user_name and isinstance(n.ctx, gast.Store)]
@@ -143,6 +164,12 @@ class Calls:
             e = gast.Call(func=_made(target), args=[_made(a) for a in args] + e.args,
                           keywords=[gast.keyword(arg=k, value=v) for k, v in kws] + e.keywords)
             func = e.func
+        if isinstance(func, gast.Call) and self.is_partial(func, scope):
+            # partial(g, a, k=v)(x): g(a, x, k=v)
+            given = {k.arg for k in e.keywords}
+            e = gast.Call(func=func.args[0], args=func.args[1:] + e.args, keywords=[
+                k for k in func.keywords if k.arg not in given] + e.keywords)
+            func = e.func
         # x.at[idx].set(v): a functional update
         if isinstance(func, gast.Attribute) and is_at(func.value):
             if func.attr not in AT_OPS:
@@ -160,6 +187,15 @@ class Calls:
             atom = ir.name(self.bind_ref(func.attr, method))
             atom.normalized = True
             return self.call(gast.Call(func=atom, args=[func.value] + list(e.args),
+                                       keywords=e.keywords), scope, into)
+        # a method of a user object a global or closure variable holds: its function,
+        # the object bound as self (inlined, so differentiated)
+        held = self.object_method(func, scope)
+        if held is not None:
+            method, instance = held
+            atom = ir.name(self.bind_ref(func.attr, method))
+            atom.normalized = True
+            return self.call(gast.Call(func=atom, args=[instance] + list(e.args),
                                        keywords=e.keywords), scope, into)
         # a method of a local value
         if isinstance(func, gast.Attribute) and not self._names_ref(func.value, scope):
@@ -190,6 +226,10 @@ class Calls:
                 node, closure = local
                 return self.inline_ast(node, closure, e, scope, into)
         callee = self.expr(func, scope)
+        if isinstance(callee, gast.Name) and callee.id in self.functions:   # make(2.0)(x)
+            node, closure = self.functions[callee.id]
+            return self.inline_ast(node, closure, gast.Call(func=callee, args=e.args,
+                                                            keywords=e.keywords), scope, into)
         obj = self.ref_object(callee) if self.is_ref(callee) or isinstance(callee, gast.Name) \
             else None
         if getattr(obj, "__strop_debug__", None):   # strop.debug: a call for its effect
@@ -199,6 +239,12 @@ class Calls:
         if getattr(obj, "__strop_setting__", False) and not e.args and not e.keywords:
             # a value of the settings the code is made for (dtypes.default_float())
             return self.to_name(self.constant_atom(obj(), obj.__name__), into)
+        if (obj is map and len(e.args) >= 2 or obj is filter and len(e.args) == 2) and \
+                not e.keywords and \
+                not any(isinstance(a, gast.Starred) for a in e.args):
+            # map(f, xs) as [f(x) for x in xs]: f inlined at each item (a list, which what
+            # consumes the iterator reads as it would)
+            return self.expr(_as_comprehension(obj, e, self.namer), scope, into)
         made = self.tree_call(obj, e, scope, into)
         if made is not None:   # tree_map / tree_leaves of a tree of known structure
             return made
@@ -339,6 +385,32 @@ class Calls:
         if isinstance(method, staticmethod) or not callable(method) or isinstance(method, type):
             return None
         return method
+
+    def object_method(self, func, scope):
+        """(the function, self's atom) of ``obj.m(...)`` where ``obj`` is a global or closure
+        variable holding an instance of a user's class and ``m`` a plain method of it, else
+        None.  The instance is bound as a constant of the code (its attributes are read when
+        the code runs; rebinding the variable makes the code again)."""
+        if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)):
+            return None
+        s = scope
+        while s is not None:
+            if func.value.id in s.names:
+                return None   # a local value
+            s = s.parent
+        kind, obj = scope.parsed.resolve(func.value.id)
+        if kind not in (GLOBAL, CLOSURE) or isinstance(obj, (type, np.ndarray, np.generic)) \
+                or inspect.ismodule(obj) or not _is_user_function(
+                    inspect.getattr_static(type(obj), func.attr, None)):
+            return None
+        if func.attr in getattr(obj, "__dict__", {}):   # an attribute holding a function
+            return None
+        atom = ir.name(self.bind_ref(func.value.id, obj))
+        atom.normalized = True
+        self.guards.append(ir.Guard(ir.FreeVar(func.value.id, *(
+            (scope.parsed.cells[func.value.id], True) if kind == CLOSURE else
+            (scope.parsed.globals, False))), obj))
+        return getattr(type(obj), func.attr), atom
 
     def static_value(self, node, scope):
         """The value of an argument known when transforming: a constant, a bound object, or a

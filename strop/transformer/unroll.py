@@ -293,7 +293,8 @@ def _structure_of(value, known, fn):
         return dict(zip(keys, items))
     if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
         container = known.structure.get(value.value.id)
-        key = _number(value.slice, known) if isinstance(value.slice, ATOMS) else None
+        key = _number(value.slice, known) if isinstance(value.slice, ATOMS) else \
+            _slice(value.slice, known) if type(container) in (list, tuple) else None
         if container is None or key is None:
             return _NOT_KNOWN
         try:
@@ -313,6 +314,18 @@ def _structure_of(value, known, fn):
             return _Named(value.func, items, fn.callee(value.func)._fields)
         return _call_structure(value, known, fn)
     return _NOT_KNOWN
+
+
+def _slice(node, known):
+    """The slice ``node`` (``params[1:-1]``) if its bounds are known, else None."""
+    if not isinstance(node, gast.Slice):
+        return None
+    bounds = [None if b is None or isinstance(b, gast.Constant) and b.value is None
+              else _number(b, known) for b in (node.lower, node.upper, node.step)]
+    known_all = all(b is None or isinstance(b, int) and not isinstance(b, bool) for b in bounds)
+    given = [b for b in (node.lower, node.upper, node.step) if b is not None]
+    return slice(*bounds) if known_all and len([b for b in bounds if b is not None]) == len(
+        [b for b in given if not (isinstance(b, gast.Constant) and b.value is None)]) else None
 
 
 def _item(e, known, fn=None):

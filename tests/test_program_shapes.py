@@ -1,0 +1,88 @@
+"""Program shapes real code has, beyond parameter layouts: methods of user objects, factories
+returning nested functions, map/filter over data with partial-bound functions. Each gradient
+against central differences of the plain function."""
+import functools
+
+import numpy as np
+import pytest
+
+import strop
+from helpers import check_grad, x64_fixture
+from strop import grad
+
+x64 = pytest.fixture(autouse=True)(x64_fixture)
+
+rng = np.random.RandomState(3)
+X0 = rng.randn(3)
+DATA = [rng.randn(3) for _ in range(3)]
+
+
+class Dense:
+    def __init__(self, w):
+        self.w = w
+
+    def forward_pass(self, x):
+        return np.tanh(x @ self.w)
+
+
+LAYER = Dense(rng.randn(3, 3))
+
+
+def through_a_method(x):
+    return np.sum(LAYER.forward_pass(x) ** 2)
+
+
+def make_scaled(scale):
+    def scaled(x):
+        return np.sum(np.sin(x) * scale)
+    return scaled
+
+
+def factory_called_inline(x):
+    return make_scaled(2.0)(x) + make_scaled(3.0)(x ** 2)
+
+
+def factory_bound_then_called(x):
+    objective = make_scaled(1.5)
+    return objective(x) * objective(x + 1.0)
+
+
+def _example_loss(p, d):
+    return np.sum((p * d - 1.0) ** 2)
+
+
+def summed_map_of_partial(p):
+    return sum(map(functools.partial(_example_loss, p), DATA))
+
+
+def map_of_two_sequences(p):
+    return sum(map(lambda a, b: np.sum(a * b * p), DATA, DATA[::-1]))
+
+
+def filtered_data(p):
+    kept = list(filter(lambda d: np.sum(d) > -10.0, DATA))
+    return sum(np.sum(p * d) ** 2 for d in kept)
+
+
+def partial_called_at_once(p):
+    return functools.partial(_example_loss, d=DATA[0])(p)
+
+
+@pytest.mark.parametrize("f", [through_a_method, factory_called_inline,
+                               factory_bound_then_called, summed_map_of_partial,
+                               map_of_two_sequences, filtered_data, partial_called_at_once],
+                         ids=lambda f: f.__name__)
+def test_grad(f):
+    check_grad(f, X0)
+
+
+def test_a_method_reads_the_objects_current_attributes():
+    g = grad(through_a_method)
+    before = g(X0)
+    saved = LAYER.w
+    try:
+        LAYER.w = saved * 2.0
+        check_grad(through_a_method, X0)
+        assert not np.allclose(g(X0), before)
+    finally:
+        LAYER.w = saved
