@@ -57,6 +57,11 @@ class TransformError(StropError):
     """A construct that a transform does not support."""
 
 
+class TransformTypeError(TransformError, TypeError):
+    """A transform refused for the kind of function it was given, where JAX raises TypeError
+    (forward mode of a custom_vjp function)."""
+
+
 class ComplexDerivativeError(TransformError, TypeError):
     """A complex value under a derivative: strop's derivative rules are for real numbers
     (complex support is to come).  Also a TypeError, as JAX's refusal of complex outputs and

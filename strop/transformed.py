@@ -167,14 +167,11 @@ class Transformed:
         return self.staged(self._last_key).backend if self._last_key else None
 
     def __call__(self, *args, **kwargs):
-        """The call as the user makes it: its result's arrays answer JAX's
-        ``.block_until_ready()`` (results.py)."""
         npos, star, nkw = self._arity
         if not kwargs and (self._positional and len(args) == len(self.signature.parameters)
                            or star and not nkw and not self._bound and len(args) >= npos):
-            return ready(self.call_positional(list(args)))   # the common case, unbound
-        return ready(self.call_positional(_bind(self.fun, args, kwargs, self.signature,
-                                                self._bound)))
+            return self.call_positional(list(args))   # the common case, without binding
+        return self.call_positional(_bind(self.fun, args, kwargs, self.signature, self._bound))
 
     def call_positional(self, args):
         swap = None
@@ -232,7 +229,7 @@ class Transformed:
             raise
         except TypeError as e:
             raise _argument_hint(e, self.fun, given, self.static_argnums) from None
-        return self.finish(out, key[0])
+        return ready(self.finish(out, key[0]))   # arrays answer .block_until_ready()
 
     def on_gpu(self, args, device):
         """A call with arrays on a GPU (or of ``jit(backend="cuda")``): one kernel runs
@@ -608,7 +605,8 @@ def transformable(fun):
     function of the same parameters calling it: strop transforms the user's source, and the
     call is what its rules and Numba know (NumPy's own source is not the user's)."""
     module = getattr(fun, "__module__", None) or ""
-    if not (isinstance(fun, np.ufunc) or module == "numpy" or module.startswith("numpy.")):
+    if not (isinstance(fun, np.ufunc) or module in ("numpy", "strop.rng") or module.startswith(
+            ("numpy.", "strop.rng."))):   # (strop.random's samplers: called, as NumPy's)
         return fun
     if isinstance(fun, np.ufunc):
         params = [f"x{i + 1}" for i in range(fun.nin)]
@@ -622,7 +620,9 @@ def transformable(fun):
         kept = [p for p in sig.parameters.values()
                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name != "out"
                 and (p.default is p.empty or isinstance(p.default, (bool, int, float, str,
-                                                                    type(None))))]
+                                                                    type(None)))
+                     or isinstance(p.default, tuple) and all(type(d) is int
+                                                             for d in p.default))]
         defaults = {f"_default_{p.name}": p.default for p in kept if p.default is not p.empty}
         params = [p.name if p.default is p.empty else f"{p.name}=_default_{p.name}"
                   for p in kept]

@@ -283,8 +283,6 @@ def test_transforms_take_results_as_they_take_numpy():
     assert ready(grad(scaled_sum)(x, 3.0)).block_until_ready().dtype == np.float32
 
 
-@pytest.mark.xfail(strict=True, reason="needs Transformed.__call__ to return "
-                                       "strop.results.ready(...) (issue 34 helper report)")
 def test_results_of_transforms_answer_block_until_ready():
     x = np.array([0.5, -1.0, 2.0], np.float32)
     for out in (strop.jit(scaled_sum)(x, 3.0), grad(scaled_sum)(x, 3.0), grad(cube_sum)(x),

@@ -266,8 +266,6 @@ def cube_twice(x):
     return cube(x) * 2   # forward mode reaches a custom_vjp function here
 
 
-@pytest.mark.xfail(strict=True, reason="needs transformer/forward.py to raise an error class "
-                                       "that is also a TypeError (issue 34 helper report)")
 def test_forward_mode_of_custom_vjp_is_a_type_error_as_in_jax():
     # JAX: TypeError "can't apply forward-mode autodiff (jvp) to a custom_vjp function."
     for call in (lambda: jvp(cube_twice, (2.0,), (1.0,)),

@@ -122,6 +122,17 @@ def two_trees_mapped(p):
     return list_of_dicts(stepped)
 
 
+def _split(params):
+    return [w for w, _ in params], [b for _, b in params]
+
+
+def zip_of_a_helpers_lists(params):
+    h = X
+    for w, b in zip(*_split(params)):
+        h = np.tanh(h @ w + b)
+    return np.sum(h)
+
+
 SQUARE = {"enc": (rng.randn(3, 3), rng.randn(3)), "dec": (rng.randn(3, 3), rng.randn(3))}
 
 CASES = [
@@ -142,6 +153,7 @@ CASES = [
     (norms_of_leaves, {"b": LAYERS[1], "a": LAYERS[0]}),
     (mapped_tree, tuple(LAYERS)),
     (two_trees_mapped, [{"w": w, "b": b} for w, b in LAYERS]),
+    (zip_of_a_helpers_lists, LAYERS),
 ]
 IDS = [f"{f.__name__}-{type(p).__name__}" for f, p in CASES]
 

@@ -211,7 +211,8 @@ class Canonicalizer:
             start = it.args[1] if len(it.args) == 2 else None
             return length, lambda i: gast.Tuple(elts=[clone(i) if start is None else gast.BinOp(
                 left=i, op=gast.Add(), right=clone(start)), inner(i)], ctx=gast.Load())
-        if fname == "zip" and it.args:
+        if fname == "zip" and it.args and not any(isinstance(a, gast.Starred)
+                                                  for a in it.args):   # (zip(*xs): as a list)
             parts = [self.walk(a, sequence) for a in it.args]
             length = parts[0][0] if len(parts) == 1 else call("min", [n for n, _ in parts])
             return length, lambda i: gast.Tuple(elts=[item(clone(i)) for _, item in parts],

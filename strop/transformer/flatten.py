@@ -213,16 +213,17 @@ def flatten_params(fn, trees, spread=None, orders=None):
                 constants.update({prefix + p: v for p, v in tree_constants(treedef).items()})
                 names_of.update({prefix + p: f for p, f in fields(treedef).items()})
                 custom.append(any(isinstance(step, Attr) for p in paths or () for step in p))
-            mine = [_leaf_name(a.id, prefix + p, taken) for p in paths or [()]]
+            leaf_steps = paths if paths is not None else [()]   # (an empty tuple has none)
+            mine = [_leaf_name(a.id, prefix + p, taken) for p in leaf_steps]
             for pre in [prefix, (k - len(items),)] if spreads else [prefix]:   # xs[-1] too
-                by_path.update(zip([pre + p for p in paths or [()]], mine))
+                by_path.update(zip([pre + p for p in leaf_steps], mine))
             order = (orders or {}).get(at - len(items) + k)
             samples.append(_Sample(treedef, range(len(names), len(names) + len(mine)))
                            if paths and custom[-1] else
                            _in_order(treedef.unflatten(range(len(names), len(names) + len(mine))),
                                      iter(order)) if paths and order else
                            treedef.unflatten(range(len(names), len(names) + len(mine)))
-                           if paths else len(names))
+                           if paths is not None else len(names))
             groups.append((paths is not None, tuple(mine)))
             names += mine
         args.extend(gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None)

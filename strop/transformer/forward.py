@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import runtime
 from ..runtime.effects import is_effect
-from ..errors import TransformError
+from ..errors import TransformError, TransformTypeError
 from . import analysis, ir, ranks
 from .operations import (SEQUENCE_RESULTS, _as_node, _rename, _targets, held_function,
                          is_namedtuple_call, no_rule, operation, tape_op)
@@ -274,7 +274,7 @@ class Forward:
         if not any(carries(n) for n in names):
             return None
         if getattr(key, "__strop_custom_vjp__", False):
-            raise TransformError(
+            raise TransformTypeError(
                 f"{getattr(key, '__name__', 'this function')} is a custom_vjp function: its "
                 f"derivative is defined for reverse mode only (as in JAX), so forward mode "
                 f"(jvp, jacfwd) cannot differentiate it", s.loc,

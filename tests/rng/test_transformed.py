@@ -138,12 +138,8 @@ def normal_default_shape(key, shape=(), dtype=None):
     return random.normal(key, shape, dtype)
 
 
-PENDING = ("needs two changes outside strop/rng (issue 34 helper report): "
-           "transformed.transformable wraps strop.random's functions as it wraps NumPy's, "
-           "and transformer/flatten.flatten_params gives an empty tuple argument no parameter")
 
 
-@pytest.mark.xfail(strict=True, reason=PENDING)
 def test_vmap_of_a_sampler_over_a_batch_of_keys():
     # JAX's vmap(random.normal)(keys): the oracle is a loop over the keys
     keys = random.split(random.key(0), 3)
