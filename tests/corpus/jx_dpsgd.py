@@ -4,13 +4,13 @@ Kept: a network built stax-style, `init_fun, predict = serial(Dense(...), Relu, 
 LogSoftmax)`, whose parameters are a list with one entry per layer ((W, b) tuples for
 Dense, empty tuples for Relu and LogSoftmax) and whose apply loop zips functions with
 parameters; the cross-entropy loss over a (inputs, targets) batch; `private_grad` with
-`_clipped_grad` (grad of a single-example batch, `tree_util.tree_flatten`, the norm of the array of the
-leaf norms, `stop_gradient(np.maximum(total_grad_norm / l2_norm_clip, 1.))` (current JAX rejects the
-original's `np.amax` of a tuple and `norm` of a list, so both are written as current JAX takes them),
-`tree_unflatten`), `vmap(partial(_clipped_grad, params))(batch)`, `tree_map` of the sum,
-the noise (`random.normal(rng, n.shape)`) and the normalization; the jitted
+`_clipped_grad` (grad of a single-example batch, `tree_util.tree_flatten`, the norm of the
+leaf norms, the divisor under `stop_gradient`, `tree_unflatten`),
+`vmap(partial(_clipped_grad, params))(batch)`, `tree_map` of the sum, the noise (`random.normal(rng, n.shape)`) and the normalization; the jitted
 `private_update(rng, i, opt_state, batch)` with `random.fold_in(rng, i)` and SGD.
-Changed: Dense layers of width 6 on 5 features and 3 classes instead of the conv net;
+Changed: current JAX rejects the original's `np.linalg.norm` of a list and `np.amax` of a
+tuple, so they are written `np.linalg.norm(np.array([...]))` and `np.maximum(norm / clip,
+1.)`; Dense layers of width 6 on 5 features and 3 classes instead of the conv net;
 4 examples of shape (1, 5) (the original's dummy_dim batch of one); SGD written out
 (the original imports it from jax.experimental.optimizers); stax written out.
 """
