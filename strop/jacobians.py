@@ -208,3 +208,6 @@ def _as_tangent(d, x):
 
 
 jvp.__strop_transform__ = False   # jvp returns values, not a function: called, not built
+# inside transformed code jvp(f, primals, tangents) calls the transform of f that jvp uses
+jvp.__strop_jvp__ = True
+jvp.transform = lambda fun, n: _jvp_transform(transformable(fun), n, False)

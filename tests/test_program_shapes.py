@@ -86,3 +86,30 @@ def test_a_method_reads_the_objects_current_attributes():
         assert not np.allclose(g(X0), before)
     finally:
         LAYER.w = saved
+
+
+def _cubes(x):
+    return np.sum(np.sin(x) ** 3)
+
+
+V = rng.randn(3)
+
+
+def hessian_vector_product(x):
+    return strop.jvp(grad(_cubes), (x,), (V,))[1]
+
+
+def hvp_inside_a_loss(x):
+    return np.sum(hessian_vector_product(x) ** 2)
+
+
+def test_a_hessian_vector_product_inside_transformed_code():
+    import warnings
+    eps = 1e-5
+    g = grad(_cubes)
+    want = (g(X0 + eps * V) - g(X0 - eps * V)) / (2 * eps)
+    np.testing.assert_allclose(hessian_vector_product(X0), want, rtol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+        np.testing.assert_allclose(strop.jit(hessian_vector_product)(X0), want, rtol=1e-6)
+    check_grad(hvp_inside_a_loss, X0, rtol=1e-5)

@@ -252,6 +252,16 @@ class Calls:
             return self.to_name(gast.Dict(keys=[ir.const(k.arg) for k in e.keywords],
                                           values=[self.expr(k.value, scope) for k in e.keywords]),
                                 into)
+        if getattr(obj, "__strop_jvp__", False) and len(e.args) == 3 and not e.keywords and \
+                all(isinstance(a, (gast.Tuple, gast.List)) for a in e.args[1:]) and \
+                len(e.args[1].elts) == len(e.args[2].elts):
+            # jvp(f, (x,), (v,)) inside: the jvp transform of f, called with the primals and
+            # the tangents (a Hessian-vector product is jvp(grad(f), ...))
+            made = obj.transform(self.static_value(e.args[0], scope), len(e.args[1].elts))
+            atom = ir.name(self.bind_ref(f"jvp_{getattr(made.fun, '__name__', 'f')}", made))
+            atom.normalized = True
+            return self.call(gast.Call(func=atom, args=list(e.args[1].elts) + list(
+                e.args[2].elts), keywords=[]), scope, into)
         if getattr(obj, "__strop_transform__", False):
             # grad(g) inside the function: build the transform now (its arguments are
             # functions), and call what it made like any other function
