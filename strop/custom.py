@@ -28,7 +28,7 @@ import inspect
 import numpy as np
 
 from .codegen import load as loader
-from .runtime import custom_cotangents
+from .runtime import custom_cotangents, tree_vdot
 from .transformer.rules import RULES, TEMPLATE_NAMESPACE, Rule
 
 __all__ = ["custom_jvp", "custom_vjp"]
@@ -255,11 +255,12 @@ class custom_jvp(_Custom):   # noqa: N801  (JAX's name)
                 terms = [f"{self._name(fn, 'jvp_' + p)}(d{p}, ans, {', '.join(self.params)})"
                          for p, fn in zip(self.diff, self.jvps) if fn is not None]
                 lines.append(f"    out = {' + '.join(terms) if terms else '0.0'}")
-            lines.append("    return np.sum(g * out)")
+            lines.append("    return tree_vdot(g, out)")   # (out may be a pytree)
             source = "\n".join(lines) + "\n"
             injected = {n: TEMPLATE_NAMESPACE[n] for n in TEMPLATE_NAMESPACE
                         if n in source and n != "np"}
             injected["np"] = np
+            injected["tree_vdot"] = tree_vdot
             fn = loader.load(name, source, {}, injected).function
             first = len(self.params)
             self._transposed = grad(fn, argnums=tuple(range(first, first + len(tangents))))

@@ -113,3 +113,24 @@ def test_a_hessian_vector_product_inside_transformed_code():
         warnings.simplefilter("error", strop.errors.JitFallbackWarning)
         np.testing.assert_allclose(strop.jit(hessian_vector_product)(X0), want, rtol=1e-6)
     check_grad(hvp_inside_a_loss, X0, rtol=1e-5)
+
+
+@strop.custom_jvp
+def sin_cos(x):
+    return {"s": np.sin(x), "c": (np.cos(x), x ** 2)}
+
+
+@sin_cos.defjvp
+def _sin_cos_jvp(primals, tangents):
+    x, = primals
+    t, = tangents
+    return sin_cos(x), {"s": np.cos(x) * t, "c": (-np.sin(x) * t, 2 * x * t)}
+
+
+def custom_jvp_with_a_tree_out(x):
+    out = sin_cos(x)
+    return np.sum(out["s"] * out["c"][0] + out["c"][1])
+
+
+def test_grad_through_a_custom_jvp_returning_a_tree():
+    check_grad(custom_jvp_with_a_tree_out, X0)

@@ -87,6 +87,16 @@ def _add(a, b):
     return lambda a, b: a + b
 
 
+@overload(rt.tree_vdot)
+def _tree_vdot(a, b):
+    """<a, b> of two arrays or numbers, or of tuples of them item by item."""
+    if isinstance(a, types.BaseTuple) and isinstance(b, types.BaseTuple) and len(a) == len(b):
+        parts = " + ".join(f"tree_vdot(a[{i}], b[{i}])" for i in range(len(a))) or "0.0"
+        return _unrolled(f"def impl(a, b):\n    return {parts}\n", tree_vdot=rt.tree_vdot)
+    if isinstance(a, (types.Array,) + SCALARS) and isinstance(b, (types.Array,) + SCALARS):
+        return lambda a, b: np.sum(a * b)
+
+
 @overload(rt.astype_like)
 def _astype_like(g, x):
     dt = _float_of(x)

@@ -53,6 +53,7 @@ for _np_float in (np.float64, np.float32, np.float16, np.double, np.single):
 # runtime helpers: containers, functional updates, and the adjoint helpers themselves
 defvjp(rt.setitem,      "x, idx, v", "setitem_vjp(g, idx)", None, "item_vjp(g, idx, v)")
 defvjp(rt.append,       "lst, v", "g[:-1]", "g[-1]")
+defvjp(rt.tree_vdot,    "a, b", "scale(b, g)", "scale(a, g)")
 defvjp(rt.insert,       "lst, i, v", "pop_item(g, i)", None, "g[i]")
 defvjp(rt.pop_item,     "obj, key=-1", "pop_item_vjp(g, obj, key)")
 defvjp(rt.item_of,      "obj, key=-1", "getitem_vjp(g, obj, key)")
