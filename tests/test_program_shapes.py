@@ -134,3 +134,33 @@ def custom_jvp_with_a_tree_out(x):
 
 def test_grad_through_a_custom_jvp_returning_a_tree():
     check_grad(custom_jvp_with_a_tree_out, X0)
+
+
+def _predict(params, x):
+    w, b = params
+    return np.tanh(x @ w + b)
+
+
+PARAMS = (rng.randn(3, 2), rng.randn(2))
+INPUTS = rng.randn(4, 3)
+
+
+def batched_through_partial(params):
+    preds = strop.vmap(functools.partial(_predict, params))(INPUTS)
+    return np.sum(preds ** 2)
+
+
+def _cubes_scaled(c, x):
+    return c * np.sum(x ** 3)
+
+
+def test_vmap_of_a_partial_binding_a_computed_value():
+    from helpers import assert_tree_allclose, numeric_grad_tree
+    assert_tree_allclose(grad(batched_through_partial)(PARAMS), numeric_grad_tree(
+        batched_through_partial, (PARAMS,), 0), rtol=1e-6, atol=1e-7)
+    plain = np.sum(np.stack([_predict(PARAMS, x) for x in INPUTS]) ** 2)
+    np.testing.assert_allclose(batched_through_partial(PARAMS), plain, rtol=1e-12)
+
+
+def test_grad_of_a_partial_inside():
+    check_grad(lambda x: np.sum(grad(functools.partial(_cubes_scaled, 2.0))(x) * x), X0)

@@ -65,6 +65,13 @@ def _as_comprehension(obj, e, namer):
     return gast.copy_location(made, e)
 
 
+def _constant(value):
+    """The display of a constant option (an int, None, True, a tuple of them)."""
+    if isinstance(value, tuple):
+        return gast.Tuple(elts=[_constant(v) for v in value], ctx=gast.Load())
+    return ir.const(value)
+
+
 def _made(atom):
     """A copy of an atom strop made, marked so: not a user name to look up."""
     atom = ir.clone(atom)
@@ -109,6 +116,49 @@ class Calls:
             and self.ref_object(self.expr(value.func, scope)) is functools.partial and not any(
                 isinstance(a, gast.Starred) for a in value.args) and not any(
                 k.arg is None for k in value.keywords)
+
+    def transform_of_partial(self, func, e, scope):
+        """``T(partial(g, *a))(*xs)`` as a call of ``T`` of ``g`` itself with the bound values
+        passed first, which ``T`` does not map or differentiate: ``vmap`` gets ``None`` for
+        them in ``in_axes``, ``grad`` its ``argnums`` moved past them, ``jit`` is the call.
+        The bound values may be values the code computes (JAX's per-example idiom
+        ``vmap(partial(predict, params))(inputs)``).  None where it cannot be said so."""
+        obj = self.ref_object(self.expr(func.func, scope)) if self._names_ref(
+            func.func, scope) else None
+        kind = getattr(obj, "__name__", None) if getattr(
+            obj, "__strop_transform__", False) else None
+        part = func.args[0]
+        bound, target = part.args[1:], part.args[0]
+        if kind not in ("vmap", "jit", "grad", "value_and_grad") or part.keywords or any(
+                isinstance(a, gast.Starred) for a in e.args) or e.keywords:
+            return None
+        options = {k.arg: k.value for k in func.keywords}
+        names = {"vmap": ("in_axes", "out_axes", "axis_size"),
+                 "grad": ("argnums", "has_aux"), "value_and_grad": ("argnums", "has_aux"),
+                 "jit": ()}[kind]
+        for name, value in zip(names, func.args[1:]):
+            options[name] = value
+        if kind == "jit":
+            return gast.Call(func=target, args=bound + e.args, keywords=[]) if \
+                len(func.args) == 1 and not options else None
+        try:
+            values = {k: self.static_value(v, scope) for k, v in options.items()}
+        except TransformError:
+            return None
+        if kind == "vmap":
+            axes = values.get("in_axes", 0)
+            axes = (axes,) * len(e.args) if isinstance(axes, int) or axes is None else axes
+            if not isinstance(axes, tuple) or not all(a is None or type(a) is int
+                                                      for a in axes):
+                return None
+            values["in_axes"] = (None,) * len(bound) + axes
+        else:
+            nums = values.get("argnums", 0)
+            values["argnums"] = nums + len(bound) if type(nums) is int else tuple(
+                n + len(bound) for n in nums)
+        keywords = [gast.keyword(arg=k, value=_constant(v)) for k, v in values.items()]
+        made = gast.Call(func=func.func, args=[target], keywords=keywords)
+        return gast.Call(func=made, args=bound + e.args, keywords=[])
 
     def bind_partial(self, user_name, value, scope):
         """``f = functools.partial(g, *args, **kws)``, ``g`` a function strop can see into
@@ -164,6 +214,11 @@ class Calls:
             e = gast.Call(func=_made(target), args=[_made(a) for a in args] + e.args,
                           keywords=[gast.keyword(arg=k, value=v) for k, v in kws] + e.keywords)
             func = e.func
+        if isinstance(func, gast.Call) and func.args and self.is_partial(func.args[0], scope):
+            moved = self.transform_of_partial(func, e, scope)
+            if moved is not None:   # vmap(partial(f, params))(xs): vmap(f, (None, 0))(params, xs)
+                e = moved
+                func = e.func
         if isinstance(func, gast.Call) and self.is_partial(func, scope):
             # partial(g, a, k=v)(x): g(a, x, k=v)
             given = {k.arg for k in e.keywords}
