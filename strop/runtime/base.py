@@ -186,6 +186,8 @@ def add(a, b):
         return b
     if b is None:
         return a
+    if isinstance(a, dict) and isinstance(b, dict):   # a dict grown by d[k] = v: its
+        return {k: add(a.get(k), b.get(k)) for k in {**a, **b}}   # keys so far, and later
     if isinstance(a, _CONTAINERS):
         return _map(add, a, b)
     if _registered(a):

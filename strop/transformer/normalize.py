@@ -302,7 +302,10 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, T
         self.functions[self.store_name(user_name, scope)] = (node, scope)
 
     def assign(self, target, value, scope):
-        if isinstance(target, gast.Name):
+        if isinstance(target, gast.Name) and isinstance(value, gast.Name) and \
+                value.id in self.functions:   # f, g = make() of nested defs: names for them
+            self.functions[self.store_name(target.id, scope)] = self.functions[value.id]
+        elif isinstance(target, gast.Name):
             self.emit(ir.assign(self.store_name(target.id, scope), value))
         elif isinstance(target, (gast.Tuple, gast.List)):
             if any(isinstance(e, gast.Starred) for e in target.elts):

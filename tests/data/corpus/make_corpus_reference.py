@@ -42,6 +42,10 @@ TWIN_IMPORTS = [
                                          "autograd": "from autograd import {names}"}),
     (r"from strop\.(?P<mod>[\w.]+) import (?P<names>.+)",
      {"jax": "from jax.{mod} import {names}", "autograd": "from autograd.{mod} import {names}"}),
+    # SciPy as the originals call it: each library has its own differentiable twin
+    (r"from scipy\.special import (?P<names>.+)",
+     {"jax": "from jax.scipy.special import {names}",
+      "autograd": "from autograd.scipy.special import {names}"}),
 ]
 
 
