@@ -133,6 +133,15 @@ def zip_of_a_helpers_lists(params):
     return np.sum(h)
 
 
+def starred_layers(params):
+    *hidden, (w_out, b_out) = params
+    h = X
+    for w, b in hidden:
+        h = np.tanh(h @ w + b)
+    first, *rest = params
+    return np.sum(h @ w_out + b_out) + np.sum(first[1]) * len(rest)
+
+
 SQUARE = {"enc": (rng.randn(3, 3), rng.randn(3)), "dec": (rng.randn(3, 3), rng.randn(3))}
 
 CASES = [
@@ -154,6 +163,7 @@ CASES = [
     (mapped_tree, tuple(LAYERS)),
     (two_trees_mapped, [{"w": w, "b": b} for w, b in LAYERS]),
     (zip_of_a_helpers_lists, LAYERS),
+    (starred_layers, LAYERS),
 ]
 IDS = [f"{f.__name__}-{type(p).__name__}" for f, p in CASES]
 

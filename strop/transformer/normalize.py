@@ -307,10 +307,10 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, T
             self.functions[self.store_name(target.id, scope)] = self.functions[value.id]
         elif isinstance(target, gast.Name):
             self.emit(ir.assign(self.store_name(target.id, scope), value))
+        elif isinstance(target, (gast.Tuple, gast.List)) and any(
+                isinstance(e, gast.Starred) for e in target.elts):
+            self.starred_assign(target, value, scope)
         elif isinstance(target, (gast.Tuple, gast.List)):
-            if any(isinstance(e, gast.Starred) for e in target.elts):
-                raise self.error("starred assignment is not supported", target, scope,
-                                 fix="index the sequence explicitly")
             stored = {n.id for t in target.elts for n in gast.walk(t) if isinstance(n, gast.Name)}
             if (isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts)
                     and not stored & ir.names_in(value)):
@@ -329,6 +329,24 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, T
             raise self.error("only names, tuples and items can be assigned to in a transformed "
                              "function", target, scope,
                              fix="build a new object instead of setting an attribute")
+
+    def starred_assign(self, target, value, scope):
+        """``a, *rest, z = seq`` as ``a = seq[0]``, ``rest = list(seq[1:-1])``, ``z = seq[-1]``
+        (a list or tuple, as parameters' layers are: ``*hidden, last = params``)."""
+        star = [i for i, e in enumerate(target.elts) if isinstance(e, gast.Starred)]
+        if len(star) != 1:
+            raise self.error("two starred expressions in one assignment", target, scope)
+        k, m = star[0], len(target.elts) - star[0] - 1
+        seq = value if isinstance(value, gast.Name) else self.to_name(value)
+        for i, elt in enumerate(target.elts):
+            if i == k:
+                part = self.to_name(gast.Subscript(value=ir.clone(seq), slice=gast.Slice(
+                    lower=ir.const(k) if k else None, upper=ir.const(-m) if m else None,
+                    step=None), ctx=gast.Load()))
+                self.assign(elt.value, self.to_name(ir.call("list", [part])), scope)
+                continue
+            item = ir.subscript(ir.clone(seq), ir.const(i if i < k else i - len(target.elts)))
+            self.assign(elt, item if isinstance(elt, gast.Name) else self.to_name(item), scope)
 
     def store_item(self, container, base, index, value, scope):
         """``container[index] = value`` as ``container = setitem(container, index, value)``."""
