@@ -248,3 +248,24 @@ def test_slices_of_a_parameter_list_under_grad_and_jit():
         warnings.simplefilter("error", strop.errors.JitFallbackWarning)
         got = strop.jit(grad(hidden_layers_sliced))(THREE)
     assert_tree_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+def _scaled_tree(t, s):
+    return tree_map(lambda p: p * s, t)
+
+
+def scaled_then_looped(params, x):
+    h = x
+    for w, b in _scaled_tree(params, 0.9):
+        h = np.tanh(h @ w + b)
+    return np.sum(h)
+
+
+def test_vmap_over_a_batch_of_named_tuple_layers_gives_each_lane_its_own():
+    # the rebuilt [Layer(w0, b0), ...] was read as unbatched: every lane got one wrong value
+    batched = [Layer(rng.randn(4, 3, 3), rng.randn(4, 3)), Layer(rng.randn(4, 3, 2),
+                                                                  rng.randn(4, 2))]
+    x = rng.randn(3)
+    got = strop.vmap(scaled_then_looped, in_axes=(0, None))(batched, x)
+    want = [scaled_then_looped([Layer(l.w[i], l.b[i]) for l in batched], x) for i in range(4)]
+    np.testing.assert_allclose(got, want, rtol=1e-12)

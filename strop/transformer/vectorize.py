@@ -156,6 +156,9 @@ class Vectorize(Statements, Expressions, Containers, Calls, SpecialCalls):
             return any(self.is_b(e) for e in node.elts)
         if isinstance(node, gast.Dict):
             return any(self.is_b(e) for e in node.values)
+        if isinstance(node, gast.Call):   # Layer(w, b) in a display: batched by its items
+            return any(self.is_b(a) for a in node.args) or any(
+                self.is_b(k.value) for k in node.keywords)
         return isinstance(node, gast.Name) and node.id in self.batched
 
     def rank_of(self, node):
