@@ -269,3 +269,14 @@ def test_vmap_over_a_batch_of_named_tuple_layers_gives_each_lane_its_own():
     got = strop.vmap(scaled_then_looped, in_axes=(0, None))(batched, x)
     want = [scaled_then_looped([Layer(l.w[i], l.b[i]) for l in batched], x) for i in range(4)]
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_vmap_keeps_named_tuples_in_its_output():
+    batched = [Layer(rng.randn(4, 3), rng.randn(4)), Layer(rng.randn(4, 2), rng.randn(4))]
+    xs = rng.randn(4, 2)
+    out = strop.vmap(lambda p, x: tree_map(lambda q: q * np.sum(x), p))(batched, xs)
+    assert type(out) is list and all(type(layer) is Layer for layer in out)
+    for i in range(4):
+        for got, layer in zip(out, batched):
+            np.testing.assert_allclose(got.w[i], layer.w[i] * np.sum(xs[i]), rtol=1e-6)
+            np.testing.assert_allclose(got.b[i], layer.b[i] * np.sum(xs[i]), rtol=1e-6)

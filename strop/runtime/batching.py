@@ -159,8 +159,9 @@ def trace_lanes(x):
 
 def _stack(outs):
     first = outs[0] if outs else None
-    if isinstance(first, tuple):
-        return tuple(_stack([o[k] for o in outs]) for k in range(len(first)))
+    if isinstance(first, tuple):   # (a named tuple stays one: Layer(w, b) of stacked lanes)
+        items = [_stack([o[k] for o in outs]) for k in range(len(first))]
+        return type(first)(*items) if hasattr(first, "_fields") else tuple(items)
     if isinstance(first, list):
         return [_stack([o[k] for o in outs]) for k in range(len(first))]
     if isinstance(first, dict):
