@@ -101,7 +101,8 @@ class Transformed:
                        for n, leaf in zip(names, k[2] if tree else [k] * len(names))}
             self._dtypes_now, self._dims_now = (
                 {n: d for (tree, names), ds in zip(groups, by_arg)
-                 for n, d in zip(names, ds if tree else [ds] * len(names)) if d is not None}
+                 for n, d in zip(names, ds if tree and ds is not None else [ds] * len(names))
+                 if d is not None}   # (a tree's: none known for a vmap lane's)
                 for by_arg in _shapes_in(settings))
             inner, free_kinds = _with_free_kinds(inner)
             kind_of.update(free_kinds)

@@ -280,3 +280,19 @@ def test_vmap_keeps_named_tuples_in_its_output():
         for got, layer in zip(out, batched):
             np.testing.assert_allclose(got.w[i], layer.w[i] * np.sum(xs[i]), rtol=1e-6)
             np.testing.assert_allclose(got.b[i], layer.b[i] * np.sum(xs[i]), rtol=1e-6)
+
+
+def _nested_dict_loss(p, x):
+    return np.sum(np.tanh(x @ p["enc"]["w"] + p["enc"]["b"]))
+
+
+def test_vmap_of_grad_over_a_batch_of_nested_dicts():
+    # it crashed in strop ('NoneType' object is not iterable): the tree fuzzer's C3
+    batched = {"enc": {"w": rng.randn(4, 3, 2), "b": rng.randn(4, 2)}}
+    x = rng.randn(3)
+    got = strop.vmap(grad(_nested_dict_loss), in_axes=(0, None))(batched, x)
+    for i in range(4):
+        lane = {"enc": {"w": batched["enc"]["w"][i], "b": batched["enc"]["b"][i]}}
+        want = numeric_grad_tree(_nested_dict_loss, (lane, x), 0)
+        assert_tree_allclose({"enc": {k: v[i] for k, v in got["enc"].items()}}, want,
+                             rtol=1e-5, atol=1e-7)
