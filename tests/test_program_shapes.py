@@ -164,3 +164,36 @@ def test_vmap_of_a_partial_binding_a_computed_value():
 
 def test_grad_of_a_partial_inside():
     check_grad(lambda x: np.sum(grad(functools.partial(_cubes_scaled, 2.0))(x) * x), X0)
+
+
+@strop.custom_vjp
+def affine_tanh(wb, x):
+    w, b = wb
+    return np.tanh(x @ w + b)
+
+
+def _affine_fwd(wb, x):
+    out = affine_tanh(wb, x)
+    return out, (wb, x, out)
+
+
+def _affine_bwd(res, g):
+    (w, b), x, out = res
+    dz = g * (1 - out ** 2)
+    return (np.outer(x, dz), dz), w @ dz
+
+
+affine_tanh.defvjp(_affine_fwd, _affine_bwd)
+
+
+def custom_vjp_of_a_pair(wb):
+    return np.sum(affine_tanh(wb, X0) ** 2)
+
+
+def test_grad_through_a_custom_vjp_taking_a_pair():
+    # its cotangent (a pair of arrays of other shapes) was read as one array: NumPy's
+    # 'inhomogeneous shape' (the tree fuzzer's C2)
+    from helpers import assert_tree_allclose, numeric_grad_tree
+    wb = (rng.randn(3, 2), rng.randn(2))
+    assert_tree_allclose(grad(custom_vjp_of_a_pair)(wb), numeric_grad_tree(
+        custom_vjp_of_a_pair, (wb,), 0), rtol=1e-6, atol=1e-7)

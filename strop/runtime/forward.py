@@ -343,8 +343,8 @@ def custom_cotangents(cts, args, name, lanes=0):
                         f"{n} cotangent(s), one per differentiable argument, but returned {got}")
     out = []
     for i, (c, a) in enumerate(zip(cts, args)):
-        if c is not None and np.shape(c) != np.shape(a) and not isinstance(a, _CONTAINERS + (
-                dict,)):
+        if c is not None and not isinstance(a, _CONTAINERS + (dict,)) and \
+                np.shape(c) != np.shape(a):   # (a container's cotangent: its own shapes)
             raise ValueError(f"the bwd function of the custom_vjp {name} returned a cotangent "
                              f"of shape {np.shape(c)[lanes:]} for its differentiable argument "
                              f"{i}, which has shape {np.shape(a)[lanes:]}: they must match")
