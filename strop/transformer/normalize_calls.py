@@ -2,6 +2,7 @@
 methods resolved to NumPy functions, user functions and strop transforms inlined."""
 import functools
 import inspect
+import os
 import warnings
 
 import gast
@@ -342,8 +343,22 @@ class Calls:
         if getattr(obj, "__strop_custom__", False) and not self.keep_custom:
             # a custom_jvp/custom_vjp function where nothing differentiates: its primal
             return self.inline_object(obj.fun, e, scope, into)
-        if _is_user_function(obj) or self.inline_helpers and _is_helper_without_rule(obj):
+        if _is_user_function(obj):
             return self.inline_object(obj, e, scope, into)
+        if self.inline_helpers and _is_helper_without_rule(obj):
+            where = self.loc   # the statement calling it: a user line, or generated code's
+            try:
+                return self.inline_object(obj, e, scope, into)
+            except TransformError as error:   # said at the line that called it, not in strop
+                if "strop" + os.sep + "runtime" not in str(error):
+                    raise
+                raise TransformError(
+                    f"strop cannot differentiate through its helper {obj.__name__}() here "
+                    f"(what a transform inside this line made: e.g. vmap running a call lane by "
+                    f"lane)", where,
+                    fix="compute that part outside the differentiated function, or write it "
+                        "without the inner transform (a batched expression instead of vmap)") \
+                    from None
         if any(isinstance(a, gast.Starred) for a in e.args):
             raise self.unknown_star(e, scope)
         args = [self.expr(a, scope) for a in e.args]

@@ -38,11 +38,24 @@ _BATCHING_SETCOMP = ("TransformError: a set comprehension is not supported insid
 _NOT_MODULE_LEVEL = ("TransformError: a strop transform inside a transformed function must be "
                      "given a function defined at module level: {}")
 _STARRED = "TransformError: starred assignment is not supported: {}"
+_YIELD = ("TransformError: yield is not supported inside a transformed function (the "
+          "original's unpack_layers is a generator)")
+_CLOSURE_OBJECTS = ("TransformError: no derivative rule for the method .forward_pass(): the "
+                    "layer objects are items of a closure's list walked by a loop (strop "
+                    "inlines methods of objects globals hold, not of a list's items)")
+_HELPER_MUTATES = ("ImmutableUpdateError: `vx -= ...` in the helper project(): its argument "
+                   "is an array the caller made (allowed by the design), but the check reads "
+                   "it as an argument of the transformed function")
+_RECURSION = ("TransformError: recursive call to log_partition_function (recursion over the "
+              "data's structure: strop inlines calls and refuses recursion)")
+_SCIPY = ("TransformError: scipy.special.logsumexp has no derivative rule yet (SciPy support "
+          "is a later issue; the error names the program's line)")
+_FUNCTION_LIST = ("TransformError: no derivative rule for d: the functions grad made are items "
+                  "of a module-level list walked by a loop")
+_HSTACK = ("JitFallbackWarning: Numba has no concatenate_vjp for np.hstack of a tuple made "
+           "by args + (np.ones(...),)")
 KNOWN_FAILURES = {
     # jx_: programs modeled on JAX's examples and documentation, and on JAX tutorials
-    ("jx_mnist_fromscratch", "jit"):
-        "JitFallbackWarning: Numba has no zeros_like for the list of (w, b) tuples "
-        "(ListType[Tuple(array2d, array1d)]) at `for w, b in params[:-1]`",
     ("jx_kernel_lsq", "value"):
         _BATCHING_SETCOMP.format("the plain loss calls jit(partial(gram, kernel)), nested "
                                  "vmaps of lambdas over a kernel passed as a value"),
@@ -137,17 +150,11 @@ KNOWN_FAILURES = {
         _BATCHING_SETCOMP.format("vmap(residual, in_axes=(None, 0)) of grad(grad(u_hat))"),
     ("jx_pinn_poisson", "jit"):
         _BATCHING_SETCOMP.format("vmap(residual, in_axes=(None, 0)) of grad(grad(u_hat))"),
-    ("jx_pinn_poisson", "vmap"):
-        "SILENTLY WRONG: vmap(grad(example_loss)) returns the first weight's per-example "
-        "gradient with shape (6, 8, 8) where it is (6, 8, 1)",
     ("jx_pinn_poisson", "train"):
         _BATCHING_SETCOMP.format("vmap(residual, in_axes=(None, 0)) of grad(grad(u_hat))"),
     ("jx_hmm_em", "train"):
         "JitFallbackWarning: Numba cannot unify the list [log_pi, log_A, log_B] with the "
         "list the M step's comprehension builds (lax.fori_loop carry under jit)",
-    ("jx_mnist_fromscratch", "vmap"):
-        "ValueError: NumPy's 'inhomogeneous shape' at `for w, b in params[:-1]` under "
-        "vmap(grad(example_loss)) (the list of (w, b) tuples made into an array)",
     ("jx_mnist_fromscratch", "train"):
         "JitFallbackWarning: Numba has no zeros_like for the list of (w, b) tuples "
         "(ListType[Tuple(array2d, array1d)]) in the jitted update",
@@ -175,6 +182,41 @@ KNOWN_FAILURES = {
         "TransformError: no derivative rule for tree_map (inner_update maps the SGD lambda "
         "over the gradient and parameter trees)",
     ("jx_maml", "train"): _NOT_MODULE_LEVEL.format("vmap(partial(maml_loss, p))"),
+    # ag_: programs modeled on scientific scripts written for autograd
+    ("ag_bayesian_neural_net", "grad"): _YIELD,
+    ("ag_bayesian_neural_net", "jit"): _YIELD,
+    ("ag_convnet", "grad"): _CLOSURE_OBJECTS,
+    ("ag_convnet", "jit"): _CLOSURE_OBJECTS,
+    ("ag_convnet", "train"): _CLOSURE_OBJECTS,
+    ("ag_fluidsim", "grad"): _HELPER_MUTATES,
+    ("ag_fluidsim", "jit"): _HELPER_MUTATES,
+    ("ag_hmm_em", "grad"): _RECURSION,
+    ("ag_hmm_em", "jit"): _RECURSION,
+    ("ag_hmm_em", "train"): _RECURSION,
+    ("ag_neural_net", "grad"): _SCIPY,
+    ("ag_neural_net", "jit"): _SCIPY,
+    ("ag_neural_net", "vmap"): _SCIPY,
+    ("ag_neural_net", "train"): _SCIPY,
+    ("ag_tanh", "grad"): _FUNCTION_LIST,
+    ("ag_tanh", "jit"): _FUNCTION_LIST,
+    ("ag_tanh", "vmap"): _FUNCTION_LIST,
+    ("ag_gmm", "jit"):
+        "JitFallbackWarning: Numba cannot type the code zip(*unpack_gmm_params(params)) makes "
+        "(a list of tuples of arrays of other ranks, not unrolled: its length is not known)",
+    ("ag_min_char_rnn", "jit"):
+        "JitFallbackWarning: Numba cannot type the dict hs grown by hs[t] = ... in the loop "
+        "(its keys are the loop's values)",
+    ("ag_mixture_vi", "jit"):
+        "JitFallbackWarning: Numba has no np.squeeze without an axis "
+        "(squeeze(array(float64, 1d)))",
+    ("ag_mlrefined_mlp", "jit"):
+        "JitFallbackWarning: Numba has no concatenate_vjp for np.vstack((o, a)) of an "
+        "F-ordered and an A-ordered array",
+    ("ag_lstm", "jit"): _HSTACK,
+    ("ag_rnn", "jit"): _HSTACK,
+    ("ag_sinusoid", "jit"):
+        "JitFallbackWarning: Numba cannot unify a 0-d array with a float for a cotangent "
+        "carried through a loop with a value-dependent break",
 }
 
 
