@@ -49,10 +49,15 @@ class Inliner:
             check_complex(self.root)
 
     def local_function(self, user_name, scope):
+        return self.scoped(self.functions, user_name, scope)
+
+    def scoped(self, table, user_name, scope):
+        """``table``'s entry for the local ``user_name`` names in ``scope`` (or an enclosing
+        one), None if it names none there or is not in ``table``."""
         s = scope
         while s is not None:
             if user_name in s.names:
-                return self.functions.get(s.names[user_name])
+                return table.get(s.names[user_name])
             s = s.parent
         return None
 

@@ -13,8 +13,8 @@ def _consumers():
         return set()
     from .. import rng
     from ..rng import keys, samplers
-    names = [n for n in rng.__all__ if n not in ("PRNGKey", "key", "key_data", "wrap_key_data", "fold_in",
-                                             "KERNELS")]
+    makers = ("PRNGKey", "key", "key_data", "wrap_key_data", "fold_in", "KERNELS")
+    names = [n for n in rng.__all__ if n not in makers]   # (they make keys, consume none)
     return {id(getattr(mod, n)) for n in names for mod in (rng, keys, samplers)
             if hasattr(mod, n)}
 

@@ -196,18 +196,11 @@ class Calls:
                        [(k, ir.clone(v)) for k, v in kws])
         self.emit(ir.assign(gen, made))
 
-    def bound_partial(self, user_name, scope):
-        s = scope
-        while s is not None:
-            if user_name in s.names:
-                return self.partials.get(s.names[user_name])
-            s = s.parent
-        return None
-
     def call(self, e, scope, into):
         e = self.spread(e, scope)
         func = e.func
-        bound = self.bound_partial(func.id, scope) if isinstance(func, gast.Name) else None
+        bound = self.scoped(self.partials, func.id, scope) if isinstance(func, gast.Name) \
+            else None
         if bound is not None:   # f(x) of f = partial(g, a, k=v): g(a, x, k=v)
             target, args, kws = bound
             given = {k.arg for k in e.keywords}
@@ -217,7 +210,7 @@ class Calls:
             func = e.func
         if isinstance(func, gast.Call) and func.args and self.is_partial(func.args[0], scope):
             moved = self.transform_of_partial(func, e, scope)
-            if moved is not None:   # vmap(partial(f, params))(xs): vmap(f, (None, 0))(params, xs)
+            if moved is not None:   # vmap(partial(f, p))(xs): vmap(f, (None, 0))(p, xs)
                 e = moved
                 func = e.func
         if isinstance(func, gast.Call) and self.is_partial(func, scope):
