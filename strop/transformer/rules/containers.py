@@ -138,7 +138,7 @@ defvjp(rt.sum_vjp,      "g_, iterable", "sum(g)")
 # tapes are differentiated by reverse.py itself (rev_tape)
 defnondiff([rt.zeros_like, rt.ones_like, rt.seed_grad, rt.stack, rt.tape_array, rt.push,
             rt.pop, rt.balanced_eq, rt.lane_axes, rt.lane_axis,   # (axes: integers)
-            rt.first_trip])   # (a check: transformer/peel.py)
+            rt.first_trip, rt.seed_grad_lanes])   # (checks: peel.py, vmap of grad)
 
 # --- jvps (forward mode): ``dx`` is the tangent of ``x``; a functional update's ``joint``
 # template updates the tangent of the container with that of the value. ---
