@@ -215,3 +215,14 @@ def test_grad_of_per_example_gradients():
     # vmap(grad(f))'s seed per lane was inlined as code to differentiate ('this call's
     # result is not used, so it may change _t15 in place', pointing into strop)
     check_grad(per_example_gradients_in_a_loss, X0, rtol=1e-5)
+
+
+def switch_over_a_list_of_lambdas(x):
+    branches = [lambda v: np.sum(np.sin(v)), lambda v: np.sum(np.exp(v)),
+                lambda v: np.sum(v ** 3)]
+    return strop.lax.switch(np.argmax(x), branches, x)
+
+
+def test_lax_switch_over_a_named_list_of_lambdas():
+    # the list was emitted as a value of the code: NameError '_lambda1' under grad
+    check_grad(switch_over_a_list_of_lambdas, np.array([0.1, 0.5, 0.2]))

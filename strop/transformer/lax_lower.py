@@ -66,6 +66,11 @@ class LaxLowering(LaxArrays, LaxConv, LaxTrees):
             fns = value.elts if isinstance(value, (gast.Tuple, gast.List)) else None
             if fns and all(self.is_function(f) for f in fns):
                 self.displays[key] = list(fns)
+                if any(isinstance(f, gast.Name) and f.id in self.functions for f in fns) \
+                        and self.out and self.out[-1] is node:
+                    # a display of local functions is known here, never a value of the
+                    # code (its lambdas are inlined where called, and have no name there)
+                    self.out.pop()
             else:
                 self.displays.pop(key, None)
 
