@@ -226,3 +226,17 @@ def switch_over_a_list_of_lambdas(x):
 def test_lax_switch_over_a_named_list_of_lambdas():
     # the list was emitted as a value of the code: NameError '_lambda1' under grad
     check_grad(switch_over_a_list_of_lambdas, np.array([0.1, 0.5, 0.2]))
+
+
+def _apply_matrix(mat, v):
+    return np.dot(mat, v)
+
+
+def vmap_of_a_dot_inside_a_loss(mat):
+    return np.sum(strop.vmap(_apply_matrix, in_axes=(None, 0))(mat, BATCH) ** 2)
+
+
+def test_grad_of_a_loss_batching_np_dot_with_vmap():
+    # the inner vmap's code, made without the ranks, ran np.dot lane by lane (each()),
+    # which has no derivative: JAX's quickstart refused
+    check_grad(vmap_of_a_dot_inside_a_loss, rng.randn(2, 3), rtol=1e-5)

@@ -154,8 +154,14 @@ class SpecialCalls:
         """np.dot of 1-D and 2-D lanes is their matrix product; of a number, a product."""
         a, b = args if len(args) == 2 and not kws else (None, None)
         ra, rb = self.rank_of(a), self.rank_of(b)
-        if ra is None or rb is None or ra > 2 or rb > 2:
+        if a is None or ra is not None and ra > 2 or rb is not None and rb > 2:
             return None
+        if (ra is None or rb is None) and ra != 0 and rb != 0:
+            # lanes of ranks not known here (vmap inlined in a transform of other code):
+            # their product, for any ranks, at run time; a lane that is a number is refused
+            # there by np.matmul, never a silently other product
+            return ir.call(self.helper("matmul_lanes"), [a, b, ir.const(self.is_b(a)),
+                                                         ir.const(self.is_b(b))]), True, None
         if ra == 0 or rb == 0:
             return self.elementwise(v, [a, b], lambda p: gast.BinOp(left=p[0], op=gast.Mult(),
                                                                    right=p[1]))
