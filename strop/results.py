@@ -17,14 +17,10 @@ matching ``ReadyScalar`` subclass of its type, which differ from NumPy's own in 
 What NumPy's functions and operators compute from one (``np.sin(r)``, ``r + 1``, ``r.sum()``)
 is exactly what they compute from an ndarray: a plain ndarray or NumPy scalar (the method is
 on the results, not on what is made of them later); views (``r[0]``, ``r.T``, ``r.reshape``)
-keep it. A Python float (what compiled code returns for a NumPy scalar) becomes a scalar of the
-default float type, as JAX's weakly typed scalar results are; ints and other objects in a
-result are returned as they are.
+keep it. Python numbers and other objects in a result are returned as they are.
 ``strop.block_until_ready(tree)`` is the function form, for anything.
 """
 import numpy as np
-
-from .dtypes import default_float
 
 __all__ = ["Array", "ready"]
 
@@ -76,14 +72,10 @@ _SCALARS = {}   # NumPy scalar type -> its ReadyScalar subclass
 
 
 def ready_leaf(x):
-    """One leaf as the user gets it (see the module's docstring).  A Python float is what
-    compiled code returns for a NumPy scalar (Numba boxes float32 and float64 as float): it
-    is given the default float type, as JAX's weakly typed scalar results have."""
+    """One leaf as the user gets it (see the module's docstring)."""
     t = type(x)
     if t is np.ndarray:
         return x.view(Array)
-    if t is float:
-        x, t = default_float()(x), default_float()
     if isinstance(x, np.generic) and t.__module__ == "numpy":
         cls = _SCALARS.get(t)
         if cls is None:

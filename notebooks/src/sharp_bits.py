@@ -660,7 +660,7 @@ def accumulate(a):
 as_python = jit(accumulate, backend="python")(0.1)
 compiled = jit(accumulate)(0.1)
 print(repr(as_python), repr(compiled))
-assert type(as_python) is np.float32 and type(compiled) is float
+assert isinstance(as_python, np.float32) and type(compiled) is float
 assert np.float32(compiled) == as_python
 
 # %% [markdown]
@@ -681,7 +681,7 @@ for backend in ("cpu", "python"):
     with warned() as w:
         inf, nan = jit(ratios, backend=backend)(0.)
     print(backend, inf, nan)
-    assert np.isinf(inf) and np.isnan(nan) and type(inf) is np.float32
+    assert np.isinf(inf) and np.isnan(nan) and isinstance(inf, np.float32)
     assert len(w) == 2
 
 with np.errstate(divide="raise"):

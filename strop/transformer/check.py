@@ -66,13 +66,29 @@ def check_complex(parsed):
     ``np.real``, ``np.imag``, ``np.conj`` and ``np.angle`` of real values are right, and stay.
     Complex values that arrive as arguments are caught where their cotangent meets a real
     value (runtime/base.py)."""
+    counts = _point_counts(parsed)
     for node in gast.walk(parsed.node):
+        if id(node) in counts:
+            continue
         what = _complex_source(parsed, node)
         if what is not None:
             raise ComplexDerivativeError(
                 f"complex numbers are not supported under differentiation yet: {what} makes a "
                 f"complex value here, and strop's derivative rules are for real numbers (the "
                 f"derivative would be silently wrong)", parsed.location(node), COMPLEX_FIX)
+
+
+def _point_counts(parsed):
+    """ids of the complex literals NumPy's index tricks read as a count of points, not a
+    complex value: the step of a slice in ``np.r_[0:1:5j]``, ``np.mgrid``, ``np.ogrid``."""
+    tricks = tuple(getattr(np, n) for n in ("r_", "c_", "mgrid", "ogrid"))
+    out = set()
+    for node in gast.walk(parsed.node):
+        if isinstance(node, gast.Subscript) and any(
+                _outside(parsed, node.value) is t for t in tricks):
+            out.update(id(n.step) for n in gast.walk(node.slice)
+                       if isinstance(n, gast.Slice) and n.step is not None)
+    return out
 
 
 COMPLEX_FIX = ("keep the real and imaginary parts as separate real values (|x + iy|^2 is "

@@ -301,11 +301,14 @@ class Calls:
             return self.to_name(gast.Dict(keys=[ir.const(k.arg) for k in e.keywords],
                                           values=[self.expr(k.value, scope) for k in e.keywords]),
                                 into)
-        if getattr(obj, "__strop_jvp__", False) and len(e.args) == 3 and not e.keywords and \
+        if getattr(obj, "__strop_jvp__", False) and self.inline_helpers and len(e.args) == 3 \
+                and not e.keywords and \
                 all(isinstance(a, (gast.Tuple, gast.List)) for a in e.args[1:]) and \
                 len(e.args[1].elts) == len(e.args[2].elts):
-            # jvp(f, (x,), (v,)) inside: the jvp transform of f, called with the primals and
-            # the tangents (a Hessian-vector product is jvp(grad(f), ...))
+            # jvp(f, (x,), (v,)) inside code being differentiated: the jvp transform of f,
+            # called with the primals and the tangents (a Hessian-vector product is
+            # jvp(grad(f), ...)); elsewhere it stays a call of jvp, which checks its lax
+            # branches' types when it runs
             made = obj.transform(self.static_value(e.args[0], scope), len(e.args[1].elts))
             atom = ir.name(self.bind_ref(f"jvp_{getattr(made.fun, '__name__', 'f')}", made))
             atom.normalized = True

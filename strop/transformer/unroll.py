@@ -184,23 +184,6 @@ def _sum_of_known(s, known, fn):
     return out
 
 
-def _displayed_operands(value, known, fn):
-    """A NumPy function given a known list or tuple (``np.array(norms)``, ``np.stack(xs)``)
-    takes its display instead, so that nothing holds the container: True if any did."""
-    if not isinstance(value, gast.Call):
-        return False
-    callee = fn.callee(value.func)
-    if not (getattr(callee, "__module__", None) or "").startswith("numpy"):
-        return False
-    done = False
-    for i, a in enumerate(value.args):
-        items = _item(a, known, fn) if isinstance(a, gast.Name) else None
-        if isinstance(items, (list, tuple)) and not isinstance(items, _Named):
-            value.args[i] = _display(items)
-            done = True
-    return done
-
-
 def _trips(loop, known):
     """The trip count of ``for i in range(n)`` where n is known, else None."""
     args = loop.iter.args
@@ -243,8 +226,6 @@ def _assign(s, known, fn, changed):
     structure = _structure_of(value, known, fn)
     known.forget([target])
     if structure is _NOT_KNOWN:
-        if _displayed_operands(value, known, fn):
-            changed.append(s)
         if isinstance(value, gast.Constant) and isinstance(value.value, (int, str)) and \
                 not isinstance(value.value, bool):
             known.numbers[target] = value.value
@@ -408,15 +389,29 @@ def _without_dead(stmts, fn):
 
 def _drop(stmts, read, fn):
     out = []
-    for s in stmts:
+    for i, s in enumerate(stmts):
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and \
-                s.targets[0].id not in read and _pure(s.value, fn):
+                _pure(s.value, fn) and (s.targets[0].id not in read or _rebound_unread(
+                    s.targets[0].id, stmts[i + 1:])):
             continue
         for field in ("body", "orelse"):
             if getattr(s, field, None):
                 setattr(s, field, _drop(getattr(s, field), read, fn) or [gast.Pass()])
         out.append(s)
     return out
+
+
+def _rebound_unread(name, after):
+    """Whether the statements ``after`` bind ``name`` again before anything reads it (the
+    empty list a comprehension started from, once its appends became displays)."""
+    for s in after:
+        if name in analysis.reads(s) or not isinstance(s, gast.Assign) and \
+                name in ir.names_in(s):
+            return False
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and \
+                s.targets[0].id == name:
+            return True
+    return False
 
 
 def _pure(value, fn):

@@ -40,6 +40,7 @@ import numpy as np
 
 from .. import runtime
 from . import ir, ranks, versions
+from .operations import is_namedtuple_call
 from .lanes import lane_block  # noqa: F401  (re-exported)
 from .vectorize_base import NotBatchable, OutAxesError
 from .vectorize_calls import Calls
@@ -156,9 +157,8 @@ class Vectorize(Statements, Expressions, Containers, Calls, SpecialCalls):
             return any(self.is_b(e) for e in node.elts)
         if isinstance(node, gast.Dict):
             return any(self.is_b(e) for e in node.values)
-        if isinstance(node, gast.Call):   # Layer(w, b) in a display: batched by its items
-            return any(self.is_b(a) for a in node.args) or any(
-                self.is_b(k.value) for k in node.keywords)
+        if is_namedtuple_call(self.fn, node):   # Layer(w, b) in a display: by its items
+            return any(self.is_b(a) for a in node.args)
         return isinstance(node, gast.Name) and node.id in self.batched
 
     def rank_of(self, node):

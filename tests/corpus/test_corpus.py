@@ -95,31 +95,21 @@ KNOWN_FAILURES = {
     ("jx_cookbook_jacobians", "jit"):
         "JitFallbackWarning: Numba failed with 'list index out of range' on jit(grad) of a loss "
         "holding jacfwd, jacrev and hessian",
-    ("jx_quickstart", "grad"):
-        _BATCHING_SETCOMP.format("grad of a loss calling vmap(apply_matrix)"),
     ("jx_quickstart", "jit"):
         _BATCHING_SETCOMP.format("jit(grad) of a loss calling vmap(apply_matrix)"),
-    ("jx_simple_nn", "grad"):
-        _BATCHING_SETCOMP.format("grad of a loss calling batched_predict = vmap(predict, ...)"),
     ("jx_simple_nn", "jit"):
         _BATCHING_SETCOMP.format("grad of a loss calling batched_predict = vmap(predict, ...)"),
     ("jx_simple_nn", "train"):
         _BATCHING_SETCOMP.format("grad of a loss calling batched_predict = vmap(predict, ...)"),
-    ("jx_pytrees_mlp", "grad"): _STARRED.format("`*hidden, last = params`"),
-    ("jx_pytrees_mlp", "jit"): _STARRED.format("`*hidden, last = params`"),
-    ("jx_pytrees_mlp", "vmap"): _STARRED.format("`*hidden, last = params`"),
     ("jx_pytrees_mlp", "train"): _STARRED.format("`*hidden, last = params`"),
     ("jx_stateful_linreg", "train"):
         "JitFallbackWarning: Numba cannot capture the non-constant global LEARNING_RATE in "
         "the lambda given to tree_map in the jitted update",
-    ("jx_control_flow", "grad"):
-        "NameError: name '_lambda3' is not defined (lax.switch with a list of lambdas)",
     ("jx_control_flow", "jit"):
         "TransformError: name '_lambda3' is not defined (lax.switch with a list of lambdas)",
     ("jx_sysid_neural_ss", "train"):
         "JitFallbackWarning: Numba cannot type a call in the jitted train_step's dict "
         "comprehension `{k: params[k] - LR * grads[k] for k in params}`",
-    ("jx_random_dropout", "grad"): _STARRED.format("`*hidden, (w_out, b_out) = params`"),
     ("jx_random_dropout", "jit"): _STARRED.format("`*hidden, (w_out, b_out) = params`"),
     ("jx_random_dropout", "train"): _STARRED.format("`*hidden, (w_out, b_out) = params`"),
     ("jx_vae", "grad"):

@@ -144,6 +144,7 @@ defnondiff([rt.zeros_like, rt.ones_like, rt.seed_grad, rt.stack, rt.tape_array, 
 # template updates the tangent of the container with that of the value. ---
 defjvp(float,   "float(dx)")
 defjvp(py.sum,  "sum(diterable)", "tangent_like(dstart, ans)")
+defjvp(rt.tree_vdot, "tree_vdot(da, b)", "tree_vdot(a, db)")
 defjvp(py.max,  "minmax_jvp(dargs, args, ans)")
 defjvp(py.min,  "minmax_jvp(dargs, args, ans)")
 defjvp(pow,     "dx * y * x ** np.where(y, y - 1, 1.0)", "dy * np.log(np.where(x, x, 1.0)) * ans")
