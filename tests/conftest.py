@@ -19,3 +19,18 @@ os.environ.setdefault("NUMBA_OPT", "1")
 # The CUDA backend runs in Numba's simulator unless told otherwise (NUMBA_ENABLE_CUDASIM=0 on a
 # machine with a GPU runs tests/test_cuda.py for real); set before Numba is imported.
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _config_restored():
+    """Each test starts from the settings the one before it started from: a test (or a
+    script it runs as __main__, as the fuzzer's failure scripts do) that calls
+    strop.config.update leaks its settings to every later test in the process."""
+    from strop.config import config
+    saved = dict(config._values)
+    yield
+    config._values.clear()
+    config._values.update(saved)
