@@ -64,6 +64,7 @@ def resolve_argnums(nums, n, fun, given=None, passed=False):
 class Differentiating(Transformed):
     """A transform with ``argnums``: ``wrt``, the indices differentiated, for a call of ``n``
     positional arguments (a function with ``*args`` differentiates them as passed)."""
+    rebuilds_trees = True
     argnums = ()
 
     def wrt(self, n):
@@ -153,6 +154,27 @@ class ReverseTransformed(Differentiating):
     """grad, value_and_grad and vjp: their gradients of flattened pytrees come back as the
     trees' leaves, rebuilt here."""
     shape_keyed = True
+
+    def takes_leaves(self):
+        return self.mode in ("grad", "value_and_grad") and (
+            not isinstance(self.fun, Transformed) or self.fun.takes_leaves())
+
+    def rebuilt_inline(self, out, kinds, read, display):
+        """finish() as code, where this transform's code is inlined in other code for these
+        ``kinds``: the expression rebuilding the gradients' trees from ``out`` (the inlined
+        code's result), or None where there is none to rebuild.  ``read(x, k)`` is ``x[k]``,
+        ``display(treedef, leaves)`` the display of a tree."""
+        trees = [kinds[i][1] if type(kinds[i]) is tuple else None for i in self.wrt_of(kinds)]
+        if not any(trees):
+            return None
+        pair = self.has_aux or self.mode != "grad"
+        parts = [read(out, 0), read(out, 1)] if pair else [out]
+        at = 0 if self.mode == "grad" else 1
+        grads = [read(parts[at], k) for k in range(len(trees))] if self.multi else [parts[at]]
+        rebuilt = [display(t, [read(g, j) for j in range(t.num_leaves)]) if t is not None
+                   else g for t, g in zip(trees, grads)]
+        parts[at] = gast.Tuple(elts=rebuilt, ctx=gast.Load()) if self.multi else rebuilt[0]
+        return gast.Tuple(elts=parts, ctx=gast.Load()) if pair else parts[0]
 
     def finish(self, out, kinds):
         trees = [kinds[i][1] if type(kinds[i]) is tuple else None for i in self.wrt_of(kinds)]

@@ -27,6 +27,7 @@ class ForwardTransformed(Transformed):
     (``jvp(grad(f))``) returns trees as flat leaves that it rebuilds itself: the output and
     the tangent are each rebuilt by it (``aux`` goes with them, as it came)."""
     has_aux = False
+    rebuilds_trees = True
 
     def finish(self, out, kinds):
         if not isinstance(self.fun, Transformed):

@@ -23,6 +23,7 @@ from .transformer.keyreuse import check_key_reuse
 from .transformer.normalize import normalize
 from .transformer.parse import parse
 from .transformer.peel import split_first_trips
+from .transformer.call_kinds import Local
 from .transformer.ranks import given_ranks
 from .transformer.flatten import dict_orders, flatten_params, leaf_paths
 from .transformer.unroll import unroll
@@ -42,6 +43,7 @@ class Transformed:
     shape_keyed = False     # code made per the arguments' dtypes and equal lengths: reverse
     #                         mode's (transformer/shapes.py) and any transform's of it
     batches = False         # a vmap is among the transforms this is made of (lane_dims)
+    rebuilds_trees = False  # finish() rebuilds pytrees its code returns as leaves
     nargs = None            # vjp, jvp: the arguments are the first nargs inputs (of a call)
     backend = "python"
     static_argnums = ()
@@ -134,16 +136,29 @@ class Transformed:
         return tuple(i for i, p in enumerate(params) if i >= npassed and
                      p.name not in keywords and p.default is not p.empty)
 
-    def inlined(self, npositional=None):
+    def inlined(self, npositional=None, kinds=None):
         """The Staged code inlined where this transform is called inside a function being
-        transformed (with ``npositional`` positional arguments, if known).  Its arguments'
-        kinds are unknown there, so each is taken for an array or a container (cotangents
-        accumulate with add(), which takes both): the code must not depend on how this
-        transform was last called either."""
+        transformed (with ``npositional`` positional arguments, if known), for the kinds of
+        its arguments known there (transformer/call_kinds.py).  An argument of unknown kind
+        is taken for an array or a container (cotangents accumulate with add(), which takes
+        both): the code must not depend on how this transform was last called either."""
         n = len(self.signature.parameters)
         if npositional is not None and self._arity[1]:   # f(*xs): one parameter per argument
             n = npositional + self._arity[2]
-        return self.staged(((TREE,) * n, (), _settings()))
+        if kinds is None or len(kinds) != n:
+            kinds = (TREE,) * n
+        return self.staged((tuple(kinds), (), _settings()))
+
+    def takes_leaves(self):
+        """Whether its code, inlined in other code, may be staged for a pytree argument's
+        leaves: neither it nor a transform it is made of rebuilds results in finish()."""
+        return not self.rebuilds_trees and (not isinstance(self.fun, Transformed)
+                                            or self.fun.takes_leaves())
+
+    def rebuilt_inline(self, out, kinds, read, display):
+        """finish() as code (api.ReverseTransformed's): None where nothing is rebuilt."""
+        return self.fun.rebuilt_inline(out, kinds, read, display) if isinstance(
+            self.fun, Transformed) else None
 
     def inner_kinds(self, kinds):
         """The kinds of the arguments the transformed function itself receives."""
@@ -394,9 +409,15 @@ class KindGuard:
 
     def holds(self):
         try:
-            return _kind(self.var.read()) == self.kind
+            return _free_kind(self.var.read()) == self.kind
         except (KeyError, ValueError, NameError):
             return False
+
+
+def _free_kind(value):
+    """The kind of a free variable's value; a lifted function's local holds what its
+    enclosing function knew of it (transformer/call_kinds.py)."""
+    return value.kind if isinstance(value, Local) else _kind(value)
 
 
 def _with_free_kinds(inner):
@@ -405,7 +426,7 @@ def _with_free_kinds(inner):
     kinds, guards = {}, []
     for name, var in inner.free.items():
         try:
-            kind = _kind(var.read())
+            kind = _free_kind(var.read())
         except (KeyError, ValueError, NameError):
             continue
         if kind in (SCALAR, INT) or isinstance(kind, str) and kind.startswith(ARRAY) and \
@@ -695,7 +716,8 @@ def normalized(fun, kinds=None, differentiate=True, settings=None):
     check(parsed)
     out = normalize(parsed, check=check, inline_helpers=differentiate,
                     keep_custom=differentiate, classes=_classes(fun, kinds, bound),
-                    sequences=_sequences(fun, kinds, bound), trees=_trees(fun, kinds, bound))
+                    sequences=_sequences(fun, kinds, bound), trees=_trees(fun, kinds, bound),
+                    statics=_static_objects(fun, bound), kinds=_param_kinds(fun, kinds, bound))
     check_key_reuse(out)
     out = bind_statics(out, bound) if bound else out
     trees = {i: k[1] for i, k in enumerate(kinds or ()) if type(k) is tuple}
@@ -707,6 +729,20 @@ def normalized(fun, kinds=None, differentiate=True, settings=None):
         at = star[0] - sum(1 for i in bound if i < star[0])
         spread = (at, max(len(kinds) - out.nparams + 1, 0) if kinds is not None else 1)
     return unroll(flatten_params(out, trees, spread, orders) if trees or spread else out)
+
+
+def _static_objects(fun, bound):
+    """parameter name -> the function or module a partial or bound method binds to it."""
+    names = list(inspect.signature(fun).parameters)
+    return {names[i]: v for i, v in bound.items() if i < len(names) and not isinstance(
+        v, (bool, int, float, str, type(None))) and ir.is_constant_object(v)}
+
+
+def _param_kinds(fun, kinds, bound):
+    """{parameter: kind} of the parameters a call passes (not those a partial binds)."""
+    params = [p.name for i, p in enumerate(inspect.signature(fun).parameters.values())
+              if i not in bound and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return dict(zip(params, kinds or ()))
 
 
 def _sequences(fun, kinds, bound):

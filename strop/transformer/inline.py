@@ -22,12 +22,11 @@ from ..errors import LINEMAPS
 from . import ir
 from .check import check_complex
 from .controlflow import canonicalize
+from .call_kinds import TREE, Local
 from .parse import local_names, parse
 
 
-class _Local:
-    """What a lifted local function's closure cell holds for a local of the function being
-    transformed: never read, the local itself is passed where the lifted code is inlined."""
+_UNKNOWN = object()
 
 
 class Scope:
@@ -240,7 +239,14 @@ class Inliner:
             if name in closure.parsed.cells and not _is_local(name, closure):
                 cells.append(closure.parsed.cells[name])
                 continue
-            cell = types.CellType(_Local())
+            known = self.static_local(name, closure, node)
+            if known is not _UNKNOWN:   # a local naming a function: the function itself
+                cells.append(types.CellType(known))
+                continue
+            gen = self.scoped_name(name, closure)
+            kinds = None if gen in self.partials else self.kinds_at(
+                [self.load(name, closure, node)])
+            cell = types.CellType(Local(kinds[0] if kinds else TREE))
             self.lifted[id(cell)] = (cell, name, closure, node)
             cells.append(cell)
         fn = types.FunctionType(code, outer.__globals__, code.co_name, None, tuple(cells))
@@ -248,6 +254,30 @@ class Inliner:
             raise self.error("a local function with default values given to a transform is "
                              "not supported", e, scope, fix="pass every argument explicitly")
         return fn
+
+    def static_local(self, name, scope, node):
+        """What the local ``name`` holds where that is known when transforming (a function
+        passed in or defined here, a module, a constant object), else _UNKNOWN: a lifted
+        function's transform then sees the function (``vmap(lambda y: kernel(x, y))`` with
+        ``kernel`` a parameter) where a placeholder would hide it."""
+        if not _is_local(name, scope):
+            return _UNKNOWN
+        gen = self.scoped_name(name, scope)
+        if gen in self.functions:
+            return self.lift(gen, node, scope)
+        if gen in self.partials or gen in self.constants:
+            return _UNKNOWN
+        if gen in self.refs and ir.is_constant_object(self.refs[gen]):
+            return self.refs[gen]
+        return _UNKNOWN
+
+    def scoped_name(self, user_name, scope):
+        s = scope
+        while s is not None:
+            if user_name in s.names:
+                return s.names[user_name]
+            s = s.parent
+        return None
 
     def free_or_local(self, var):
         """The atom passed for the free variable ``var`` of inlined transform code."""

@@ -127,6 +127,7 @@ class LaxLowering(LaxArrays, LaxConv, LaxTrees):
         enclosing function's names, their own locals are fresh (so a copy of the carry into
         one can be coalesced)."""
         saved, self.out = self.out, []
+        self.outer.append(saved)
         known, self.displays = self.displays, forget(self.displays, set(carried))
         try:
             result = build()
@@ -137,6 +138,7 @@ class LaxLowering(LaxArrays, LaxConv, LaxTrees):
             rename(result, renamed)
             return stmts, result
         finally:
+            self.outer.pop()
             self.out, self.displays = saved, known
 
     def lax_error(self, kind, message, fix=None):

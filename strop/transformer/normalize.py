@@ -16,6 +16,7 @@ import numpy as np
 from .. import runtime
 from ..errors import TransformError
 from . import ir
+from .call_kinds import CallKinds, RanksChanged
 from .controlflow import ITERABLE, canonicalize
 from .inline import Inliner, Scope
 from .lax_lower import LaxLowering
@@ -37,7 +38,8 @@ _COMPARE = {gast.Is: lambda a, b: a is b, gast.IsNot: lambda a, b: a is not b,
             gast.Eq: lambda a, b: a == b, gast.NotEq: lambda a, b: a != b}
 
 
-class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, Trees):
+class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, Trees,
+                 CallKinds):
     """One function normalized: the entry, names and statements are here; expressions
     (normalize_exprs), calls (normalize_calls), inlining (inline), spread arguments (spread)
     and sequence operands (operands) are mixins."""
@@ -55,6 +57,7 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, T
         self.inline_helpers = True
         self.keep_custom = True  # custom_jvp/custom_vjp calls stay calls (for their rules)
         self.out = None          # the statement list being filled
+        self.outer = []          # the lists of the blocks around it, innermost last
         self.loc = None          # the user location of the statement being normalized
         self.displays = {}       # name -> length or keys of the display it holds (spread.py)
         self.lifted = {}         # id(cell) -> a local a lifted local function reads (inline.py)
@@ -63,6 +66,9 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, T
         self.user_names = {}     # an inlined function's renamed local -> its name there
         self.sequences = set()   # parameters given a list or tuple, never rebound
         self.trees = {}          # parameter -> the structure of its argument, never rebound
+        self.statics = {}        # parameter -> the function a partial binds to it
+        self.param_kinds = None  # parameter -> its kind, for nested transforms (call_kinds)
+        self.assumed = {}        # name -> the rank a nested transform was staged for
 
     # --- entry -----------------------------------------------------------------------------
     def function(self):
@@ -70,6 +76,8 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, T
         for n in parsed.local_names:
             self.namer.reserve(n)
         scope = Scope(parsed, parsed.node, {n: n for n in parsed.local_names})
+        for name, value in self.statics.items():   # a function bound by partial: known
+            scope.names[name] = self.bind_ref(name, value)
         node = canonicalize(parsed.node, self.namer, parsed.location)
         args = node.args
         if args.kwarg:
@@ -80,6 +88,7 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, T
         params = [a.id for a in args.posonlyargs + args.args] + (
             [args.vararg.id] if args.vararg else []) + [a.id for a in args.kwonlyargs]
         body = self.block(node.body, scope)
+        self.check_assumed(body)
         free_params = [ir.name(n, store=False) for n in self.free]
         for p in free_params:
             p.ctx = gast.Param()
@@ -98,6 +107,7 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, T
         """The statements of a nested block; ``loop``: a loop body, entered with nothing
         known of the displays names hold (a later iteration may have rebound them)."""
         saved, self.out = self.out, []
+        self.outer.append(saved)
         known, self.displays = self.displays, {} if loop else dict(self.displays)
         try:
             for s in stmts:
@@ -105,6 +115,7 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, T
                 self.stmt(s, scope)
             return self.out
         finally:
+            self.outer.pop()
             self.out, self.displays = saved, known
 
     def static_test(self, e, scope):
@@ -259,8 +270,10 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, T
             body = self.block(s.body, scope, loop=True)
             if cond:
                 saved, self.out, self.loc = self.out, body, loc
+                self.outer.append(saved)
                 known, self.displays = self.displays, {}
                 self.expr(s.test, scope, into=cond)
+                self.outer.pop()
                 self.out, self.displays = saved, known
             self.loc = loc
             self.emit(gast.While(test=test, body=body or [gast.Pass()], orelse=[]))
@@ -452,19 +465,32 @@ def _as_store(node):
 
 
 def normalize(parsed, check=None, inline_helpers=True, keep_custom=True, classes=None,
-              sequences=(), trees=None):
+              sequences=(), trees=None, statics=None, kinds=None):
     """``inline_helpers``: inline runtime helpers that have no derivative rule (for a
     transform that differentiates the code; compiled code calls them instead).
     ``keep_custom``: keep calls of custom_jvp/custom_vjp functions (whose rules a derivative
     uses) rather than inline their primal function.  ``sequences``: the parameters whose
     arguments are lists or tuples (NumPy reads them as arrays: operands.py); ``trees``:
-    parameter -> the structure of its pytree argument (normalize_trees.py)."""
-    n = Normalizer(parsed, check)
-    n.inline_helpers = inline_helpers
-    n.keep_custom = keep_custom
-    n.classes = classes or {}
+    parameter -> the structure of its pytree argument (normalize_trees.py); ``statics``:
+    parameter -> the function, module or other constant object a partial binds to it (read
+    as that object while transforming: a transform of a lambda calling it sees it);
+    ``kinds``: parameter -> the kind its call gave (a transform called inside is staged for
+    what its arguments are known to be: call_kinds.py)."""
     stored = {s.id for s in gast.walk(parsed.node) if isinstance(s, gast.Name)
               and isinstance(s.ctx, (gast.Store, gast.Del))}
-    n.sequences = set(sequences) - stored
-    n.trees = {p: t for p, t in (trees or {}).items() if p not in stored}
-    return n.function()
+
+    def attempt(assume):
+        n = Normalizer(parsed, check)
+        n.inline_helpers = inline_helpers
+        n.keep_custom = keep_custom
+        n.classes = classes or {}
+        n.sequences = set(sequences) - stored
+        n.trees = {p: t for p, t in (trees or {}).items() if p not in stored}
+        n.statics = {p: v for p, v in (statics or {}).items() if p not in stored}
+        if assume:
+            n.param_kinds = {p: k for p, k in (kinds or {}).items() if p not in stored}
+        return n.function()
+    try:
+        return attempt(True)
+    except RanksChanged:   # a name rebound after a nested transform was staged for it
+        return attempt(False)

@@ -11,6 +11,8 @@ import numpy as np
 from ..config import config
 from ..errors import StropWarning, TransformError, user_stacklevel
 from . import ir
+from .call_kinds import TREE
+from .flatten import Attr, leaf_paths
 from .parse import BUILTIN, CLOSURE, GLOBAL
 from .normalize_exprs import is_at
 
@@ -160,6 +162,44 @@ class Calls:
         keywords = [gast.keyword(arg=k, value=_constant(v)) for k, v in values.items()]
         made = gast.Call(func=func.func, args=[target], keywords=keywords)
         return gast.Call(func=made, args=bound + e.args, keywords=[])
+
+    def with_kinds(self, made, e, scope):
+        """(the call with its arguments normalized, the kind of each of ``made``'s
+        parameters in order) for a transform called inside (call_kinds.py); kinds None
+        where the call does not pass each parameter once, plainly."""
+        names = list(made.signature.parameters)
+        if self.param_kinds is None or any(isinstance(a, gast.Starred) for a in e.args) or \
+                any(k.arg is None for k in e.keywords) or len(e.args) + len(e.keywords) != \
+                len(names) or [k.arg for k in e.keywords] != names[len(e.args):]:
+            return e, None
+
+        def atom(node):
+            a = self.expr(node, scope)
+            a.normalized = True
+            return a
+        args = [atom(a) for a in e.args]
+        keywords = [gast.keyword(arg=k.arg, value=atom(k.value)) for k in e.keywords]
+        kinds = list(self.kinds_at(args + [k.value for k in keywords]))
+        passed = []   # a pytree whose structure is known: its leaves, as the code takes them
+        for i, a in enumerate(args):
+            paths = leaf_paths(kinds[i][1]) if type(kinds[i]) is tuple and \
+                made.takes_leaves() else None
+            if paths is not None and any(isinstance(s, Attr) for p in paths for s in p):
+                paths = None   # (a registered class's: the code rebuilds it whole)
+            if paths is None:
+                kinds[i] = TREE if type(kinds[i]) is tuple else kinds[i]
+                passed.append(a)
+                continue
+            for path in paths:
+                leaf = ir.clone(a)
+                for step in path:
+                    leaf = ir.attr(leaf, str(step)) if isinstance(step, Attr) else \
+                        ir.subscript(leaf, ir.const(step))
+                leaf.normalized = True
+                passed.append(leaf)
+        for k in range(len(args), len(kinds)):   # (a keyword's tree: taken whole)
+            kinds[k] = TREE if type(kinds[k]) is tuple else kinds[k]
+        return gast.Call(func=e.func, args=passed, keywords=keywords), tuple(kinds)
 
     def bind_partial(self, user_name, value, scope):
         """``f = functools.partial(g, *args, **kws)``, ``g`` a function strop can see into
@@ -329,13 +369,31 @@ class Calls:
             obj, e = self.with_defaults(obj, e, scope)
             inner = obj.plain or obj     # a transform inlined for arguments of any kind
             if hasattr(inner, "inlined"):   # f(*xs): staged for the arguments passed here
-                st = inner.inlined(None if any(isinstance(a, gast.Starred) for a in e.args)
-                                   else len(e.args))
+                npassed = None if any(isinstance(a, gast.Starred) for a in e.args) else \
+                    len(e.args)
+                e, kinds = self.with_kinds(inner, e, scope)
+                st = inner.inlined(npassed, kinds)
             else:
                 st = inner.staged()   # (custom rules know theirs)
             self.guards.extend(st.fn.guards)   # a function its code was made for rebound
             extra = [self.free_or_local(v) for v in st.fn.free.values()]
-            return self.inline_object(st.generated.function, e, scope, into, extra)
+            if not (hasattr(inner, "inlined") and kinds):
+                return self.inline_object(st.generated.function, e, scope, into, extra)
+            out = self.inline_object(st.generated.function, e, scope, None, extra)
+            if not isinstance(out, gast.Name):
+                out = self.to_name(out, force=True)
+            out.normalized = True
+
+            def read(x, k):
+                item = ir.subscript(x, ir.const(k))
+                item.normalized = True
+                return item
+            rebuilt = inner.rebuilt_inline(out, kinds, read, lambda treedef, leaves:
+                                           self.tree_display(treedef.unflatten(
+                                               range(len(leaves))), leaves))
+            if rebuilt is None:
+                return self.to_name(out, into) if into else out
+            return self.expr(rebuilt, scope, into)
         if getattr(obj, "__strop_custom__", False) and not self.keep_custom:
             # a custom_jvp/custom_vjp function where nothing differentiates: its primal
             return self.inline_object(obj.fun, e, scope, into)

@@ -151,11 +151,13 @@ class Expressions:
 
     def block_expr(self, e, scope, target):
         saved, self.out = self.out, []
+        self.outer.append(saved)
         known = dict(self.displays)
         try:
             self.expr(e, scope, into=target)
             return self.out
         finally:
+            self.outer.pop()
             self.out, self.displays = saved, known
 
     def index(self, s, scope):

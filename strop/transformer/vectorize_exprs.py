@@ -115,10 +115,12 @@ class Expressions:
             ra, rb, 2) - (ra == 1) - (rb == 1)   # a vector's axis is dropped
         if not (ab or bb):
             return v, False, rank
-        if ab and not bb and ra is not None and ra >= 1 and rb == 2 or (
-                ra is not None and ra == rb and ra >= 2) or (not ab and ra == 2 and rb
+        if ab and not bb and ra is not None and ra >= 1 and rb in (1, 2) or (
+                ra is not None and ra == rb and ra >= 2) or (not ab and ra in (1, 2) and rb
                                                              is not None and rb >= 2):
             return v, True, rank    # NumPy's matmul broadcasts over the batch axis
+        if not ab and ra == 1 and rb == 1:   # each lane's dot with one vector: b @ a
+            return gast.BinOp(left=b, op=gast.MatMult(), right=a), True, 0
         return ir.call(self.helper("matmul_lanes"), [a, b, ir.const(ab), ir.const(bb)]), True, rank
 
     def attribute(self, v):

@@ -53,6 +53,13 @@ for _np_float in (np.float64, np.float32, np.float16, np.double, np.single):
 # runtime helpers: containers, functional updates, and the adjoint helpers themselves
 defvjp(rt.setitem,      "x, idx, v", "setitem_vjp(g, idx)", None, "item_vjp(g, idx, v)")
 defvjp(rt.append,       "lst, v", "g[:-1]", "g[-1]")
+# each lane's product (vmap's, for lanes whose ranks were not known where it was made): each
+# lane's matmul cotangent, summed over the lanes where an operand is not batched
+defvjp(rt.matmul_lanes, "a, b, a_batched, b_batched",
+       "unbroadcast(matmul_vjp_x_lanes(g, a, b, a_batched, b_batched), a)",
+       "unbroadcast(matmul_vjp_y_lanes(g, a, b, a_batched, b_batched), b)", None, None)
+defjvp(rt.matmul_lanes, "matmul_lanes(da, b, a_batched, b_batched)",
+       "matmul_lanes(a, db, a_batched, b_batched)")
 defvjp(rt.tree_vdot,    "a, b", "scale(b, g)", "scale(a, g)")
 defvjp(rt.insert,       "lst, i, v", "pop_item(g, i)", None, "g[i]")
 defvjp(rt.pop_item,     "obj, key=-1", "pop_item_vjp(g, obj, key)")

@@ -1,0 +1,97 @@
+"""The kinds of the arguments of a transform called inside a function being transformed.
+
+``vmap(predict)(params, xs)`` in a loss is staged while the loss is normalized.  Staged for
+arguments of unknown kinds, its code must take an array of any rank or a container: NumPy
+calls then run lane by lane (``each()``) or through rank-generic helpers, which neither
+differentiate nor compile.  Most arguments' kinds are known there: a parameter of the
+function being transformed has the kind its call gave (a pytree's structure and leaves
+too), a name computed from such values the rank ranks.py finds over the statements made so
+far.  Those ranks are assumptions, since a later statement may rebind the name (a loop
+carrying it): the function's final statements are checked against them, and where one does
+not hold the function is normalized again without any (``RanksChanged``).
+
+The kind strings are transformed.py's: "scalar", "array<rank>", "tree" (anything).
+"""
+import builtins
+
+import gast
+import numpy as np
+
+from .ranks import given_ranks, ranks
+
+TREE = "tree"
+
+
+class Local:
+    """What a lifted local function's closure cell holds for a local of the function being
+    transformed: never read, the local itself is passed where the lifted code is inlined.
+    ``kind``: what the local is known to be there (call_kinds.py), which the transform's
+    code is made for."""
+
+    def __init__(self, kind):
+        self.kind = kind
+
+
+class RanksChanged(Exception):
+    """A rank assumed while normalizing does not hold for the finished function."""
+
+
+class CallKinds:
+    """Mixin of the Normalizer: ``self.param_kinds`` (root parameter -> the kind its call
+    gave), ``self.assumed`` (name -> rank assumed for it), ``self.outer`` and ``self.out``."""
+
+    def kinds_at(self, atoms):
+        """The kind of each normalized argument atom, TREE where it is not known; None when
+        assumptions are off (the second normalization)."""
+        if self.param_kinds is None:
+            return None
+        table, out = None, []
+        for a in atoms:
+            kind = TREE
+            if isinstance(a, gast.Name) and a.id in self.param_kinds:
+                kind = self.param_kinds[a.id]
+            elif isinstance(a, gast.Constant) and type(a.value) is float:
+                kind = "scalar"
+            elif isinstance(a, gast.Name) and a.id in self.free:
+                kind = _kind_of_value(self.free[a.id].read())
+            elif isinstance(a, gast.Name) and not self.is_ref(a):
+                table = self.ranks_so_far() if table is None else table
+                rank = table.get(a.id, (None,))[0]
+                if type(rank) is int and rank > 0:   # (a number may be a 0-d array)
+                    self.assumed[a.id] = rank
+                    kind = f"array{rank}"
+            out.append(kind)
+        return tuple(out)
+
+    def ranks_so_far(self):
+        statements = [s for block in self.outer if block for s in block] + (self.out or [])
+        return ranks(statements, self.given_ranks(), self.callee_of)
+
+    def given_ranks(self):
+        return given_ranks({p: k for p, k in (self.param_kinds or {}).items()
+                            if type(k) is str})
+
+    def callee_of(self, func):
+        """The object a call's ``func`` atom names (ir.Function.callee, while normalizing)."""
+        if isinstance(func, gast.Name):
+            return self.refs[func.id] if func.id in self.refs else getattr(builtins, func.id,
+                                                                           None)
+        if isinstance(func, gast.Attribute):
+            return self.ref_object(func) if self.is_ref(func) else ("method", func.attr)
+        return None
+
+    def check_assumed(self, body):
+        """Raise RanksChanged where the finished ``body`` does not give an assumed rank."""
+        if not self.assumed:
+            return
+        final = ranks(body, self.given_ranks(), self.callee_of)
+        for name, rank in self.assumed.items():
+            if final.get(name, (None,))[0] != rank:
+                raise RanksChanged(name)
+
+
+def _kind_of_value(value):
+    """The kind of a free variable's value, as transformed.py's _with_free_kinds finds it."""
+    if isinstance(value, np.ndarray) and value.ndim > 0:
+        return f"array{value.ndim}"
+    return value.kind if isinstance(value, Local) else TREE
