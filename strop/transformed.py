@@ -732,10 +732,11 @@ def normalized(fun, kinds=None, differentiate=True, settings=None):
 
 
 def _static_objects(fun, bound):
-    """parameter name -> the function or module a partial or bound method binds to it."""
+    """parameter name -> the function, module or constant a partial or bound method binds
+    to it."""
     names = list(inspect.signature(fun).parameters)
-    return {names[i]: v for i, v in bound.items() if i < len(names) and not isinstance(
-        v, (bool, int, float, str, type(None))) and ir.is_constant_object(v)}
+    return {names[i]: v for i, v in bound.items() if i < len(names) and (isinstance(
+        v, (bool, int, float, str, type(None))) or ir.is_constant_object(v))}
 
 
 def _param_kinds(fun, kinds, bound):

@@ -17,6 +17,7 @@ import builtins
 import gast
 import numpy as np
 
+from .flatten import leaf_paths
 from .ranks import given_ranks, ranks
 
 TREE = "tree"
@@ -48,7 +49,8 @@ class CallKinds:
         table, out = None, []
         for a in atoms:
             kind = TREE
-            if isinstance(a, gast.Name) and a.id in self.param_kinds:
+            if isinstance(a, gast.Name) and a.id in self.param_kinds and \
+                    a.id not in self.rebound:
                 kind = self.param_kinds[a.id]
             elif isinstance(a, gast.Constant) and type(a.value) is float:
                 kind = "scalar"
@@ -65,11 +67,50 @@ class CallKinds:
 
     def ranks_so_far(self):
         statements = [s for block in self.outer if block for s in block] + (self.out or [])
-        return ranks(statements, self.given_ranks(), self.callee_of)
+        return self.ranks_of(statements)
 
-    def given_ranks(self):
-        return given_ranks({p: k for p, k in (self.param_kinds or {}).items()
-                            if type(k) is str})
+    def ranks_of(self, statements):
+        given, leaves = self.given_ranks(statements)
+        return ranks(statements, given, self.callee_of, leaves)
+
+    def given_ranks(self, statements):
+        """(the parameters' ranks and those of the names bound to a leaf of a pytree
+        parameter by constant subscripts (``w = params['w']``, ``w = params[0][0]``), the
+        latter names, when bound once)."""
+        kinds = self.param_kinds or {}
+        given = given_ranks({p: k for p, k in kinds.items() if type(k) is str})
+        trees = {p: dict(zip(map(tuple, paths), k[2])) for p, k in kinds.items()
+                 if type(k) is tuple and p not in self.rebound
+                 for paths in [leaf_paths(k[1])] if paths is not None}
+        if not trees:
+            return given, set()
+        at = {p: (p, ()) for p in trees}   # name -> (the parameter, the path it reads)
+        leaves, bound = {}, [n.id for s in statements for n in gast.walk(s) if isinstance(
+            n, gast.Name) and isinstance(n.ctx, gast.Store)]
+        for s in statements:
+            for node in gast.walk(s):
+                if not (isinstance(node, gast.Assign) and len(node.targets) == 1 and
+                        isinstance(node.targets[0], gast.Name)):
+                    continue
+                name, value = node.targets[0].id, node.value
+                if bound.count(name) != 1:   # (what it reads then is not all it holds)
+                    continue
+                if isinstance(value, gast.Name) and value.id in at:   # an inlined parameter
+                    at[name] = at[value.id]
+                    continue
+                if not (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name)
+                        and value.value.id in at and isinstance(value.slice, gast.Constant)):
+                    continue
+                p, path = at[value.value.id]
+                path += (value.slice.value,)
+                if path in trees[p]:
+                    rank = given_ranks({name: trees[p][path]}).get(name)
+                    if rank is not None:
+                        leaves[name] = rank
+                else:
+                    at[name] = (p, path)
+        given.update(leaves)
+        return given, set(leaves)
 
     def callee_of(self, func):
         """The object a call's ``func`` atom names (ir.Function.callee, while normalizing)."""
@@ -84,7 +125,7 @@ class CallKinds:
         """Raise RanksChanged where the finished ``body`` does not give an assumed rank."""
         if not self.assumed:
             return
-        final = ranks(body, self.given_ranks(), self.callee_of)
+        final = self.ranks_of(body)
         for name, rank in self.assumed.items():
             if final.get(name, (None,))[0] != rank:
                 raise RanksChanged(name)

@@ -66,9 +66,10 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, T
         self.user_names = {}     # an inlined function's renamed local -> its name there
         self.sequences = set()   # parameters given a list or tuple, never rebound
         self.trees = {}          # parameter -> the structure of its argument, never rebound
-        self.statics = {}        # parameter -> the function a partial binds to it
+        self.statics = {}        # parameter -> the function or constant a partial binds
         self.param_kinds = None  # parameter -> its kind, for nested transforms (call_kinds)
         self.assumed = {}        # name -> the rank a nested transform was staged for
+        self.rebound = set()     # the names the function assigns
 
     # --- entry -----------------------------------------------------------------------------
     def function(self):
@@ -76,8 +77,11 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, T
         for n in parsed.local_names:
             self.namer.reserve(n)
         scope = Scope(parsed, parsed.node, {n: n for n in parsed.local_names})
-        for name, value in self.statics.items():   # a function bound by partial: known
-            scope.names[name] = self.bind_ref(name, value)
+        for name, value in self.statics.items():   # bound by a partial: known
+            if isinstance(value, (bool, int, float, str, type(None))):
+                self.constants[name] = value       # (a branch on it is taken or dropped)
+            else:
+                scope.names[name] = self.bind_ref(name, value)
         node = canonicalize(parsed.node, self.namer, parsed.location)
         args = node.args
         if args.kwarg:
@@ -488,7 +492,7 @@ def normalize(parsed, check=None, inline_helpers=True, keep_custom=True, classes
         n.trees = {p: t for p, t in (trees or {}).items() if p not in stored}
         n.statics = {p: v for p, v in (statics or {}).items() if p not in stored}
         if assume:
-            n.param_kinds = {p: k for p, k in (kinds or {}).items() if p not in stored}
+            n.param_kinds, n.rebound = dict(kinds or {}), stored
         return n.function()
     try:
         return attempt(True)

@@ -321,6 +321,21 @@ class Calls:
                                                             keywords=e.keywords), scope, into)
         obj = self.ref_object(callee) if self.is_ref(callee) or isinstance(callee, gast.Name) \
             else None
+        if isinstance(obj, functools.partial) and inspect.isfunction(obj.func):
+            # a partial object a global or closure holds: its function called with what it
+            # binds (constants of the code) before the call's arguments
+            given = {k.arg for k in e.keywords}
+
+            def bound(value, base):
+                atom = self.constant_atom(value, base)
+                atom.normalized = True
+                return atom
+            fn = bound(obj.func, obj.func.__name__)
+            return self.call(gast.Call(
+                func=fn, args=[bound(a, "bound") for a in obj.args] + list(e.args),
+                keywords=[gast.keyword(arg=k, value=bound(v, k))
+                          for k, v in obj.keywords.items() if k not in given] + e.keywords),
+                scope, into)
         if getattr(obj, "__strop_debug__", None):   # strop.debug: a call for its effect
             return self.debug_call(obj.__strop_debug__, e, scope, into)
         if getattr(obj, "__strop_lax__", None):   # strop.lax: the Python it means

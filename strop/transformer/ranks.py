@@ -61,10 +61,11 @@ def scalar_names(stmts, given, callee):
     return {n for n, t in ranks(stmts, given, callee).items() if t[0] == 0}
 
 
-def ranks(stmts, given, callee):
+def ranks(stmts, given, callee, fixed=()):
     """{name: (rank, kind)} for the names of ``stmts`` whose rank is known (see the module
     note; the rank of a tuple of ints from ``x.shape`` is "shape"); ``kind`` is "i", "f",
-    "b", "c" or None."""
+    "b", "c" or None.  ``fixed``: names of ``given`` whose bindings give their rank (a
+    pytree's leaf read from it) and are not typed again."""
     bindings, opaque = [], set()
     _bindings(stmts, bindings, opaque)
     table = {n: (r, None) for n, r in given.items() if r is not None}
@@ -76,6 +77,8 @@ def ranks(stmts, given, callee):
     while changed:
         changed = False
         for name, how in bindings:
+            if name in fixed:
+                continue
             new = typer.binding(how)
             if new[0] == _UNSEEN:
                 continue
