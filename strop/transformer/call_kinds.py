@@ -39,51 +39,61 @@ class RanksChanged(Exception):
 
 class CallKinds:
     """Mixin of the Normalizer: ``self.param_kinds`` (root parameter -> the kind its call
-    gave), ``self.assumed`` (name -> rank assumed for it), ``self.outer`` and ``self.out``."""
+    gave), ``self.assumed`` (name -> the rank assumed for it, or the pytree parameter it
+    is assumed to hold, as (parameter, ())), ``self.outer`` and ``self.out``."""
 
     def kinds_at(self, atoms):
         """The kind of each normalized argument atom, TREE where it is not known; None when
         assumptions are off (the second normalization)."""
         if self.param_kinds is None:
             return None
-        table, out = None, []
+        known, out = None, []
         for a in atoms:
             kind = TREE
             if isinstance(a, gast.Name) and a.id in self.param_kinds and \
                     a.id not in self.rebound:
                 kind = self.param_kinds[a.id]
-            elif isinstance(a, gast.Constant) and type(a.value) is float:
-                kind = "scalar"
+            elif isinstance(a, gast.Constant) and type(a.value) in (int, float):
+                kind = "int" if type(a.value) is int else "scalar"
             elif isinstance(a, gast.Name) and a.id in self.free:
                 kind = _kind_of_value(self.free[a.id].read())
             elif isinstance(a, gast.Name) and not self.is_ref(a):
-                table = self.ranks_so_far() if table is None else table
+                known = self.known_so_far() if known is None else known
+                table, at = known
                 rank = table.get(a.id, (None,))[0]
                 if type(rank) is int and rank > 0:   # (a number may be a 0-d array)
                     self.assumed[a.id] = rank
                     kind = f"array{rank}"
+                elif a.id in at:   # a pytree parameter or a part of one
+                    p, path = at[a.id]
+                    kind = _part(self.param_kinds[p], path)
+                    if kind != TREE:
+                        self.assumed[a.id] = at[a.id]
             out.append(kind)
         return tuple(out)
 
-    def ranks_so_far(self):
+    def known_so_far(self):
         statements = [s for block in self.outer if block for s in block] + (self.out or [])
-        return self.ranks_of(statements)
+        return self.known_of(statements)
 
-    def ranks_of(self, statements):
-        given, leaves = self.given_ranks(statements)
-        return ranks(statements, given, self.callee_of, leaves)
+    def known_of(self, statements):
+        """({name: (rank, kind)} as ranks.py finds them, {name: (parameter, key path)} of
+        the names bound to a part of a pytree parameter) over ``statements``."""
+        given, leaves, at = self.given_ranks(statements)
+        return ranks(statements, given, self.callee_of, leaves), at
 
     def given_ranks(self, statements):
         """(the parameters' ranks and those of the names bound to a leaf of a pytree
         parameter by constant subscripts (``w = params['w']``, ``w = params[0][0]``), the
-        latter names, when bound once)."""
+        latter names, {name: (parameter, key path)} of the names bound once to a part of a
+        pytree parameter)."""
         kinds = self.param_kinds or {}
         given = given_ranks({p: k for p, k in kinds.items() if type(k) is str})
         trees = {p: dict(zip(map(tuple, paths), k[2])) for p, k in kinds.items()
                  if type(k) is tuple and p not in self.rebound
                  for paths in [leaf_paths(k[1])] if paths is not None}
         if not trees:
-            return given, set()
+            return given, set(), {}
         at = {p: (p, ()) for p in trees}   # name -> (the parameter, the path it reads)
         leaves, bound = {}, [n.id for s in statements for n in gast.walk(s) if isinstance(
             n, gast.Name) and isinstance(n.ctx, gast.Store)]
@@ -110,7 +120,7 @@ class CallKinds:
                 else:
                     at[name] = (p, path)
         given.update(leaves)
-        return given, set(leaves)
+        return given, set(leaves), at
 
     def callee_of(self, func):
         """The object a call's ``func`` atom names (ir.Function.callee, while normalizing)."""
@@ -125,9 +135,10 @@ class CallKinds:
         """Raise RanksChanged where the finished ``body`` does not give an assumed rank."""
         if not self.assumed:
             return
-        final = self.ranks_of(body)
-        for name, rank in self.assumed.items():
-            if final.get(name, (None,))[0] != rank:
+        table, at = self.known_of(body)
+        for name, assumed in self.assumed.items():
+            if (at.get(name) if type(assumed) is tuple else table.get(name, (None,))[0]) \
+                    != assumed:
                 raise RanksChanged(name)
 
 
@@ -136,3 +147,26 @@ def _kind_of_value(value):
     if isinstance(value, np.ndarray) and value.ndim > 0:
         return f"array{value.ndim}"
     return value.kind if isinstance(value, Local) else TREE
+
+
+def _part(kind, path):
+    """The kind of the part of a pytree argument of ``kind`` at the key ``path`` (TREE where
+    it is not known: a registered class, dicts in the user's own key order)."""
+    if not path:
+        return kind
+    node, orders = kind[1], kind[3] if len(kind) > 3 else None
+    paths = leaf_paths(node)
+    if orders is not None or paths is None:
+        return TREE
+    for step in path:
+        if node.node_type is dict and step in node.node_data:
+            node = node.children()[list(node.node_data).index(step)]
+        elif node.node_type is not None and issubclass(node.node_type, (list, tuple)) and \
+                type(step) is int and -len(node.children()) <= step < len(node.children()):
+            node = node.children()[step]
+        else:
+            return TREE
+    if node.node_type is None:
+        return TREE   # (a leaf: ranks.py types it)
+    leaves = tuple(k for p, k in zip(paths, kind[2]) if tuple(p[:len(path)]) == tuple(path))
+    return (TREE, node, leaves, None) if len(leaves) == node.num_leaves else TREE

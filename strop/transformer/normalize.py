@@ -231,7 +231,7 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, T
                     self.bind_partial(s.targets[0].id, s.value, scope):
                 return
             into = s.targets[0].id if len(s.targets) == 1 and isinstance(
-                s.targets[0], gast.Name) else None
+                s.targets[0], gast.Name) and not self.makes_transform(s.value, scope) else None
             value = self.expr(s.value, scope, into=self.store_name(into, scope) if into else None)
             for t in s.targets if into is None else ():
                 self.assign(t, value, scope)
@@ -318,10 +318,24 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, T
     def define(self, user_name, node, scope):
         self.functions[self.store_name(user_name, scope)] = (node, scope)
 
+    def makes_transform(self, value, scope):
+        """Whether ``value`` is a call of a strop transform (``f = vmap(g)``: f names what it
+        makes, assign())."""
+        return isinstance(value, gast.Call) and isinstance(
+            value.func, (gast.Name, gast.Attribute)) and self._names_ref(value.func, scope) \
+            and getattr(self.ref_object(self.expr(value.func, scope)), "__strop_transform__",
+                        False)
+
     def assign(self, target, value, scope):
         if isinstance(target, gast.Name) and isinstance(value, gast.Name) and \
                 value.id in self.functions:   # f, g = make() of nested defs: names for them
             self.functions[self.store_name(target.id, scope)] = self.functions[value.id]
+        elif isinstance(target, gast.Name) and self.is_ref(value) and isinstance(
+                value, gast.Name) and callable(self.refs[value.id]) and sum(
+                isinstance(n, gast.Name) and n.id == target.id and isinstance(n.ctx, gast.Store)
+                for n in gast.walk(scope.node)) == 1:
+            # f = vmap(g) (a function made while transforming), bound once: f names it
+            scope.names[target.id] = value.id
         elif isinstance(target, gast.Name):
             self.emit(ir.assign(self.store_name(target.id, scope), value))
         elif isinstance(target, (gast.Tuple, gast.List)) and any(

@@ -8,6 +8,7 @@ import warnings
 import gast
 import numpy as np
 
+from .. import runtime
 from ..config import config
 from ..errors import StropWarning, TransformError, user_stacklevel
 from . import ir
@@ -414,7 +415,8 @@ class Calls:
             return self.inline_object(obj.fun, e, scope, into)
         if _is_user_function(obj):
             return self.inline_object(obj, e, scope, into)
-        if self.inline_helpers and _is_helper_without_rule(obj):
+        if self.inline_helpers and _is_helper_without_rule(obj) and not (
+                obj is runtime.each and self.runs_underived(e.args[0], scope)):
             where = self.loc   # the statement calling it: a user line, or generated code's
             try:
                 return self.inline_object(obj, e, scope, into)
@@ -561,6 +563,19 @@ class Calls:
             (scope.parsed.globals, False))), obj))
         return getattr(type(obj), func.attr), atom
 
+    def runs_underived(self, fn, scope):
+        """Whether the function ``fn`` names carries no derivative (a PRNG sampler, a
+        function with no derivative rule such as np.floor): vmap's lane by lane each() of it
+        is then called as it is in differentiated code (nothing flows through it)."""
+        if not self._names_ref(fn, scope) and not self.is_ref(fn):
+            return False
+        obj = self.ref_object(self.expr(fn, scope)) if not self.is_ref(fn) else \
+            self.ref_object(fn)
+        from .rules import lookup
+        rule = lookup(obj)
+        return (getattr(obj, "__module__", "") or "").startswith("strop.rng") or (
+            rule is not None and not rule.differentiable)
+
     def static_value(self, node, scope):
         """The value of an argument known when transforming: a constant, a bound object, or a
         local function (which cannot be passed to a transform: say so)."""
@@ -568,6 +583,9 @@ class Calls:
             return node.value
         if isinstance(node, (gast.Tuple, gast.List)):
             return tuple(self.static_value(x, scope) for x in node.elts)
+        if self.is_partial(node, scope):   # partial(f, g, k=1) of values known here
+            return functools.partial(*[self.static_value(a, scope) for a in node.args], **{
+                k.arg: self.static_value(k.value, scope) for k in node.keywords})
         atom = self.expr(node, scope)
         if self.is_ref(atom):
             return self.ref_object(atom)

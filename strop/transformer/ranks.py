@@ -22,7 +22,7 @@ from .rules.batching import is_member
 
 UNKNOWN = None
 _UNSEEN = "unseen"   # a name no binding has typed yet (the fixpoint starts from it)
-_SHAPE = "shape"     # a tuple of ints: ``x.shape``, ``np.shape(x)``
+_SHAPE = "shape"     # a tuple of ints: ``x.shape``, ``np.shape(x)`` (its length as the kind)
 
 # what a number of each kind is; the kind matters only for indices (an int takes an axis, a
 # bool adds one)
@@ -199,12 +199,21 @@ class _Typer:
             out = _join(out, t)
         return out if isinstance(out[0], int) else (UNKNOWN, None)
 
+    def of_Tuple(self, node):   # noqa: N802   (a shape written out)
+        parts = [self.of(e) for e in node.elts]
+        if any(p[0] == _UNSEEN for p in parts):
+            return _UNSEEN, None
+        return (_SHAPE, len(parts)) if all(p == (0, "i") for p in parts) else (UNKNOWN, None)
+
     def of_Attribute(self, node):   # noqa: N802
+        obj = self.callee(node)   # a module's number: np.pi
+        if isinstance(obj, (int, float, np.integer, np.floating)) and not isinstance(obj, bool):
+            return 0, "i" if isinstance(obj, (int, np.integer)) else "f"
         r, k = self.of(node.value)
         if not isinstance(r, int):
             return (r, None) if r == _UNSEEN else (UNKNOWN, None)
         if node.attr == "shape":
-            return _SHAPE, None
+            return _SHAPE, r
         if node.attr in ("ndim", "size"):
             return 0, "i"
         if node.attr in ("T", "real", "imag"):
@@ -242,7 +251,10 @@ class _Typer:
             return UNKNOWN, None
         args = [self.of(a) for a in node.args]
         if fn is np.shape and len(args) == 1:
-            return (_SHAPE, None) if isinstance(args[0][0], int) else args[0]
+            return (_SHAPE, args[0][0]) if isinstance(args[0][0], int) else args[0]
+        drawn = _drawn(fn, args)
+        if drawn is not None:
+            return drawn
         if fn is float:
             return 0, "f"
         if fn is int or fn is len:
@@ -271,6 +283,25 @@ class _Typer:
             return (ra + rb if 0 in (ra, rb) else _matmul(ra, rb) if max(ra, rb) <= 2
                     else UNKNOWN), None
         return UNKNOWN, None
+
+
+# strop.random's samplers taking (key, shape, ...): an array of the shape's rank
+_SHAPED = frozenset("bits uniform normal exponential laplace logistic gumbel randint".split())
+
+
+def _drawn(fn, args):
+    """(rank, kind) of a PRNG key or a sample strop.random makes, else None."""
+    module, name = getattr(fn, "__module__", None), getattr(fn, "__name__", None)
+    if module == "strop.rng.keys":
+        if name in ("PRNGKey", "key", "fold_in"):
+            return 1, "i"
+        if name == "split" and args and args[0][0] == 1 and (
+                len(args) == 1 or args[1][0] == 0):
+            return 2, "i"
+    if module == "strop.rng.samplers" and name in _SHAPED and len(args) >= 2 and \
+            args[1][0] == _SHAPE and isinstance(args[1][1], int):
+        return args[1][1], "i" if name in ("bits", "randint") else "f"
+    return None
 
 
 def _not_numeric(*types):
