@@ -242,7 +242,9 @@ def _assign(s, known, fn, changed):
         known.numbers[target] = structure
         return s
     if isinstance(value, (gast.Subscript, gast.Attribute)) or isinstance(
-            value, gast.Call) and fn.callee(value.func) is runtime.append:   # made whole
+            value, gast.Call) and (fn.callee(value.func) is runtime.append or any(
+                fn.callee(value.func) is maker for maker in _PURE_CALLS)):
+        # made whole (tuple(xs) of a known list: the tuple's display, which Numba types)
         changed.append(s)
         s.value = _display(structure)
     known.structure[target] = structure
