@@ -380,7 +380,32 @@ def matmul_vjp_y_lanes(g, x, y, x_batched, y_batched):
     return matmul_lanes(np.swapaxes(x, -1, -2), g, x_batched, True)
 
 
-__all__ += ["matmul_vjp_x_lanes", "matmul_vjp_y_lanes"]
+def broadcast_like_lanes(g, v, g_batched, v_batched):
+    """runtime.broadcast_like in each lane (second derivatives under vmap)."""
+    g, v = np.asarray(g), np.asarray(v)
+    lane = v.shape[1:] if v_batched else v.shape
+    n = g.shape[0] if g_batched else v.shape[0]
+    if g_batched:
+        g = align_lanes(g, len(lane))
+    return np.broadcast_to(g, (n,) + lane).astype(np.result_type(v), copy=False)
+
+
+def matmul_as_x_lanes(z, x, y, z_batched, x_batched, y_batched):
+    """runtime.matmul_as_x in each lane."""
+    if np.ndim(x) - x_batched == 1 and np.ndim(y) - y_batched > 1:
+        return matmul_lanes(np.expand_dims(z, -2), y, z_batched, y_batched)[..., 0, :]
+    return matmul_lanes(z, y, z_batched, y_batched)
+
+
+def matmul_as_y_lanes(x, z, y, x_batched, z_batched, y_batched):
+    """runtime.matmul_as_y in each lane."""
+    if np.ndim(y) - y_batched == 1 and np.ndim(x) - x_batched > 1:
+        return matmul_lanes(x, np.expand_dims(z, -1), x_batched, z_batched)[..., 0]
+    return matmul_lanes(x, z, x_batched, z_batched)
+
+
+__all__ += ["matmul_vjp_x_lanes", "matmul_vjp_y_lanes", "broadcast_like_lanes",
+            "matmul_as_x_lanes", "matmul_as_y_lanes"]
 
 
 def one_lane(x):

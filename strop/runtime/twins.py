@@ -31,5 +31,11 @@ def clip(a, a_min, a_max):
     return np.clip(a, a_min, a_max)
 
 
+def vdot(a, b):
+    """np.vdot; compiled, of arrays of any rank, flattened as NumPy flattens them (Numba's
+    takes vectors only)."""
+    return np.vdot(a, b)
+
+
 TWINS = {np.reshape: reshape, np.matmul: matmul, np.array: array, np.where: where,
-         np.clip: clip}
+         np.clip: clip, np.vdot: vdot}

@@ -59,6 +59,19 @@ class LaxTrees:
             return None
         return ir.clone(atom) if atom is not None else None
 
+    def display_items(self, atom):
+        """The atoms of the display the name ``atom`` holds (each not rebound since, marked
+        normalized), else None."""
+        items = self.displays.get((_ITEMS, atom.id)) if isinstance(atom, gast.Name) else None
+        if not isinstance(items, (list, tuple)):
+            return None
+        out = [self.known_item(atom, ir.const(i)) for i in range(len(items))]
+        if any(x is None for x in out):
+            return None
+        for x in out:
+            x.normalized = True
+        return out
+
     def static_shape(self, value):
         """The structure of a value of normalized code (nothing is emitted)."""
         if isinstance(value, (gast.Tuple, gast.List)):

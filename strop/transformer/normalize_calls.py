@@ -357,19 +357,18 @@ class Calls:
             return self.to_name(gast.Dict(keys=[ir.const(k.arg) for k in e.keywords],
                                           values=[self.expr(k.value, scope) for k in e.keywords]),
                                 into)
-        if getattr(obj, "__strop_jvp__", False) and self.inline_helpers and len(e.args) == 3 \
-                and not e.keywords and \
-                all(isinstance(a, (gast.Tuple, gast.List)) for a in e.args[1:]) and \
-                len(e.args[1].elts) == len(e.args[2].elts):
+        pairs = self.jvp_pairs(obj, e, scope)
+        if pairs is not None:
             # jvp(f, (x,), (v,)) inside code being differentiated: the jvp transform of f,
             # called with the primals and the tangents (a Hessian-vector product is
             # jvp(grad(f), ...)); elsewhere it stays a call of jvp, which checks its lax
             # branches' types when it runs
-            made = obj.transform(self.static_value(e.args[0], scope), len(e.args[1].elts))
+            primals, tangents = pairs
+            made = obj.transform(self.static_value(e.args[0], scope), len(primals))
             atom = ir.name(self.bind_ref(f"jvp_{getattr(made.fun, '__name__', 'f')}", made))
             atom.normalized = True
-            return self.call(gast.Call(func=atom, args=list(e.args[1].elts) + list(
-                e.args[2].elts), keywords=[]), scope, into)
+            return self.call(gast.Call(func=atom, args=primals + tangents, keywords=[]),
+                             scope, into)
         if getattr(obj, "__strop_transform__", False):
             # grad(g) inside the function: build the transform now (its arguments are
             # functions), and call what it made like any other function
@@ -562,6 +561,25 @@ class Calls:
             (scope.parsed.cells[func.value.id], True) if kind == CLOSURE else
             (scope.parsed.globals, False))), obj))
         return getattr(type(obj), func.attr), atom
+
+    def jvp_pairs(self, obj, e, scope):
+        """(primals, tangents) of ``jvp(f, primals, tangents)`` in code being
+        differentiated, each a tuple or list display or a name holding one, else None."""
+        if not (getattr(obj, "__strop_jvp__", False) and self.inline_helpers and
+                len(e.args) == 3 and not e.keywords):
+            return None
+        parts = []
+        for a in e.args[1:]:
+            if isinstance(a, (gast.Tuple, gast.List)) and not any(
+                    isinstance(x, gast.Starred) for x in a.elts):
+                parts.append(list(a.elts))
+                continue
+            atom = self.expr(a, scope) if isinstance(a, gast.Name) else None
+            items = self.display_items(atom) if atom is not None else None
+            if items is None:
+                return None
+            parts.append(items)
+        return tuple(parts) if len(parts[0]) == len(parts[1]) else None
 
     def runs_underived(self, fn, scope):
         """Whether the function ``fn`` names carries no derivative (a PRNG sampler, a

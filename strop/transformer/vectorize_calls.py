@@ -126,7 +126,7 @@ class Calls:
         if lanes is not None and not kws:   # called with a flag per argument: is it batched
             flags = [ir.const(self.is_b(a)) for a in args]
             return ir.call(ir.name(self.ref(lanes, lanes.__name__)), args + flags), True, \
-                self.rank_of(args[0])
+                self.rank_of(args[table.RANK_OF.get(fn, 0)])
         special = getattr(self, "call_" + getattr(fn, "__name__", ""), None) if \
             fn in SPECIAL else None
         if special is not None:

@@ -14,7 +14,7 @@ SPECIAL = {runtime.extremum_grad, runtime.unbroadcast, runtime.seed_grad, runtim
            np.ravel, np.transpose, np.squeeze, np.expand_dims, np.swapaxes, np.moveaxis,
            np.concatenate, np.stack, np.einsum, runtime.align_to, runtime.unalign, np.dot,
            np.tensordot, np.inner, runtime.tensordot_vjp_a, runtime.tensordot_vjp_b,
-           runtime.concatenate_vjp, runtime.iterable, np.outer, np.trace}
+           runtime.concatenate_vjp, runtime.iterable, np.outer, np.trace, runtime.array_vjp}
 
 
 class SpecialCalls:
@@ -230,6 +230,23 @@ class SpecialCalls:
         if any(n not in given for n in names):
             return (None,) * len(names)
         return tuple(given[n] for n in names)
+
+    def call_array_vjp(self, v, args, kws):
+        """The cotangents of the items of a list or tuple np.array stacked (``np.array([x,
+        y])``): each lane's ``g[i]``, i.e. ``g[:, i]`` of the lanes."""
+        if len(args) != 2 or kws:
+            return None
+        g, items = args
+        elems = self.elems_of(items)
+        if not isinstance(elems, tuple) or any(e is not None for _, e in elems):
+            return None   # (nested containers: lane by lane)
+        b = self.is_b(g)
+        parts = [ir.subscript(g, gast.Tuple(elts=[gast.Slice(lower=None, upper=None,
+                                                             step=None), ir.const(i)],
+                                            ctx=gast.Load()) if b else ir.const(i))
+                 for i in range(len(elems))]
+        display = gast.Tuple if isinstance(items, gast.Tuple) else gast.List
+        return display(elts=parts, ctx=gast.Load()), b, None
 
     def call_concatenate_vjp(self, v, args, kws):
         """The cotangents of a list of arrays joined (concatenate, hstack, ...): a list of

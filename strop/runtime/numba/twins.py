@@ -3,7 +3,7 @@ import numpy as np
 from numba import types
 from numba.np.numpy_support import as_dtype
 
-from ..twins import array, clip, reshape, where
+from ..twins import array, clip, reshape, vdot, where
 from ._common import SCALARS, _none, _unrolled, overload
 
 
@@ -80,3 +80,10 @@ def _clip(a, a_min, a_max):
         cast = dt.type
         return lambda a, a_min, a_max: np.clip(cast(a), a_min, a_max)
     return lambda a, a_min, a_max: np.clip(a, a_min, a_max)
+
+
+@overload(vdot)
+def _vdot(a, b):
+    if isinstance(a, types.Array) and isinstance(b, types.Array) and (a.ndim, b.ndim) != (1, 1):
+        return lambda a, b: np.vdot(np.ravel(a), np.ravel(b))
+    return lambda a, b: np.vdot(a, b)

@@ -64,7 +64,11 @@ SHAPE_ONLY = {runtime.dot_axes}
 
 # --- functions with a lane-aware version, called with the arguments and then one flag per
 # argument saying whether it is batched (strop.lax's dynamic slices: rules/lax.py) ---
-LANES = {runtime.setitem: runtime.setitem_lanes}   # (a result of the first argument's rank)
+LANES = {runtime.setitem: runtime.setitem_lanes,   # (a result of the first argument's rank,
+         runtime.broadcast_like: runtime.broadcast_like_lanes,   # or of RANK_OF's)
+         runtime.matmul_as_x: runtime.matmul_as_x_lanes,
+         runtime.matmul_as_y: runtime.matmul_as_y_lanes}
+RANK_OF = {runtime.broadcast_like: 1, runtime.matmul_as_x: 1, runtime.matmul_as_y: 2}
 
 # --- attributes of a batched array that describe one lane ---
 LANE_ATTRS = {"shape": "{x}.shape[1:]", "ndim": "{x}.ndim - 1", "size": "{x}[0].size"}
