@@ -101,6 +101,9 @@ class LaxConv:
         atom = self.expr(node, self.lax_site[1])
         if isinstance(atom, gast.Name) and (_DN, atom.id) in self.displays:
             return self.displays[(_DN, atom.id)]
+        known = self.display_constant(atom)
+        if known is not None:   # a display of constants, passed in: strides = (2, 2)
+            return known
         var = self.free.get(atom.id) if isinstance(atom, gast.Name) else None
         if var is not None and isinstance(var.read(), (tuple, list, str, int)):
             return var.read()   # a global or closure value, read once (JAX: at tracing)

@@ -425,6 +425,9 @@ class LaxLowering(LaxArrays, LaxConv, LaxTrees):
             return atom.value
         if self.is_ref(atom):
             return self.ref_object(atom)
+        known = self.display_constant(atom)
+        if known is not None:   # a display of constants, passed in
+            return known
         raise self.lax_error(TypeError, f"{what} must be known when transforming (a constant)")
 
 

@@ -72,6 +72,17 @@ class LaxTrees:
             x.normalized = True
         return out
 
+    def display_constant(self, atom):
+        """The tuple of constants (nested) the name ``atom`` holds as a display of them
+        (``strides = (2, 2)``, an inlined helper's parameter), else None."""
+        if isinstance(atom, gast.Constant):
+            return atom.value
+        items = self.display_items(atom)
+        if items is None:
+            return None
+        values = [self.display_constant(x) for x in items]
+        return None if any(v is None for v in values) else tuple(values)
+
     def static_shape(self, value):
         """The structure of a value of normalized code (nothing is emitted)."""
         if isinstance(value, (gast.Tuple, gast.List)):
