@@ -72,6 +72,18 @@ class CallKinds:
             out.append(kind)
         return tuple(out)
 
+    def tree_at(self, atom):
+        """The structure of the pytree parameter, or part of one, the name ``atom`` holds
+        (an inlined function's parameter bound to it), else None."""
+        if self.param_kinds is None or not isinstance(atom, gast.Name):
+            return None
+        at = self.known_so_far()[1].get(atom.id)
+        kind = _part(self.param_kinds[at[0]], at[1]) if at is not None else TREE
+        if type(kind) is not tuple:
+            return None
+        self.assumed[atom.id] = at
+        return kind[1]
+
     def known_so_far(self):
         statements = [s for block in self.outer if block for s in block] + (self.out or [])
         return self.known_of(statements)

@@ -33,7 +33,7 @@ class LaxTrees:
             shape = self.static_shape(value)
             for key, known in (((_KEY, target), shape != LEAF and shape),
                                ((_ITEMS, target), items)):
-                if known:
+                if known or known == [] and key[0] == _ITEMS:   # (an empty display too)
                     self.displays[key] = known
                 else:
                     self.displays.pop(key, None)

@@ -29,6 +29,17 @@ class Trees:
         if len(e.args) <= first or obj is tree_util.tree_leaves and len(e.args) != 1:
             return None
         treedef = self.tree_of(e.args[first], scope)
+        if treedef is None and obj is tree_util.tree_map:
+            # grads = grad(f)(params) then tree_map(sgd, grads, params): the first tree is a
+            # display the code made, of the structure of a parameter given after it
+            first_atom = self.expr(e.args[first], scope) if isinstance(
+                e.args[first], gast.Name) else None
+            for other in e.args[first + 1:]:
+                known = self.tree_of(other, scope)
+                if known is not None and first_atom is not None and \
+                        self.holds_display_of(first_atom, known):
+                    treedef = known
+                    break
         paths = leaf_paths(treedef) if treedef is not None else None
         if paths is None or any(isinstance(step, Attr) for p in paths for step in p):
             return None
@@ -40,6 +51,18 @@ class Trees:
                             keywords=[]) for p in paths]
         return self.expr(self.tree_display(treedef.unflatten(range(len(paths))), leaves),
                          scope, into)
+
+    def holds_display_of(self, atom, treedef):
+        """Whether ``atom`` holds displays of lists and tuples nested as ``treedef``'s nodes
+        are, each down to a leaf of it (so that ``treedef`` is its structure)."""
+        if treedef.node_type is None:
+            return self.display_items(atom) is None if isinstance(atom, gast.Name) else True
+        if treedef.node_type not in (list, tuple) or not isinstance(atom, gast.Name):
+            return False
+        items = self.display_items(atom)
+        children = treedef.children()
+        return items is not None and len(items) == len(children) and all(
+            self.holds_display_of(x, c) for x, c in zip(items, children))
 
     def once(self, node, scope):
         """``node`` evaluated once, as an atom each leaf's read can start from."""
@@ -53,11 +76,12 @@ class Trees:
         """The structure of the argument the parameter ``node`` names, if it is one."""
         if not isinstance(node, gast.Name):
             return None
+        inner = scope
         while scope.parent is not None and node.id not in scope.names:
             scope = scope.parent   # (a comprehension's scope)
-        if scope.parent is not None or scope.parsed is not self.root:
-            return None
-        return self.trees.get(node.id)
+        if scope.parent is None and scope.parsed is self.root and node.id in self.trees:
+            return self.trees[node.id]
+        return self.tree_at(self.expr(node, inner))   # an inlined function's parameter
 
     def tree_display(self, sample, leaves):
         """The display that rebuilds ``sample`` (a tree of leaf indices) from ``leaves``."""
