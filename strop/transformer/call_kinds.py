@@ -17,6 +17,7 @@ import builtins
 import gast
 import numpy as np
 
+from .. import runtime
 from .flatten import leaf_paths
 from .ranks import given_ranks, ranks
 
@@ -117,6 +118,9 @@ class CallKinds:
                 name, value = node.targets[0].id, node.value
                 if bound.count(name) != 1:   # (what it reads then is not all it holds)
                     continue
+                if isinstance(value, gast.Call) and len(value.args) == 1 and \
+                        self.callee_of(value.func) is runtime.iterable:
+                    value = value.args[0]   # (what a for loop walks: a list as it is)
                 if isinstance(value, gast.Name) and value.id in at:   # an inlined parameter
                     at[name] = at[value.id]
                     continue

@@ -54,6 +54,27 @@ class Guard:
             return False
 
 
+@dataclass(frozen=True)
+class ItemsGuard(Guard):
+    """A global or closure list or tuple of functions bound as a constant: the code is made
+    again when it is rebound or an item is replaced, added or removed."""
+    items: tuple = ()
+
+    def holds(self):
+        try:
+            now = self.var.read()
+        except (KeyError, ValueError):
+            return False
+        return now is self.value and len(now) == len(self.items) and all(
+            a is b for a, b in zip(now, self.items))
+
+
+def is_function_table(obj):
+    """A list or tuple holding functions (``derivatives = [f, grad(f), ...]``)."""
+    return isinstance(obj, (list, tuple)) and any(
+        callable(x) and not isinstance(x, (type, np.ndarray)) for x in obj)
+
+
 @dataclass
 class Function:
     """A normalized function: one operation per assignment, structured control flow, one return.

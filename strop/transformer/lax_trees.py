@@ -12,11 +12,13 @@ import re
 
 import gast
 
+from .. import runtime
 from . import analysis, ir
 
 LEAF, NONE = ("leaf",), ("none",)
 _KEY = "lax-tree"   # displays[(_KEY, name)]: the structure a name holds (beside spread.py's)
 _ITEMS = "items"    # displays[(_ITEMS, name)]: its elements' atoms, with the names' versions
+_SEQ = "functions"  # displays[(_SEQ, name)]: the constant list or tuple of functions it holds
 
 
 class LaxTrees:
@@ -30,6 +32,11 @@ class LaxTrees:
             items = _items(value, versions) if not isinstance(value, gast.Name) else \
                 self.displays.get((_ITEMS, value.id))   # versions before the target's
             versions[target] = versions.get(target, 0) + 1
+            functions = self.function_sequence(value)
+            if functions is not None:
+                self.displays[(_SEQ, target)] = functions
+            else:
+                self.displays.pop((_SEQ, target), None)
             shape = self.static_shape(value)
             for key, known in (((_KEY, target), shape != LEAF and shape),
                                ((_ITEMS, target), items)):
@@ -71,6 +78,57 @@ class LaxTrees:
         for x in out:
             x.normalized = True
         return out
+
+    def function_sequence(self, value):
+        """The constant list or tuple holding functions that ``value`` (a normalized value)
+        is: a global or closure one, iterable() of it, or a name holding one; else None."""
+        if isinstance(value, gast.Call) and len(value.args) == 1 and self.is_ref(
+                value.func) and self.ref_object(value.func) is runtime.iterable:
+            value = value.args[0]
+        if isinstance(value, gast.Name) and (_SEQ, value.id) in self.displays:
+            return self.displays[(_SEQ, value.id)]
+        obj = self.ref_object(value) if self.is_ref(value) else None
+        return obj if ir.is_function_table(obj) else None
+
+    def function_item(self, base, index):
+        """The function (or other constant) ``base[index]`` is, ``base`` holding a constant
+        sequence of functions and ``index`` a constant; else None."""
+        seq = self.displays.get((_SEQ, base.id)) if isinstance(base, gast.Name) else None
+        if seq is None or not (isinstance(index, gast.Constant) and type(index.value) is int
+                               and -len(seq) <= index.value < len(seq)):
+            return None
+        item = seq[index.value]
+        atom = self.constant_atom(item, getattr(item, "__name__", "item"))
+        atom.normalized = True
+        return atom
+
+    def trips_over_functions(self, loop, scope):
+        """The number of trips of the canonical loop ``for _i in range(...)`` whose body reads
+        ``_seq[_i]`` of a constant sequence of functions (each trip calls another: the loop
+        is unrolled), else None.  The other sequences it walks with it must have lengths
+        known here (a pytree parameter's, a display's)."""
+        if not (loop.body and isinstance(loop.target, gast.Name)):
+            return None
+        read = {n.value.id for n in gast.walk(loop.body[0]) if isinstance(n, gast.Subscript)
+                and isinstance(n.value, gast.Name) and isinstance(n.slice, gast.Name)
+                and n.slice.id == loop.target.id}
+        gens = [ir.name(self.scoped_name(u, scope) or u) for u in sorted(read)]
+        if not any((_SEQ, g.id) in self.displays for g in gens):
+            return None
+        lengths = []
+        for g in gens:
+            seq, items, tree = self.displays.get((_SEQ, g.id)), self.display_items(g), \
+                self.tree_at(g)
+            n = len(seq) if seq is not None else len(items) if items is not None else \
+                len(tree.children()) if tree is not None and tree.node_type in (
+                    list, tuple) else None
+            if n is None:
+                raise self.error("a loop over a list of functions walks another sequence "
+                                 "whose length is not known when transforming", loop, scope,
+                                 fix="walk sequences of known length with the functions (a "
+                                     "parameter's list, a list display), or index them")
+            lengths.append(n)
+        return min(lengths)
 
     def display_constant(self, atom):
         """The tuple of constants (nested) the name ``atom`` holds as a display of them

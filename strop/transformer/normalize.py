@@ -20,6 +20,7 @@ from .call_kinds import CallKinds, RanksChanged
 from .controlflow import ITERABLE, canonicalize
 from .inline import Inliner, Scope
 from .lax_lower import LaxLowering
+from .lax_trees import forget
 from .parse import BUILTIN, CLOSURE, UNDEFINED
 from .normalize_calls import Calls, is_local
 from .normalize_exprs import UNSUPPORTED, Expressions, _index_value
@@ -53,6 +54,7 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, T
         self.inlining = []       # functions being inlined (recursion check)
         self.functions = {}      # generated name -> (FunctionDef or Lambda node, its Scope)
         self.partials = {}       # generated name -> (function, args, keywords) it binds
+        self.deferred = {}       # generated name -> the transform of a partial it names
         self.guards = []         # (owner, name, object) of the functions and modules bound
         self.inline_helpers = True
         self.keep_custom = True  # custom_jvp/custom_vjp calls stay calls (for their rules)
@@ -109,10 +111,19 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, T
 
     def block(self, stmts, scope, loop=False):
         """The statements of a nested block; ``loop``: a loop body, entered with nothing
-        known of the displays names hold (a later iteration may have rebound them)."""
+        known of the displays of the names it assigns (a later iteration may have rebound
+        them): what a name bound before the loop holds, and the loop never rebinds, stays
+        known (``**kwargs`` spread in a loop over layers)."""
         saved, self.out = self.out, []
         self.outer.append(saved)
-        known, self.displays = self.displays, {} if loop else dict(self.displays)
+        known = self.displays
+        if loop:
+            stored = {n.id for s in stmts for n in gast.walk(s) if isinstance(n, gast.Name)
+                      and isinstance(n.ctx, (gast.Store, gast.Del))}
+            self.displays = forget(self.displays, stored | {
+                self.scoped_name(n, scope) for n in stored} - {None})
+        else:
+            self.displays = dict(self.displays)
         try:
             for s in stmts:
                 self.loc = scope.parsed.location(s)
@@ -197,6 +208,9 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, T
         it: a function or module bound once (a guard notices when it is rebound, to transform
         again), data passed in on every call."""
         var = ir.FreeVar(user_name, owner, is_cell)
+        if ir.is_function_table(value):   # its items are known while transforming
+            self.guards.append(ir.ItemsGuard(var, value, tuple(value)))
+            return ir.name(self.bind_ref(user_name, value))
         if ir.is_constant_object(value):
             self.guards.append(var.guard(value))
             return ir.name(self.bind_ref(user_name, value))
@@ -227,14 +241,20 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, T
                     s.value, gast.Lambda):
                 self.define(s.targets[0].id, s.value, scope)
                 return
-            if len(s.targets) == 1 and isinstance(s.targets[0], gast.Name) and \
-                    self.bind_partial(s.targets[0].id, s.value, scope):
+            if len(s.targets) == 1 and isinstance(s.targets[0], gast.Name) and (
+                    self.bind_partial(s.targets[0].id, s.value, scope) or
+                    self.bind_transform_of_partial(s.targets[0].id, s.value, scope)):
                 return
             into = s.targets[0].id if len(s.targets) == 1 and isinstance(
                 s.targets[0], gast.Name) and not self.makes_transform(s.value, scope) else None
             value = self.expr(s.value, scope, into=self.store_name(into, scope) if into else None)
             for t in s.targets if into is None else ():
                 self.assign(t, value, scope)
+            if into and self.out and isinstance(self.out[-1], gast.Assign) and \
+                    self.out[-1].targets[0].id == scope.names.get(into) and \
+                    self.names_function(self.out[-1].value, into, scope):
+                # d = FUNCTIONS[k]: d names that function (called, it is inlined)
+                scope.names[into] = self.out.pop().value.id
         elif kind is gast.AnnAssign:
             if s.value is not None:
                 self.stmt(gast.copy_location(gast.Assign(targets=[s.target], value=s.value,
@@ -281,6 +301,17 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, T
                 self.out, self.displays = saved, known
             self.loc = loc
             self.emit(gast.While(test=test, body=body or [gast.Pass()], orelse=[]))
+        elif kind is gast.For and self.trips_over_functions(s, scope) is not None:
+            # for f, p in zip(FUNCTIONS, params): each trip calls another function, inlined:
+            # one copy of the body per trip, the counter a constant in each
+            target = self.store_name(s.target.id, scope)
+            for i in range(self.trips_over_functions(s, scope)):
+                self.emit(ir.assign(target, ir.const(i)))
+                self.constants[target] = i
+                for b in s.body:
+                    self.loc = scope.parsed.location(b)
+                    self.stmt(b, scope)
+            self.constants.pop(target, None)
         elif kind is gast.For:
             it = s.iter
             args = [self.expr(a, scope) for a in it.args]
@@ -318,6 +349,14 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, T
     def define(self, user_name, node, scope):
         self.functions[self.store_name(user_name, scope)] = (node, scope)
 
+    def names_function(self, value, user_name, scope):
+        """Whether ``user_name = value`` binds, once in its function, a function known while
+        transforming (``value`` a reference to it)."""
+        return isinstance(value, gast.Name) and value.id in self.refs and callable(
+            self.refs[value.id]) and sum(
+            isinstance(n, gast.Name) and n.id == user_name and isinstance(n.ctx, gast.Store)
+            for n in gast.walk(scope.node)) == 1
+
     def makes_transform(self, value, scope):
         """Whether ``value`` is a call of a strop transform (``f = vmap(g)``: f names what it
         makes, assign())."""
@@ -330,10 +369,7 @@ class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, T
         if isinstance(target, gast.Name) and isinstance(value, gast.Name) and \
                 value.id in self.functions:   # f, g = make() of nested defs: names for them
             self.functions[self.store_name(target.id, scope)] = self.functions[value.id]
-        elif isinstance(target, gast.Name) and self.is_ref(value) and isinstance(
-                value, gast.Name) and callable(self.refs[value.id]) and sum(
-                isinstance(n, gast.Name) and n.id == target.id and isinstance(n.ctx, gast.Store)
-                for n in gast.walk(scope.node)) == 1:
+        elif isinstance(target, gast.Name) and self.names_function(value, target.id, scope):
             # f = vmap(g) (a function made while transforming), bound once: f names it
             scope.names[target.id] = value.id
         elif isinstance(target, gast.Name):

@@ -229,6 +229,33 @@ class Calls:
             [(k.arg, kept(k.value)) for k in value.keywords])
         return True
 
+    def bind_transform_of_partial(self, user_name, value, scope):
+        """``f = vmap(partial(g, params))`` (values the code computes bound), ``f`` bound
+        nowhere else: a call ``f(x)`` is ``vmap(partial(g, params))(x)`` with the values as
+        bound here, made by transform_of_partial.  False for other values."""
+        if not (isinstance(value, gast.Call) and value.args and self.is_partial(
+                value.args[0], scope) and self.makes_transform(value, scope)):
+            return False
+        stores = [n for n in gast.walk(scope.node) if isinstance(n, gast.Name) and n.id ==
+                  user_name and isinstance(n.ctx, gast.Store)]
+        if len(stores) != 1:
+            return False
+        part = value.args[0]
+
+        def kept(node):   # the value as bound now, in a name no later statement rebinds
+            atom = self.expr(node, scope)
+            if isinstance(atom, gast.Name) and not self.is_ref(atom) and \
+                    atom.id not in self.functions:
+                atom = self.to_name(atom, force=True)
+            atom.normalized = True
+            return atom
+        made = gast.Call(func=part.func, args=[part.args[0]] + [kept(a) for a in part.args[1:]],
+                         keywords=[gast.keyword(arg=k.arg, value=kept(k.value))
+                                   for k in part.keywords])
+        self.deferred[self.store_name(user_name, scope)] = gast.Call(
+            func=value.func, args=[made] + value.args[1:], keywords=value.keywords)
+        return True
+
     def made_partial(self, gen):
         """``gen = functools.partial(...)`` emitted where the partial is used as a value."""
         target, args, kws = self.partials[gen]
@@ -240,6 +267,11 @@ class Calls:
     def call(self, e, scope, into):
         e = self.spread(e, scope)
         func = e.func
+        deferred = self.scoped(self.deferred, func.id, scope) if isinstance(
+            func, gast.Name) else None
+        if deferred is not None:   # f(x) of f = vmap(partial(g, p)): vmap(partial(g, p))(x)
+            e = gast.Call(func=ir.clone(deferred), args=e.args, keywords=e.keywords)
+            func = e.func
         bound = self.scoped(self.partials, func.id, scope) if isinstance(func, gast.Name) \
             else None
         if bound is not None:   # f(x) of f = partial(g, a, k=v): g(a, x, k=v)

@@ -130,7 +130,8 @@ class Expressions:
                 return self.index_trick(trick, e, scope, into)
             base = self.to_name(base)   # f(x)[1], f inlined: a display
             index = self.index(e.slice, scope)
-            item = self.known_item(base, index)   # c[0] with c = (a, b): a (lax_trees.py)
+            item = self.known_item(base, index) or self.function_item(base, index)
+            # c[0] with c = (a, b): a; FUNS[0] with FUNS a tuple of functions: that one
             if item is not None:
                 return self.to_name(item, into) if into else item
             return self.to_name(gast.Subscript(value=base, slice=index, ctx=gast.Load()), into)
