@@ -170,6 +170,34 @@ def _uniform(x64, part):
     return impl
 
 
+def _bernoulli(x64, part):
+    """bernoulli with a number p and a shape (dropout's masks), mode 'low'; other calls are
+    not compiled (jit falls back to Python, with a JitFallbackWarning)."""
+    def impl(key, p=0.5, shape=None, mode="low"):
+        if not isinstance(p, (types.Float, types.Integer)) or not isinstance(
+                shape, types.BaseTuple) or not (mode == "low" or isinstance(mode, types.Omitted)):
+            return None
+        error, result = _sampler_error("bernoulli", key, shape, None)
+        if error is not None:
+            fail = _raising(error, (np.bool_, result[1]))
+            return lambda key, p=0.5, shape=None, mode="low": fail()
+        F = np.float64 if x64 else np.float32
+        pairs = F is np.float32 and not part   # two 32-bit values per 64-bit unit
+
+        def shaped(key, p=0.5, shape=None, mode="low"):
+            _check_key(key)
+            _check_shape(shape)
+            if not 0 <= p <= 1:
+                raise ValueError("bernoulli: probability p must be in [0, 1]")
+            n = _size(shape)
+            units = (n + 1) // 2 if pairs else n
+            out = np.empty(n, np.bool_)   # (filled in one piece: a mask is small)
+            K.bernoulli_fill(key, n, np.full(1, p, F), False, part, out, 0, units)
+            return out.reshape(shape)
+        return shaped
+    return impl
+
+
 def _split(x64, part):
     def impl(key, num=2):
         error = _eager_error(key=(_key_checks("split"), key), num=(keys._num_shape, num))
@@ -292,6 +320,7 @@ IMPLEMENTATIONS = {
     samplers.laplace: lambda x64, part: _unary(K.laplace_kernel, x64, part, "laplace"),
     samplers.logistic: lambda x64, part: _unary(K.logistic_kernel, x64, part, "logistic"),
     samplers.uniform: _uniform,
+    samplers.bernoulli: _bernoulli,
     keys.split: _split,
     keys.fold_in: _fold_in,
 }
