@@ -98,6 +98,17 @@ def _plus_inplace(a, b):
         as_dtype(a.dtype) and a.mutable and getattr(b, "ndim", 0) <= a.ndim
     if not same:
         return lambda a, b: a + b
+    if a.ndim == 0:   # (Numba has no += of 0-d arrays: the element itself)
+        if isinstance(b, types.Number):
+            def zero_d_number(a, b):
+                a[()] = a[()] + b
+                return a
+            return zero_d_number
+
+        def zero_d(a, b):
+            a[()] = a[()] + b[()]
+            return a
+        return zero_d
     if isinstance(b, types.Number):
         def number(a, b):
             a += b
