@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import runtime
 from ..errors import TransformError
+from . import versions
 from . import analysis, ir, ranks, recompute, shapes
 from .adjoints import Adjoints, _overwritten, stmt_expr
 from .chunks import Context, annotate_live, flatten, mark_dead
@@ -34,7 +35,10 @@ class Reverse(Adjoints):
 
     def __init__(self, fn, wrt, mode, has_aux):
         self.fn = fn
-        self.node = ir.clone(fn.node)
+        # a name rebound at the top level (h = relu(h), h = h.reshape(...)) gets a name per
+        # binding: each value is kept, not taped and popped (as Numba needs: a tape holds
+        # values of one rank)
+        self.node, _ = versions.split(fn.node, ir.names_in(fn.node) | set(fn.refs))
         self.refs = dict(fn.refs)
         self.wrt, self.mode, self.has_aux = wrt, mode, has_aux
         self.namer = ir.Namer(ir.names_in(self.node) | set(self.refs))

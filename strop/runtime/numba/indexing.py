@@ -38,12 +38,32 @@ def _getitem_vjp(g, x, idx):
                 out[idx[k]] += g[k]
             return out
         return gather
+    if _integer_array(idx):   # x[idx] of an N-D index: its rows, repeated ones accumulate
+        def rows(g, x, idx):
+            out = np.zeros(x.shape, dt)
+            at = np.ascontiguousarray(idx).ravel()
+            parts = np.ascontiguousarray(g).reshape((at.size,) + x.shape[1:])
+            for k in range(at.size):
+                out[at[k]] += parts[k]
+            return out
+        return rows
+    if _holds_array(idx):   # x[:, idx]: Numba's += of it would not accumulate repeats
+        return None
 
     def basic(g, x, idx):
         out = np.zeros(x.shape, dt)
         add_into(out, idx, g)
         return out
     return basic
+
+
+def _integer_array(idx):
+    return isinstance(idx, types.Array) and isinstance(idx.dtype, types.Integer)
+
+
+def _holds_array(idx):
+    """An index holding an array (of integers or booleans) inside a tuple."""
+    return isinstance(idx, types.BaseTuple) and any(isinstance(p, types.Array) for p in idx)
 
 
 @overload(rt.add_at_index_inplace, jit_options=CHECKED)
@@ -62,6 +82,8 @@ def _add_at_index_inplace(acc, g, x, idx):
                 acc[idx[k]] += g[k]
             return acc
         return gather
+    if _integer_array(idx) or _holds_array(idx):
+        return lambda acc, g, x, idx: rt.add(acc, rt.getitem_vjp(g, x, idx))
 
     def basic(acc, g, x, idx):
         if acc.shape != x.shape:
