@@ -132,9 +132,11 @@ class Calls:
         kind = getattr(obj, "__name__", None) if getattr(
             obj, "__strop_transform__", False) else None
         part = func.args[0]
-        bound, target = part.args[1:], part.args[0]
         if kind not in ("vmap", "jit", "grad", "value_and_grad") or part.keywords or any(
                 isinstance(a, gast.Starred) for a in e.args) or e.keywords:
+            return None
+        target, bound = self.static_prefix(part, scope)
+        if target is None:
             return None
         options = {k.arg: k.value for k in func.keywords}
         names = {"vmap": ("in_axes", "out_axes", "axis_size"),
@@ -228,6 +230,31 @@ class Calls:
             target, [kept(a) for a in value.args[1:]],
             [(k.arg, kept(k.value)) for k in value.keywords])
         return True
+
+    def static_prefix(self, part, scope):
+        """(the function ``partial(g, *args)`` binds with the leading arguments known while
+        transforming (functions, constants), the rest: values the code computes), or
+        (None, None) when all are known (the transform takes the partial itself) or a known
+        one follows a computed one."""
+        known = []
+        for a in part.args:
+            try:
+                known.append(self.static_value(a, scope))
+            except TransformError:
+                break
+        rest = part.args[len(known):]
+        if not rest or not known:
+            return None, None
+        for a in rest:
+            try:
+                self.static_value(a, scope)
+            except TransformError:
+                continue
+            return None, None   # partial(g, x, f): a function after a computed value
+        fn = functools.partial(*known) if len(known) > 1 else known[0]
+        atom = ir.name(self.bind_ref(getattr(known[0], "__name__", "f"), fn))
+        atom.normalized = True
+        return atom, rest
 
     def bind_transform_of_partial(self, user_name, value, scope):
         """``f = vmap(partial(g, params))`` (values the code computes bound), ``f`` bound

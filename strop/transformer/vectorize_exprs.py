@@ -121,6 +121,8 @@ class Expressions:
             return v, True, rank    # NumPy's matmul broadcasts over the batch axis
         if not ab and ra == 1 and rb == 1:   # each lane's dot with one vector: b @ a
             return gast.BinOp(left=b, op=gast.MatMult(), right=a), True, 0
+        if not ab and ra == 2 and rb == 1:   # one matrix times each lane's vector: b @ a.T
+            return gast.BinOp(left=b, op=gast.MatMult(), right=ir.attr(a, "T")), True, 1
         return ir.call(self.helper("matmul_lanes"), [a, b, ir.const(ab), ir.const(bb)]), True, rank
 
     def attribute(self, v):

@@ -1,0 +1,332 @@
+"""Transforms called inside transformed code, and the program shapes around them that real
+programs have (JAX's examples: kernel least squares, GP regression, ADVI, DP-SGD, MAML, the
+autodiff cookbook): each gradient against central differences of the plain function, each
+jit against the python backend with no fallback, each vmap against a Python loop.
+
+The code a nested transform gets is made for what its arguments are known to be where it is
+called (transformer/call_kinds.py): these tests also read the generated source for what
+must not be there (lane by lane ``each()``, rank-generic helpers inlined)."""
+import functools
+import warnings
+
+import numpy as np
+import pytest
+
+import strop
+from helpers import assert_tree_allclose, numeric_grad_tree, x64_fixture
+from strop import grad, jit, jvp, random, vmap
+from strop.errors import JitFallbackWarning
+from strop.tree_util import tree_map
+
+x64 = pytest.fixture(autouse=True)(x64_fixture)
+
+rng = np.random.RandomState(7)
+XS = rng.randn(5, 3)
+PARAMS = [(rng.randn(4, 3) * 0.5, rng.randn(4) * 0.1), (rng.randn(2, 4) * 0.5, rng.randn(2) * 0.1)]
+
+
+def compiled(f, *args):
+    """``f(*args)`` compiled, failing on a fallback to the python backend."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JitFallbackWarning)
+        out = f(*args)
+    assert f.last_backend == "cpu"
+    return out
+
+
+# --- nested vmaps of lambdas over a function passed as a value (kernel_lsq, GP) -----------
+def linear_kernel(x, y):
+    return np.dot(x, y)
+
+
+def gram(kernel, xs):
+    return vmap(lambda x: vmap(lambda y: kernel(x, y))(xs))(xs)
+
+
+def kernel_risk(v, xs):
+    k = jit(functools.partial(gram, linear_kernel))(xs)
+    return 0.5 * np.sum((k @ v - 1.0) ** 2)
+
+
+def test_nested_vmaps_of_lambdas_over_a_kernel_passed_in_differentiate_and_compile():
+    v = rng.randn(5)
+    want = numeric_grad_tree(kernel_risk, (v, XS), 0)
+    assert_tree_allclose(grad(kernel_risk)(v, XS), want, rtol=1e-6, atol=1e-8)
+    f = jit(grad(kernel_risk))
+    assert_tree_allclose(compiled(f, v, XS), want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(jit(functools.partial(gram, linear_kernel))(XS), XS @ XS.T,
+                               rtol=1e-12)
+    assert "each(" not in strop.source(f)
+
+
+# --- vmap of a per-example function over a list of (w, b) inside the loss (quickstart) -----
+def predict(params, x):
+    h = x
+    for w, b in params[:-1]:
+        h = np.tanh(np.dot(w, h) + b)
+    w, b = params[-1]
+    return np.dot(w, h) + b
+
+
+batched_predict = vmap(predict, in_axes=(None, 0))
+
+
+def batched_loss(params, xs):
+    return np.sum(batched_predict(params, xs) ** 2)
+
+
+@jit
+def sgd_update(params, xs):
+    grads = grad(batched_loss)(params, xs)
+    return [(w - 0.1 * dw, b - 0.1 * db) for (w, b), (dw, db) in zip(params, grads)]
+
+
+def test_vmap_over_a_parameter_list_inside_jit_grad_is_batched_and_compiles():
+    want = numeric_grad_tree(batched_loss, (PARAMS, XS), 0)
+    f = jit(grad(batched_loss))
+    assert_tree_allclose(compiled(f, PARAMS, XS), want, rtol=1e-6, atol=1e-8)
+    src = strop.source(f)
+    assert "each(" not in src and "matmul_lanes" not in src
+
+
+def test_grad_inside_a_jitted_update_gives_the_parameters_structure_back():
+    got = compiled(sgd_update, PARAMS, XS)
+    want = [(w - 0.1 * dw, b - 0.1 * db) for (w, b), (dw, db) in
+            zip(PARAMS, numeric_grad_tree(batched_loss, (PARAMS, XS), 0))]
+    assert_tree_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
+# --- partials: of a function passed in, of computed values, a global partial object ------
+def gauss_logpdf(x, mean, log_std):
+    return -0.5 * ((x - mean) / np.exp(log_std)) ** 2 - log_std
+
+
+def elbo(logprob, key, params):
+    mean, log_std = params
+    sample = mean + np.exp(log_std) * random.normal(key, mean.shape)
+    return logprob(sample) - np.sum(vmap(gauss_logpdf)(sample, mean, log_std))
+
+
+def funnel(z):
+    return -0.5 * np.sum(z ** 2) - 0.1 * z[0] * z[1]
+
+
+def batch_elbo(params, seed):
+    keys = random.split(random.PRNGKey(seed), 4)
+    vectorized = vmap(functools.partial(elbo, funnel), in_axes=(0, None))
+    return np.mean(vectorized(keys, params))
+
+
+def test_vmap_of_a_partial_binding_a_function_samples_per_key_and_differentiates():
+    params = (np.array([0.1, -0.2]), np.array([0.05, -0.1]))
+    got = grad(batch_elbo)(params, 3)
+    assert_tree_allclose(got, numeric_grad_tree(batch_elbo, (params, 3), 0), rtol=1e-6,
+                         atol=1e-8)
+    assert_tree_allclose(compiled(jit(grad(batch_elbo), static_argnums=1), params, 3), got,
+                         rtol=1e-10, atol=1e-12)
+
+
+def clipped_grads(params, xs):
+    def clipped(p, x):
+        g = grad(lambda q: np.sum(predict(q, x) ** 2))(p)
+        norm = np.sqrt(sum(np.sum(leaf ** 2) for leaf in strop.tree_util.tree_leaves(g)))
+        return tree_map(lambda leaf: leaf / np.maximum(norm, 1.0), g)
+    per_example = vmap(functools.partial(clipped, params))   # values the code computes
+    return per_example(xs)
+
+
+def test_a_name_bound_to_vmap_of_a_partial_of_computed_values_is_called_later():
+    got = clipped_grads(PARAMS, XS)
+    for i, x in enumerate(XS):
+        g = grad(lambda q: np.sum(predict(q, x) ** 2))(PARAMS)
+        norm = np.sqrt(sum(np.sum(leaf ** 2) for leaf in strop.tree_util.tree_leaves(g)))
+        assert_tree_allclose(tree_map(lambda a: a[i], got),
+                             tree_map(lambda leaf: leaf / max(norm, 1.0), g), rtol=1e-10)
+
+
+def posterior(params, xs, scale=1.0, marginal=False):
+    if marginal:
+        return np.sum(np.logaddexp(xs @ params['w'], 0.0)) * scale
+    return xs @ params['w'] + np.mean(xs)   # (a branch a partial's constant drops)
+
+
+marginal_posterior = functools.partial(posterior, marginal=True, scale=2.0)
+
+
+def gp_loss(params, xs):
+    return marginal_posterior(params, xs)
+
+
+def test_a_global_partial_object_is_called_as_its_function_with_what_it_binds():
+    params = {'w': rng.randn(3)}
+    want = numeric_grad_tree(gp_loss, (params, XS), 0)
+    assert_tree_allclose(grad(gp_loss)(params, XS), want, rtol=1e-6, atol=1e-8)
+    assert_tree_allclose(compiled(jit(grad(marginal_posterior)), params, XS), want,
+                         rtol=1e-6, atol=1e-8)
+
+
+# --- tree_map over gradients the code made (MAML's inner SGD step) -------------------------
+def inner_step(p, x):
+    grads = grad(lambda q: np.sum(predict(q, x) ** 2))(p)
+    return tree_map(lambda g, w: w - 0.05 * g, grads, p)
+
+
+def maml_objective(p, x):
+    return np.sum(predict(inner_step(p, x), x) ** 2)
+
+
+def test_tree_map_over_a_gradient_display_is_differentiated_leaf_by_leaf():
+    x = XS[0]
+    want = numeric_grad_tree(maml_objective, (PARAMS, x), 0)
+    assert_tree_allclose(grad(maml_objective)(PARAMS, x), want, rtol=1e-5, atol=1e-7)
+
+
+# --- loops over a list of functions (stax's serial, a table of derivatives) ---------------
+ACTIVATIONS = [np.tanh, np.sin, lambda z: z ** 2]
+
+
+def through_table(params, x):
+    for act, (w, b) in zip(ACTIVATIONS, params):   # (zip stops at the shorter)
+        x = act(w @ x + b)
+    return np.sum(x ** 2)
+
+
+def test_a_loop_over_a_list_of_functions_inlines_each_and_is_retransformed_when_it_changes():
+    x = XS[0]
+    f = grad(through_table)
+    want = numeric_grad_tree(through_table, (PARAMS, x), 0)
+    assert_tree_allclose(f(PARAMS, x), want, rtol=1e-6, atol=1e-8)
+    ACTIVATIONS[1] = np.cos    # an item replaced: the code is made again
+    try:
+        assert_tree_allclose(f(PARAMS, x), numeric_grad_tree(through_table, (PARAMS, x), 0),
+                             rtol=1e-6, atol=1e-8)
+    finally:
+        ACTIVATIONS[1] = np.sin
+
+
+def stax_serial(*layers):
+    apply_funs = [layer[1] for layer in layers]
+
+    def apply_fun(params, inputs, **kwargs):
+        for fun, param in zip(apply_funs, params):
+            inputs = fun(param, inputs, **kwargs)
+        return inputs
+    return apply_fun
+
+
+dense = (None, lambda p, x, **kw: x @ p[0] + p[1])
+relu = (None, lambda p, x, **kw: np.maximum(x, 0.0))
+net = stax_serial(dense, relu, dense)
+
+
+def stax_loss(params, xs):
+    return np.sum(net(params, xs) ** 2)
+
+
+def test_stax_serial_apply_over_a_closure_list_with_kwargs_differentiates():
+    params = [(rng.randn(3, 4), rng.randn(4)), (), (rng.randn(4, 2), rng.randn(2))]
+    want = numeric_grad_tree(stax_loss, (params, XS), 0)
+    assert_tree_allclose(grad(stax_loss)(params, XS), want, rtol=1e-6, atol=1e-8)
+
+
+# --- jvp of grad inside differentiated code (the cookbook's Hessian-vector product) -------
+def energy(x):
+    return np.sum(np.tanh(x) ** 2)
+
+
+def hvp(f, primals, tangents):
+    return jvp(grad(f), primals, tangents)[1]
+
+
+def curvature(x, v):
+    return np.vdot(v, hvp(energy, (x,), (v,)))
+
+
+def test_jvp_of_grad_with_primals_held_by_names_differentiates_and_compiles():
+    x, v = rng.randn(2, 3), rng.randn(2, 3)
+    want = numeric_grad_tree(curvature, (x, v), 0)
+    assert_tree_allclose(grad(curvature)(x, v), want, rtol=1e-5, atol=1e-7)
+    assert_tree_allclose(compiled(jit(grad(curvature)), x, v), want, rtol=1e-5, atol=1e-7)
+
+
+# --- what vmap inside another transform's code meets ---------------------------------------
+def second_derivative_residual(params, xs):
+    def u(p, t):
+        h = np.array([t])
+        w, b = p
+        return np.sum(np.tanh(w @ h + b))
+    return vmap(grad(grad(u, argnums=1), argnums=1), in_axes=(None, 0))(params, xs)
+
+
+def test_vmap_of_a_second_derivative_over_points_runs_batched():
+    params = (rng.randn(4, 1), rng.randn(4))
+    ts = np.linspace(-1, 1, 5)
+    got = vmap(lambda t: second_derivative_residual(params, np.array([t]))[0])(ts)
+    want = np.array([second_derivative_residual(params, np.array([t]))[0] for t in ts])
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    f = vmap(grad(grad(lambda p, t: np.sum(np.tanh(p[0] @ np.array([t]) + p[1])),
+                       argnums=1), argnums=1), in_axes=(None, 0))
+    np.testing.assert_allclose(f(params, ts), want, rtol=1e-10)
+    assert "each(" not in strop.source(f)
+
+
+def rank_changes_later(x, n):
+    h = x
+    total = 0.0
+    for _ in range(n):
+        total = total + np.sum(vmap(lambda r: r * 2.0)(h))
+        h = np.sum(h, axis=0)    # rebound to a lower rank after the call was staged
+    return total
+
+
+def test_a_rank_that_does_not_hold_for_the_whole_function_is_not_assumed():
+    x = rng.randn(3, 2)
+    want = 2.0 * np.sum(x) * 2
+    assert rank_changes_later(x, 2) == pytest.approx(want)
+    assert jit(rank_changes_later, static_argnums=1, backend="python")(x, 2) == \
+        pytest.approx(want)
+
+
+# --- compiled pieces these programs need ----------------------------------------------------
+def embedding_loss(table, tokens):
+    return np.sum(np.sin(table[tokens]))
+
+
+def test_compiled_gradient_of_an_embedding_lookup_accumulates_repeated_tokens():
+    table = rng.randn(6, 3)
+    tokens = np.array([[0, 1, 1], [3, 0, 5]])   # a 2-D index with repeats
+    want = numeric_grad_tree(embedding_loss, (table, tokens), 0)
+    assert_tree_allclose(compiled(jit(grad(embedding_loss)), table, tokens), want,
+                         rtol=1e-6, atol=1e-8)
+
+
+def test_compiled_vdot_of_matrices_bernoulli_masks_and_0d_sums():
+    a, b = rng.randn(2, 3), rng.randn(2, 3)
+    assert compiled(jit(np.vdot), a, b) == pytest.approx(np.vdot(a, b))
+    key = random.PRNGKey(4)
+    mask = compiled(jit(lambda k: random.bernoulli(k, 0.3, (4, 5))), key)
+    np.testing.assert_array_equal(mask, random.bernoulli(key, 0.3, (4, 5)))
+
+    def zero_d(x):
+        acc = np.zeros(())
+        for i in range(3):
+            acc = acc + np.sum(x * i)
+        return acc
+    assert compiled(jit(zero_d), a) == pytest.approx(3 * np.sum(a))
+
+
+def conv_layer(params, x, strides, padding):
+    w, b = params
+    return strop.lax.conv_general_dilated(x, w, strides, padding, (1, 1), (1, 1),
+                                          ('NHWC', 'HWIO', 'NHWC')) + b
+
+
+def conv_loss(params, x):
+    return np.sum(conv_layer(params, x, (2, 2), 'SAME') ** 2)
+
+
+def test_lax_static_arguments_passed_to_a_helper_are_known():
+    params = (rng.randn(3, 3, 1, 2) * 0.3, rng.randn(2) * 0.1)
+    x = rng.randn(2, 5, 5, 1)
+    want = numeric_grad_tree(conv_loss, (params, x), 0)
+    assert_tree_allclose(grad(conv_loss)(params, x), want, rtol=1e-6, atol=1e-8)
