@@ -12,7 +12,6 @@ stays a call, as written; under a derivative it is an error at the user's line
 import functools
 import os
 import site
-import sys
 import sysconfig
 import types
 

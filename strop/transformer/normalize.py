@@ -24,6 +24,7 @@ from .lax_trees import forget
 from .parse import BUILTIN, CLOSURE, UNDEFINED
 from .normalize_calls import Calls, is_local
 from .normalize_exprs import UNSUPPORTED, Expressions, _index_value
+from .nested import Nested
 from .normalize_trees import Trees
 from .operands import Operands
 from .spread import Spreader
@@ -39,8 +40,8 @@ _COMPARE = {gast.Is: lambda a, b: a is b, gast.IsNot: lambda a, b: a is not b,
             gast.Eq: lambda a, b: a == b, gast.NotEq: lambda a, b: a != b}
 
 
-class Normalizer(LaxLowering, Expressions, Calls, Inliner, Spreader, Operands, Trees,
-                 CallKinds):
+class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Operands,
+                 Trees, CallKinds):
     """One function normalized: the entry, names and statements are here; expressions
     (normalize_exprs), calls (normalize_calls), inlining (inline), spread arguments (spread)
     and sequence operands (operands) are mixins."""
