@@ -398,14 +398,22 @@ class Calls:
 
     def class_method(self, func, scope):
         """The function ``x.m`` calls where ``x`` is a parameter that holds an instance of a
-        registered pytree class (``self.classes``) and ``m`` a function of that class."""
-        if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)
-                and scope.parent is None and scope.parsed is self.root):
+        registered pytree class (``self.classes``; an inlined function's parameter bound to
+        one, call_kinds.tree_at) and ``m`` a function of that class."""
+        if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)):
             return None
-        cls = self.classes.get(func.value.id)
+        if scope.parent is None and scope.parsed is self.root:
+            cls = self.classes.get(func.value.id)
+        elif is_local(func.value.id, scope) and self.local_function(func.value.id, scope) \
+                is None:
+            tree = self.tree_at(self.expr(func.value, scope))
+            cls = tree.node_type if tree is not None and tree.node_type not in (
+                dict, list, tuple) else None
+        else:
+            cls = None
         if cls is None or any(isinstance(n, gast.Name) and n.id == func.value.id and not
                               isinstance(n.ctx, (gast.Load, gast.Param))
-                              for n in gast.walk(self.root.node)):
+                              for n in gast.walk(scope.node)):
             return None   # (rebound: no longer the argument)
         method = inspect.getattr_static(cls, func.attr, None)
         if isinstance(method, staticmethod) or not callable(method) or isinstance(method, type):
