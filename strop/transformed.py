@@ -740,10 +740,15 @@ def _static_objects(fun, bound):
 
 
 def _param_kinds(fun, kinds, bound):
-    """{parameter: kind} of the parameters a call passes (not those a partial binds)."""
-    params = [p.name for i, p in enumerate(inspect.signature(fun).parameters.values())
+    """{parameter: kind} of the parameters a call passes, and of the arrays and numbers a
+    partial binds (constants of the code, of known ranks)."""
+    every = list(inspect.signature(fun).parameters.values())
+    params = [p.name for i, p in enumerate(every)
               if i not in bound and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return dict(zip(params, kinds or ()))
+    out = {every[i].name: _kind(v) for i, v in bound.items()
+           if i < len(every) and isinstance(v, (np.ndarray, float, np.floating))}
+    out.update(zip(params, kinds or ()))
+    return out
 
 
 def _sequences(fun, kinds, bound):
