@@ -56,80 +56,25 @@ _HSTACK = ("JitFallbackWarning: Numba has no concatenate_vjp for np.hstack of a 
            "by args + (np.ones(...),)")
 KNOWN_FAILURES = {
     # jx_: programs modeled on JAX's examples and documentation, and on JAX tutorials
-    ("jx_kernel_lsq", "value"):
-        _BATCHING_SETCOMP.format("the plain loss calls jit(partial(gram, kernel)), nested "
-                                 "vmaps of lambdas over a kernel passed as a value"),
-    ("jx_kernel_lsq", "grad"): _NOT_MODULE_LEVEL.format("jit(partial(gram, kernel)) in the loss"),
-    ("jx_kernel_lsq", "jit"): _NOT_MODULE_LEVEL.format("jit(partial(gram, kernel)) in the loss"),
     ("jx_kernel_lsq", "train"): _NOT_MODULE_LEVEL.format("jit(partial(gram, kernel)) in the loss"),
-    ("jx_gp_regression", "grad"):
-        "TransformError: no derivative rule for functools.partial(gp, "
-        "compute_marginal_likelihood=True) (a partial called inside the loss)",
-    ("jx_gp_regression", "jit"):
-        "TransformError: no derivative rule for functools.partial(gp, "
-        "compute_marginal_likelihood=True) (a partial called inside the loss)",
-    ("jx_gp_regression", "train"):
-        _BATCHING_SETCOMP.format("jit(grad(partial(gp, ...))) with cov_map's nested vmaps"),
-    ("jx_advi", "value"): _NOT_MODULE_LEVEL.format("vmap(partial(elbo, logprob)) in batch_elbo"),
-    ("jx_advi", "grad"): _NOT_MODULE_LEVEL.format("vmap(partial(elbo, logprob)) in batch_elbo"),
-    ("jx_advi", "jit"): _NOT_MODULE_LEVEL.format("vmap(partial(elbo, logprob)) in batch_elbo"),
-    ("jx_advi", "train"): _NOT_MODULE_LEVEL.format("vmap(partial(elbo, logprob)) in batch_elbo"),
-    ("jx_dpsgd", "grad"):
-        "TransformError: the keys of `**kwargs` are not known when transforming "
-        "(stax's `fun(param, inputs, **kwargs)` in serial's apply loop)",
     ("jx_dpsgd", "jit"):
-        "TransformError: the keys of `**kwargs` are not known when transforming "
-        "(stax's `fun(param, inputs, **kwargs)` in serial's apply loop)",
-    ("jx_dpsgd", "vmap"):
         "TransformError: the keys of `**kwargs` are not known when transforming "
         "(stax's `fun(param, inputs, **kwargs)` in serial's apply loop)",
     ("jx_dpsgd", "train"):
         "TransformError: a nested function passed to a function strop does not inline is not "
         "supported: vmap(partial(_clipped_grad, params)) inside the jitted private_update",
-    ("jx_cookbook_hvp", "grad"):
-        _NOT_MODULE_LEVEL.format("grad(lambda x: np.vdot(grad(f)(x), v)) with f an argument"),
-    ("jx_cookbook_hvp", "jit"):
-        _NOT_MODULE_LEVEL.format("grad(lambda x: np.vdot(grad(f)(x), v)) with f an argument"),
-    ("jx_cookbook_hvp", "vmap"):
-        _NOT_MODULE_LEVEL.format("grad(lambda x: np.vdot(grad(f)(x), v)) with f an argument"),
     ("jx_cookbook_jacobians", "jit"):
         "JitFallbackWarning: Numba failed with 'list index out of range' on jit(grad) of a loss "
         "holding jacfwd, jacrev and hessian",
-    ("jx_quickstart", "jit"):
-        _BATCHING_SETCOMP.format("jit(grad) of a loss calling vmap(apply_matrix)"),
-    ("jx_simple_nn", "jit"):
-        _BATCHING_SETCOMP.format("grad of a loss calling batched_predict = vmap(predict, ...)"),
-    ("jx_simple_nn", "train"):
-        _BATCHING_SETCOMP.format("grad of a loss calling batched_predict = vmap(predict, ...)"),
     ("jx_pytrees_mlp", "train"): _STARRED.format("`*hidden, last = params`"),
-    ("jx_stateful_linreg", "train"):
-        "JitFallbackWarning: Numba cannot capture the non-constant global LEARNING_RATE in "
-        "the lambda given to tree_map in the jitted update",
-    ("jx_control_flow", "jit"):
-        "TransformError: name '_lambda3' is not defined (lax.switch with a list of lambdas)",
     ("jx_sysid_neural_ss", "train"):
         "JitFallbackWarning: Numba cannot type a call in the jitted train_step's dict "
         "comprehension `{k: params[k] - LR * grads[k] for k in params}`",
-    ("jx_random_dropout", "jit"): _STARRED.format("`*hidden, (w_out, b_out) = params`"),
-    ("jx_random_dropout", "train"): _STARRED.format("`*hidden, (w_out, b_out) = params`"),
-    ("jx_vae", "grad"):
-        _BATCHING_SETCOMP.format("vmap(image_elbo, in_axes=(0, None, 0)) inside the loss"),
-    ("jx_vae", "jit"):
-        _BATCHING_SETCOMP.format("vmap(image_elbo, in_axes=(0, None, 0)) inside the loss"),
     ("jx_vae", "train"):
         _BATCHING_SETCOMP.format("vmap(image_elbo, in_axes=(0, None, 0)) inside the loss"),
     ("jx_adam_optimizer", "train"):
         "JitFallbackWarning: Numba: non-precise type pyobject in the jitted update over a "
         "list of (x, m, v) states closing over the optimizer's functions and a treedef",
-    ("jx_conv_net", "grad"):
-        "LaxTypeError: the convolution's window_strides must be known when transforming "
-        "(strides passed as an argument of a helper, as stax's apply_fun does)",
-    ("jx_conv_net", "jit"):
-        "LaxTypeError: the convolution's window_strides must be known when transforming "
-        "(strides passed as an argument of a helper, as stax's apply_fun does)",
-    ("jx_conv_net", "vmap"):
-        "LaxTypeError: the convolution's window_strides must be known when transforming "
-        "(strides passed as an argument of a helper, as stax's apply_fun does)",
     ("jx_conv_net", "train"):
         "LaxTypeError: the convolution's window_strides must be known when transforming "
         "(strides passed as an argument of a helper, as stax's apply_fun does)",
@@ -145,9 +90,6 @@ KNOWN_FAILURES = {
     ("jx_hmm_em", "train"):
         "JitFallbackWarning: Numba cannot unify the list [log_pi, log_A, log_B] with the "
         "list the M step's comprehension builds (lax.fori_loop carry under jit)",
-    ("jx_mnist_fromscratch", "train"):
-        "JitFallbackWarning: Numba has no zeros_like for the list of (w, b) tuples "
-        "(ListType[Tuple(array2d, array1d)]) in the jitted update",
     ("jx_attention", "jit"):
         "JitFallbackWarning: Numba: invalid list.append of a 4-d array to a list of 3-d "
         "arrays at `qkv = qkv.transpose(0, 2, 1, 3)` (a name rebound to another rank)",
@@ -157,12 +99,6 @@ KNOWN_FAILURES = {
     ("jx_pytree_class", "vmap"):
         "TransformError: no derivative rule for the method .calc() (a @jit method of a "
         "registered pytree class) under vmap(grad)",
-    ("jx_sentiment", "jit"):
-        "JitFallbackWarning: Numba: invalid list.append of a 2-d array to a list of 3-d "
-        "arrays at `h = relu(np.dot(h, w1) + b1)` (h rebound from 3-d to 2-d by Flatten)",
-    ("jx_sentiment", "train"):
-        "JitFallbackWarning: Numba: invalid list.append of a 2-d array to a list of 3-d "
-        "arrays at `h = relu(np.dot(h, w1) + b1)` (h rebound from 3-d to 2-d by Flatten)",
     ("jx_maml", "value"):
         "ValueError: NumPy's 'inhomogeneous shape' at `(w1, b1), _, ... = params` when the "
         "plain loss calls vmap(partial(maml_loss, p)) (the parameter list made an array)",
@@ -187,9 +123,7 @@ KNOWN_FAILURES = {
     ("ag_neural_net", "jit"): _SCIPY,
     ("ag_neural_net", "vmap"): _SCIPY,
     ("ag_neural_net", "train"): _SCIPY,
-    ("ag_tanh", "grad"): _FUNCTION_LIST,
     ("ag_tanh", "jit"): _FUNCTION_LIST,
-    ("ag_tanh", "vmap"): _FUNCTION_LIST,
     ("ag_gmm", "jit"):
         "JitFallbackWarning: Numba cannot type the code zip(*unpack_gmm_params(params)) makes "
         "(a list of tuples of arrays of other ranks, not unrolled: its length is not known)",
