@@ -7,7 +7,13 @@ from .base import unbroadcast
 
 __all__ = ["rollaxis_vjp", "atleast_vjp", "unbroadcast_all", "as_column", "concatenate_vjp",
            "dense", "concatenate_join", "tile_vjp", "repeat_vjp", "pad_vjp", "take_vjp",
-           "take_along_axis_vjp", "diagonal_vjp", "array_vjp", "sort_vjp"]
+           "take_along_axis_vjp", "diagonal_vjp", "array_vjp", "sort_vjp", "inverse_axes"]
+
+
+def inverse_axes(axes, n):
+    """The permutation undoing ``np.transpose(a, axes)`` of a rank-``n`` array (None for
+    None: the reversal undoes itself)."""
+    return None if axes is None else tuple(np.argsort(np.mod(axes, n)))
 
 
 def rollaxis_vjp(g, a, axis, start=0):

@@ -148,6 +148,23 @@ def impl(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
 """, np=np, _norm_axis=_norm_axis, dt=dt)
 
 
+@overload(rt.inverse_axes)
+def _inverse_axes(axes, n):
+    """The inverse permutation, made in compiled code (Numba's np.mod takes no tuple)."""
+    if _none(axes):
+        return lambda axes, n: None
+    if not isinstance(axes, types.BaseTuple):
+        return None
+    k = len(axes)
+    inverse = "(" + "".join(f"back[{i}], " for i in range(k)) + ")"
+    return _unrolled(f"""def impl(axes, n):
+    back = np.empty({k}, np.intp)
+    for i in range({k}):
+        back[axes[i] % {k}] = i
+    return {inverse}
+""", np=np)
+
+
 @overload(rt.dense)
 def _dense(g, ans):
     """A list's cotangents in compiled code are arrays, never None: g itself."""

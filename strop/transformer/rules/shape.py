@@ -12,6 +12,7 @@ C-contiguous ("K" raises); np.pad only in the modes pad_vjp lists.
 """
 import numpy as np
 
+from ... import runtime as rt
 from .table import defjvp, defnondiff, defvjp
 
 LIKE = "np.reshape(g, np.shape(a))"
@@ -26,8 +27,7 @@ defvjp(np.reshape,      "a, /, shape=None, order='C', *, newshape=None, copy=Non
 defvjp(np.ravel,        "a, order='C'", "np.reshape(g, np.shape(a), order=order)")
 defvjp(np.squeeze,      "a, axis=None", LIKE)
 defvjp(np.expand_dims,  "a, axis", LIKE)
-defvjp(np.transpose,    "a, axes=None",  # np.permute_dims is np.transpose
-       "np.transpose(g, None if axes is None else np.argsort(np.mod(axes, np.ndim(a))))")
+defvjp(np.transpose,    "a, axes=None", "np.transpose(g, inverse_axes(axes, np.ndim(a)))")
 defvjp(np.swapaxes,     "a, axis1, axis2", "np.swapaxes(g, axis1, axis2)")
 defvjp(np.moveaxis,     "a, source, destination", "np.moveaxis(g, destination, source)")
 defvjp(np.rollaxis,     "a, axis, start=0", "rollaxis_vjp(g, a, axis, start)")
@@ -101,7 +101,7 @@ defvjp(np.full_like,    "a, fill_value, dtype=None, order='K', subok=True, shape
                         "device=None", None, "unbroadcast(g, fill_value)")
 
 defnondiff([np.zeros_like, np.ones_like, np.empty_like, np.shape, np.ndim, np.size,
-            np.argpartition])
+            np.argpartition, rt.inverse_axes])
 
 # --- jvps (forward mode): each op is linear, so its jvp is the op applied to the tangent
 # (``da`` for ``a``; a sequence argument's tangent is the sequence of its elements'). ---
