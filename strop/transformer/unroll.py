@@ -242,7 +242,7 @@ def _assign(s, known, fn, changed):
         known.numbers[target] = structure
         return s
     if isinstance(value, (gast.Subscript, gast.Attribute)) or isinstance(
-            value, gast.Call) and (fn.callee(value.func) is runtime.append or any(
+            value, gast.Call) and (fn.callee(value.func) in (runtime.append, runtime.setitem) or any(
                 fn.callee(value.func) is maker for maker in _PURE_CALLS)):
         # made whole (tuple(xs) of a known list: the tuple's display, which Numba types)
         changed.append(s)
@@ -326,6 +326,12 @@ def _call_structure(value, known, fn):
         lst, item = _item(value.args[0], known, fn), _item(value.args[1], known, fn)
         if type(lst) is list and item is not _NOT_KNOWN:
             return lst + [item]
+        return _NOT_KNOWN
+    if callee is runtime.setitem and len(value.args) == 3:   # d[k] = v (a dict comprehension)
+        base, item = _item(value.args[0], known, fn), _item(value.args[2], known, fn)
+        key = _number(value.args[1], known)
+        if type(base) is dict and key is not None and item is not _NOT_KNOWN:
+            return {**base, key: item}
         return _NOT_KNOWN
     if callee in (min, max) and len(value.args) > 1:   # zip's trips: min of the lengths
         numbers = [_number(a, known) for a in value.args]
