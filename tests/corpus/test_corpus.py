@@ -33,16 +33,11 @@ DATA = os.path.join(HERE, "..", "data", "corpus")
 RTOL, ATOL = 1e-7, 1e-10
 
 # (program, check) -> what fails and why, one line.  Remove an entry when strop is fixed.
-_BATCHING_SETCOMP = ("TransformError: a set comprehension is not supported inside a transformed "
-                     "function, pointing into strop/runtime/batching.py line 120: {}")
-_NOT_MODULE_LEVEL = ("TransformError: a strop transform inside a transformed function must be "
-                     "given a function defined at module level: {}")
-_STARRED = "TransformError: starred assignment is not supported: {}"
 _YIELD = ("TransformError: yield is not supported inside a transformed function (the "
           "original's unpack_layers is a generator)")
 _CLOSURE_OBJECTS = ("TransformError: no derivative rule for the method .forward_pass(): the "
-                    "layer objects are items of a closure's list walked by a loop (strop "
-                    "inlines methods of objects globals hold, not of a list's items)")
+                    "layer objects are a closure list's items, and each reads its weights "
+                    "through parser.get(W, layer), a dict keyed by the layer object")
 _HELPER_MUTATES = ("ImmutableUpdateError: `vx -= ...` in the helper project(): its argument "
                    "is an array the caller made (allowed by the design), but the check reads "
                    "it as an argument of the transformed function")
@@ -50,64 +45,52 @@ _RECURSION = ("TransformError: recursive call to log_partition_function (recursi
               "data's structure: strop inlines calls and refuses recursion)")
 _SCIPY = ("TransformError: scipy.special.logsumexp has no derivative rule yet (SciPy support "
           "is a later issue; the error names the program's line)")
-_FUNCTION_LIST = ("TransformError: no derivative rule for d: the functions grad made are items "
-                  "of a module-level list walked by a loop")
-_HSTACK = ("JitFallbackWarning: Numba has no concatenate_vjp for np.hstack of a tuple made "
-           "by args + (np.ones(...),)")
+_CONCAT = "JitFallbackWarning: Numba has no concatenate_vjp for {}"
+_SQUEEZE = ("JitFallbackWarning: Numba has no np.squeeze without an axis (logsumexp's "
+            "np.squeeze(out) of a 1-d array)")
+_ZERO_D = ("JitFallbackWarning: Numba cannot unify a 0-d array with a float for the cotangent "
+           "of {} carried through a loop")
+_MIXED_RESULT = ("JitFallbackWarning: Numba cannot return {} (compiled code boxes homogeneous "
+                 "containers only; jit's results would need returning as leaves)")
+_MAML = ("TypeError from mean_grad in vmap(partial(maml_loss, p)) of a loss that takes "
+         "grad(mse_loss) inside (lane by lane code for the inner update's containers)")
+_PINN = ("TransformError: strop cannot differentiate through its helper array_lanes(): grad "
+         "of vmap(grad(grad(u_hat))) needs derivative rules for vmap's lane helpers")
 KNOWN_FAILURES = {
     # jx_: programs modeled on JAX's examples and documentation, and on JAX tutorials
-    ("jx_kernel_lsq", "train"): _NOT_MODULE_LEVEL.format("jit(partial(gram, kernel)) in the loss"),
-    ("jx_dpsgd", "jit"):
-        "TransformError: the keys of `**kwargs` are not known when transforming "
-        "(stax's `fun(param, inputs, **kwargs)` in serial's apply loop)",
-    ("jx_dpsgd", "train"):
-        "TransformError: a nested function passed to a function strop does not inline is not "
-        "supported: vmap(partial(_clipped_grad, params)) inside the jitted private_update",
-    ("jx_cookbook_jacobians", "jit"):
-        "JitFallbackWarning: Numba failed with 'list index out of range' on jit(grad) of a loss "
-        "holding jacfwd, jacrev and hessian",
-    ("jx_pytrees_mlp", "train"): _STARRED.format("`*hidden, last = params`"),
-    ("jx_sysid_neural_ss", "train"):
-        "JitFallbackWarning: Numba cannot type a call in the jitted train_step's dict "
-        "comprehension `{k: params[k] - LR * grads[k] for k in params}`",
-    ("jx_vae", "train"):
-        _BATCHING_SETCOMP.format("vmap(image_elbo, in_axes=(0, None, 0)) inside the loss"),
     ("jx_adam_optimizer", "train"):
         "JitFallbackWarning: Numba: non-precise type pyobject in the jitted update over a "
         "list of (x, m, v) states closing over the optimizer's functions and a treedef",
+    ("jx_attention", "train"): _MIXED_RESULT.format("the train step's dict of layer dicts"),
     ("jx_conv_net", "train"):
-        "LaxTypeError: the convolution's window_strides must be known when transforming "
-        "(strides passed as an argument of a helper, as stax's apply_fun does)",
-    ("jx_xor_tutorial", "train"):
-        "JitFallbackWarning: Numba has no iterable() for a reflected list of [w, b] lists "
-        "(the jitted update's comprehension over zip(weights, grads))",
-    ("jx_pinn_poisson", "grad"):
-        _BATCHING_SETCOMP.format("vmap(residual, in_axes=(None, 0)) of grad(grad(u_hat))"),
-    ("jx_pinn_poisson", "jit"):
-        _BATCHING_SETCOMP.format("vmap(residual, in_axes=(None, 0)) of grad(grad(u_hat))"),
-    ("jx_pinn_poisson", "train"):
-        _BATCHING_SETCOMP.format("vmap(residual, in_axes=(None, 0)) of grad(grad(u_hat))"),
+        "JitFallbackWarning: Numba: unhashable type 'list' in the jitted update returning a "
+        "list of tuples, empty ones among them",
+    ("jx_cookbook_jacobians", "jit"):
+        "JitFallbackWarning: Numba failed with 'list index out of range' on jit(grad) of a loss "
+        "holding jacfwd, jacrev and hessian",
+    ("jx_dpsgd", "jit"):
+        "JitFallbackWarning: Numba has no np.dot of a 3-d and a 2-d array (a Dense layer "
+        "applied to per-example inputs)",
+    ("jx_dpsgd", "train"):
+        "JitFallbackWarning: Numba cannot capture the key rng in the lambda tree_map applies "
+        "(noise_ = lambda n: n + std_dev * random.normal(rng, n.shape))",
     ("jx_hmm_em", "train"):
         "JitFallbackWarning: Numba cannot unify the list [log_pi, log_A, log_B] with the "
         "list the M step's comprehension builds (lax.fori_loop carry under jit)",
-    ("jx_attention", "jit"):
-        "JitFallbackWarning: Numba: invalid list.append of a 4-d array to a list of 3-d "
-        "arrays at `qkv = qkv.transpose(0, 2, 1, 3)` (a name rebound to another rank)",
-    ("jx_attention", "train"):
-        "JitFallbackWarning: Numba: invalid list.append of a 4-d array to a list of 3-d "
-        "arrays at `qkv = qkv.transpose(0, 2, 1, 3)` (a name rebound to another rank)",
-    ("jx_pytree_class", "vmap"):
-        "TransformError: no derivative rule for the method .calc() (a @jit method of a "
-        "registered pytree class) under vmap(grad)",
     ("jx_maml", "value"):
         "ValueError: NumPy's 'inhomogeneous shape' at `(w1, b1), _, ... = params` when the "
-        "plain loss calls vmap(partial(maml_loss, p)) (the parameter list made an array)",
-    ("jx_maml", "grad"): _NOT_MODULE_LEVEL.format("vmap(partial(maml_loss, p))"),
-    ("jx_maml", "jit"): _NOT_MODULE_LEVEL.format("vmap(partial(maml_loss, p))"),
-    ("jx_maml", "vmap"):
-        "TransformError: no derivative rule for tree_map (inner_update maps the SGD lambda "
-        "over the gradient and parameter trees)",
-    ("jx_maml", "train"): _NOT_MODULE_LEVEL.format("vmap(partial(maml_loss, p))"),
+        "plain loss calls vmap(partial(maml_loss, p)) (a partial's list bound as a constant)",
+    ("jx_maml", "grad"): _MAML,
+    ("jx_maml", "jit"): _MAML,
+    ("jx_maml", "vmap"): _MAML,
+    ("jx_maml", "train"): _MAML,
+    ("jx_pinn_poisson", "grad"): _PINN,
+    ("jx_pinn_poisson", "jit"): _PINN,
+    ("jx_pinn_poisson", "train"): _PINN,
+    ("jx_pytrees_mlp", "train"): _MIXED_RESULT.format("a list of dicts of 2-d and 1-d arrays"),
+    ("jx_sysid_neural_ss", "train"): _MIXED_RESULT.format("a dict of 2-d and 1-d arrays"),
+    ("jx_vae", "train"): _MIXED_RESULT.format("a dict of lists of (w, b) tuples"),
+    ("jx_xor_tutorial", "train"): _MIXED_RESULT.format("a list of [w, b] lists"),
     # ag_: programs modeled on scientific scripts written for autograd
     ("ag_bayesian_neural_net", "grad"): _YIELD,
     ("ag_bayesian_neural_net", "jit"): _YIELD,
@@ -123,24 +106,17 @@ KNOWN_FAILURES = {
     ("ag_neural_net", "jit"): _SCIPY,
     ("ag_neural_net", "vmap"): _SCIPY,
     ("ag_neural_net", "train"): _SCIPY,
-    ("ag_tanh", "jit"): _FUNCTION_LIST,
-    ("ag_gmm", "jit"):
-        "JitFallbackWarning: Numba cannot type the code zip(*unpack_gmm_params(params)) makes "
-        "(a list of tuples of arrays of other ranks, not unrolled: its length is not known)",
+    ("ag_gmm", "jit"): _SQUEEZE,
+    ("ag_mixture_vi", "jit"): _SQUEEZE,
     ("ag_min_char_rnn", "jit"):
         "JitFallbackWarning: Numba cannot type the dict hs grown by hs[t] = ... in the loop "
         "(its keys are the loop's values)",
-    ("ag_mixture_vi", "jit"):
-        "JitFallbackWarning: Numba has no np.squeeze without an axis "
-        "(squeeze(array(float64, 1d)))",
-    ("ag_mlrefined_mlp", "jit"):
-        "JitFallbackWarning: Numba has no concatenate_vjp for np.vstack((o, a)) of an "
-        "F-ordered and an A-ordered array",
-    ("ag_lstm", "jit"): _HSTACK,
-    ("ag_rnn", "jit"): _HSTACK,
-    ("ag_sinusoid", "jit"):
-        "JitFallbackWarning: Numba cannot unify a 0-d array with a float for a cotangent "
-        "carried through a loop with a value-dependent break",
+    ("ag_mlrefined_mlp", "jit"): _CONCAT.format("np.vstack((o, a)) of an F-ordered and an "
+                                                "A-ordered array"),
+    ("ag_lstm", "jit"): _CONCAT.format("np.hstack of a tuple made by args + (np.ones(...),)"),
+    ("ag_rnn", "jit"): _CONCAT.format("np.hstack of a tuple made by args + (np.ones(...),)"),
+    ("ag_sinusoid", "jit"): _ZERO_D.format("shift, with a value-dependent break"),
+    ("ag_tanh", "jit"): _ZERO_D.format("scale, over the four unrolled derivative calls"),
 }
 
 
