@@ -330,3 +330,18 @@ def test_lax_static_arguments_passed_to_a_helper_are_known():
     x = rng.randn(2, 5, 5, 1)
     want = numeric_grad_tree(conv_loss, (params, x), 0)
     assert_tree_allclose(grad(conv_loss)(params, x), want, rtol=1e-6, atol=1e-8)
+
+
+def hvp_of_a_lambda(params, v, x):
+    hv = jvp(grad(lambda p: np.sum(predict(p, x) ** 2)), (params,), (v,))[1]
+    return sum(np.sum(a * b) for a, b in zip(strop.tree_util.tree_leaves(hv),
+                                               strop.tree_util.tree_leaves(v)))
+
+
+def test_jvp_of_grad_of_a_lambda_reading_locals_runs_under_jit_and_vmap():
+    # (the fuzzer's crash: the lambda's locals were placeholders in a jvp called at run time)
+    v = tree_map(lambda a: np.ones_like(a) * 0.1, PARAMS)
+    want = hvp_of_a_lambda(PARAMS, v, XS[0])
+    assert jit(hvp_of_a_lambda, backend="python")(PARAMS, v, XS[0]) == pytest.approx(want)
+    got = vmap(hvp_of_a_lambda, in_axes=(None, None, 0))(PARAMS, v, XS)
+    np.testing.assert_allclose(got, [hvp_of_a_lambda(PARAMS, v, x) for x in XS], rtol=1e-10)

@@ -225,9 +225,15 @@ class Nested:
 
     def jvp_pairs(self, obj, e, scope):
         """(primals, tangents) of ``jvp(f, primals, tangents)`` in code being
-        differentiated, each a tuple or list display or a name holding one, else None."""
-        if not (getattr(obj, "__strop_jvp__", False) and self.inline_helpers and
-                len(e.args) == 3 and not e.keywords):
+        differentiated, or anywhere ``f`` is made of a local function (a lambda reading the
+        function's locals, which only the inlined code is given), each a tuple or list
+        display or a name holding one, else None."""
+        if not (getattr(obj, "__strop_jvp__", False) and len(e.args) == 3 and
+                not e.keywords):
+            return None
+        if not self.inline_helpers and not any(
+                isinstance(n, gast.Lambda) or isinstance(n, gast.Name) and
+                self.local_function(n.id, scope) is not None for n in gast.walk(e.args[0])):
             return None
         parts = []
         for a in e.args[1:]:
