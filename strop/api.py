@@ -10,6 +10,7 @@ import numpy as np
 
 from . import dtypes
 from . import runtime
+from .transformer.flat_results import flat_results
 from .codegen import highlight
 from .config import config
 from .transformer import ir
@@ -268,7 +269,7 @@ def jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=(), back
     if backend == "cuda" and hasattr(fun, "compiled"):   # one GPU thread per lane
         return made(fun.compiled(statics).on_cuda(), "jit", fun, static_argnums=statics,
                     backend=backend)
-    t = Transformed(fun, lambda ir_fn, kinds: ir_fn,
+    t = Transformed(fun, lambda ir_fn, kinds: flat_results(ir_fn),
                     f"jit({getattr(_user_function(fun), '__name__', 'f')})")
     t.backend = "cpu" if backend == "cuda" else backend
     t.device = "cuda" if backend == "cuda" else None

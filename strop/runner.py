@@ -30,6 +30,7 @@ from .codegen.outer import defer_outer_products
 from .codegen.reuse import reuse_dead
 from .codegen.objmode import island_at, refused_statement, with_islands
 from .codegen.tapes import arrays_for_tapes, shapes_for_tapes
+from .transformer.flat_results import rebuild
 from .transformer.ranks import scalar_names
 from .codegen.load import LINEMAPS, load
 from .config import config
@@ -176,6 +177,8 @@ class Staged:
                         self.runner.signatures[-1])
         if values["debug_nans"] or values["debug_infs"]:
             self.check_finite(out, args, free)
+        if self.fn.result_tree is not None:   # returned as leaves (transformer/flat_results)
+            out = rebuild(self.fn.result_tree, out)
         return out
 
     def remake(self, array_tapes=True, islands=()):

@@ -91,6 +91,7 @@ class Function:
     companions: tuple = ()                     # FunctionDefs it calls, emitted beside it
     split: object = None                       # compiled vmap: runs in chunks of lanes
     user_names: dict = field(default_factory=dict)   # a renamed local -> the user's name
+    result_tree: tuple = None                  # returns leaves: how to rebuild (flat_results)
 
     @property
     def name(self):

@@ -59,7 +59,7 @@ class Nested:
         st = inner.inlined(npassed, kinds)   # f(*xs): staged for the arguments passed here
         self.guards.extend(st.fn.guards)   # a function its code was made for rebound
         extra = [self.free_or_local(v) for v in st.fn.free.values()]
-        if not kinds:
+        if not kinds and st.fn.result_tree is None:
             return self.inline_object(st.generated.function, e, scope, into, extra)
         out = self.inline_object(st.generated.function, e, scope, None, extra)
         if not isinstance(out, gast.Name):
@@ -70,9 +70,11 @@ class Nested:
             item = ir.subscript(x, ir.const(k))
             item.normalized = True
             return item
+        if st.fn.result_tree is not None:   # jit's code returns leaves: the display again
+            out = self.once(_display(st.fn.result_tree, out, read), scope)
         rebuilt = inner.rebuilt_inline(out, kinds, read, lambda treedef, leaves:
                                        self.tree_display(treedef.unflatten(
-                                           range(len(leaves))), leaves))
+                                           range(len(leaves))), leaves)) if kinds else None
         if rebuilt is None:
             return self.to_name(out, into) if into else out
         return self.expr(rebuilt, scope, into)
@@ -267,3 +269,15 @@ def _option(value):
     if isinstance(value, tuple):
         return gast.Tuple(elts=[_option(v) for v in value], ctx=gast.Load())
     return ir.const(value)
+
+
+def _display(tree, leaves, read):
+    """The display rebuilding a result flat_results returned as ``leaves`` (a name)."""
+    kind, parts = tree
+    if kind == "leaf":
+        return read(leaves, parts)
+    if kind == "dict":
+        return gast.Dict(keys=[ir.const(k) for k, _ in parts],
+                         values=[_display(p, leaves, read) for _, p in parts])
+    cls = gast.List if kind == "list" else gast.Tuple
+    return cls(elts=[_display(p, leaves, read) for p in parts], ctx=gast.Load())
