@@ -119,8 +119,7 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
         self.outer.append(saved)
         known = self.displays
         if loop:
-            stored = {n.id for s in stmts for n in gast.walk(s) if isinstance(n, gast.Name)
-                      and isinstance(n.ctx, (gast.Store, gast.Del))}
+            stored = _changed_names(stmts)
             self.displays = forget(self.displays, stored | {
                 self.scoped_name(n, scope) for n in stored} - {None})
         else:
@@ -549,3 +548,29 @@ def normalize(parsed, check=None, inline_helpers=True, keep_custom=True, classes
         return attempt(True)
     except RanksChanged:   # a name rebound after a nested transform was staged for it
         return attempt(False)
+
+
+def _changed_names(stmts):
+    """The names user statements may rebind or change: assigned or deleted, the root of an
+    item or attribute assigned (``d["b"] = v``), the object of a method call
+    (``out.append(v)``) and the first argument of a call through an attribute
+    (``np.copyto(buf, v)``, ``np.add.at(x, i, v)``)."""
+    out = set()
+    for s in stmts:
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+                out.add(n.id)
+            elif isinstance(n, (gast.Subscript, gast.Attribute)) and isinstance(
+                    n.ctx, (gast.Store, gast.Del)):
+                out.add(_root(n))
+            elif isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute):
+                out.add(_root(n.func))
+                if n.args:
+                    out.add(_root(n.args[0]))
+    return out - {None}
+
+
+def _root(node):
+    while isinstance(node, (gast.Subscript, gast.Attribute, gast.Starred)):
+        node = node.value
+    return node.id if isinstance(node, gast.Name) else None

@@ -50,8 +50,6 @@ _SQUEEZE = ("JitFallbackWarning: Numba has no np.squeeze without an axis (logsum
             "np.squeeze(out) of a 1-d array)")
 _ZERO_D = ("JitFallbackWarning: Numba cannot unify a 0-d array with a float for the cotangent "
            "of {} carried through a loop")
-_MIXED_RESULT = ("JitFallbackWarning: Numba cannot return {} (compiled code boxes homogeneous "
-                 "containers only; jit's results would need returning as leaves)")
 _MAML = ("TypeError from mean_grad in vmap(partial(maml_loss, p)) of a loss that takes "
          "grad(mse_loss) inside (lane by lane code for the inner update's containers)")
 _PINN = ("TransformError: strop cannot differentiate through its helper array_lanes(): grad "
@@ -61,7 +59,6 @@ KNOWN_FAILURES = {
     ("jx_adam_optimizer", "train"):
         "JitFallbackWarning: Numba: non-precise type pyobject in the jitted update over a "
         "list of (x, m, v) states closing over the optimizer's functions and a treedef",
-    ("jx_attention", "train"): _MIXED_RESULT.format("the train step's dict of layer dicts"),
     ("jx_conv_net", "train"):
         "JitFallbackWarning: Numba: unhashable type 'list' in the jitted update returning a "
         "list of tuples, empty ones among them",
@@ -87,10 +84,6 @@ KNOWN_FAILURES = {
     ("jx_pinn_poisson", "grad"): _PINN,
     ("jx_pinn_poisson", "jit"): _PINN,
     ("jx_pinn_poisson", "train"): _PINN,
-    ("jx_pytrees_mlp", "train"): _MIXED_RESULT.format("a list of dicts of 2-d and 1-d arrays"),
-    ("jx_sysid_neural_ss", "train"): _MIXED_RESULT.format("a dict of 2-d and 1-d arrays"),
-    ("jx_vae", "train"): _MIXED_RESULT.format("a dict of lists of (w, b) tuples"),
-    ("jx_xor_tutorial", "train"): _MIXED_RESULT.format("a list of [w, b] lists"),
     # ag_: programs modeled on scientific scripts written for autograd
     ("ag_bayesian_neural_net", "grad"): _YIELD,
     ("ag_bayesian_neural_net", "jit"): _YIELD,
