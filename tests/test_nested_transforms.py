@@ -345,3 +345,32 @@ def test_jvp_of_grad_of_a_lambda_reading_locals_runs_under_jit_and_vmap():
     assert jit(hvp_of_a_lambda, backend="python")(PARAMS, v, XS[0]) == pytest.approx(want)
     got = vmap(hvp_of_a_lambda, in_axes=(None, None, 0))(PARAMS, v, XS)
     np.testing.assert_allclose(got, [hvp_of_a_lambda(PARAMS, v, x) for x in XS], rtol=1e-10)
+
+
+@jit
+def dict_step(params, x):
+    g = grad(lambda p: np.sum((x @ p['w'] + p['b']) ** 2))(params)
+    return {k: params[k] - 0.1 * g[k] for k in params}
+
+
+@jit
+def nested_list_step(ws):
+    return [[w * 2.0, b + 1.0] for w, b in ws]
+
+
+def after_step(params, x):
+    new = dict_step(params, x)
+    return np.sum(new['w'] ** 2) + np.sum(new['b'])
+
+
+def test_jit_returns_dicts_and_lists_of_arrays_of_other_ranks_compiled():
+    params = {'w': rng.randn(3, 2), 'b': rng.randn(2)}
+    got = compiled(dict_step, params, XS)
+    want = dict_step.fun(params, XS)
+    assert type(got) is dict and list(got) == ['w', 'b']
+    assert_tree_allclose(got, want, rtol=1e-12)
+    ws = [[rng.randn(2, 2), rng.randn(2)], [rng.randn(2, 1), rng.randn(1)]]
+    assert_tree_allclose(compiled(nested_list_step, ws), nested_list_step.fun(ws), rtol=1e-12)
+    # inlined in other code, the result is the dict again
+    assert_tree_allclose(grad(after_step)(params, XS),
+                         numeric_grad_tree(after_step, (params, XS), 0), rtol=1e-5, atol=1e-7)
