@@ -10,7 +10,8 @@ far.  Those ranks are assumptions, since a later statement may rebind the name (
 carrying it): the function's final statements are checked against them, and where one does
 not hold the function is normalized again without any (``RanksChanged``).
 
-The kind strings are transformed.py's: "scalar", "array<rank>", "tree" (anything).
+The kind strings are transformed.py's: "scalar", "int", "array<rank>", "tree" (anything),
+and a pytree's (TREE, structure, leaf kinds, dict orders).
 """
 import builtins
 
@@ -76,14 +77,22 @@ class CallKinds:
     def tree_at(self, atom):
         """The structure of the pytree parameter, or part of one, the name ``atom`` holds
         (an inlined function's parameter bound to it), else None."""
-        if self.param_kinds is None or not isinstance(atom, gast.Name):
-            return None
+        if self.param_kinds is None or not isinstance(atom, gast.Name) or not any(
+                type(k) is tuple for k in self.param_kinds.values()):
+            return None   # (no pytree parameter: nothing to look for)
         at = self.known_so_far()[1].get(atom.id)
         kind = _part(self.param_kinds[at[0]], at[1]) if at is not None else TREE
         if type(kind) is not tuple:
             return None
         self.assumed[atom.id] = at
         return kind[1]
+
+    def holds_classes(self):
+        """Whether a pytree parameter holds an instance of a registered class."""
+        def classes(t):
+            return t.node_type not in (None, dict, list, tuple) or any(
+                classes(c) for c in t.children())
+        return any(type(k) is tuple and classes(k[1]) for k in (self.param_kinds or {}).values())
 
     def known_so_far(self):
         statements = [s for block in self.outer if block for s in block] + (self.out or [])

@@ -405,7 +405,7 @@ class Calls:
         if scope.parent is None and scope.parsed is self.root:
             cls = self.classes.get(func.value.id)
         elif is_local(func.value.id, scope) and self.local_function(func.value.id, scope) \
-                is None:
+                is None and self.holds_classes():
             tree = self.tree_at(self.expr(func.value, scope))
             cls = tree.node_type if tree is not None and tree.node_type not in (
                 dict, list, tuple) else None
