@@ -59,9 +59,6 @@ KNOWN_FAILURES = {
     ("jx_adam_optimizer", "train"):
         "JitFallbackWarning: Numba: non-precise type pyobject in the jitted update over a "
         "list of (x, m, v) states closing over the optimizer's functions and a treedef",
-    ("jx_conv_net", "train"):
-        "JitFallbackWarning: Numba: unhashable type 'list' in the jitted update returning a "
-        "list of tuples, empty ones among them",
     ("jx_cookbook_jacobians", "jit"):
         "JitFallbackWarning: Numba failed with 'list index out of range' on jit(grad) of a loss "
         "holding jacfwd, jacrev and hessian",
