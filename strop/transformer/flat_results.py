@@ -50,11 +50,15 @@ def flat_results(fn):
         return fn
     node = ir.clone(fn.node)
     node.body[-1].value = gast.Tuple(elts=leaves, ctx=gast.Load())
-    read = {n.id for s in node.body for n in gast.walk(s) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, gast.Load)}
-    node.body = [s for s in node.body if not (
-        isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and
-        s.targets[0].id in used and s.targets[0].id not in read)]
+    while True:   # the displays (and aliases of them) nothing reads any more
+        read = {n.id for s in node.body for n in gast.walk(s) if isinstance(n, gast.Name)
+                and isinstance(n.ctx, gast.Load)}
+        kept = [s for s in node.body if not (
+            isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and
+            s.targets[0].id in used and s.targets[0].id not in read)]
+        if len(kept) == len(node.body):
+            break
+        node.body = kept
     return dataclasses.replace(fn, node=node, result_tree=tree)
 
 

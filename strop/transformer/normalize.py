@@ -301,11 +301,11 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
                 self.out, self.displays = saved, known
             self.loc = loc
             self.emit(gast.While(test=test, body=body or [gast.Pass()], orelse=[]))
-        elif kind is gast.For and self.trips_over_functions(s, scope) is not None:
+        elif kind is gast.For and (trips := self.trips_over_functions(s, scope)) is not None:
             # for f, p in zip(FUNCTIONS, params): each trip calls another function, inlined:
             # one copy of the body per trip, the counter a constant in each
             target = self.store_name(s.target.id, scope)
-            for i in range(self.trips_over_functions(s, scope)):
+            for i in range(trips):
                 self.emit(ir.assign(target, ir.const(i)))
                 self.constants[target] = i
                 for b in s.body:
@@ -353,9 +353,7 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
         """Whether ``user_name = value`` binds, once in its function, a function known while
         transforming (``value`` a reference to it)."""
         return isinstance(value, gast.Name) and value.id in self.refs and callable(
-            self.refs[value.id]) and sum(
-            isinstance(n, gast.Name) and n.id == user_name and isinstance(n.ctx, gast.Store)
-            for n in gast.walk(scope.node)) == 1
+            self.refs[value.id]) and self.bound_once(user_name, scope)
 
     def makes_transform(self, value, scope):
         """Whether ``value`` is a call of a strop transform (``f = vmap(g)``: f names what it

@@ -241,9 +241,9 @@ def _assign(s, known, fn, changed):
         s.value = ir.const(structure)
         known.numbers[target] = structure
         return s
-    if isinstance(value, (gast.Subscript, gast.Attribute)) or isinstance(
-            value, gast.Call) and (fn.callee(value.func) in (runtime.append, runtime.setitem) or any(
-                fn.callee(value.func) is maker for maker in _PURE_CALLS)):
+    made = fn.callee(value.func) if isinstance(value, gast.Call) else None
+    if isinstance(value, (gast.Subscript, gast.Attribute)) or any(
+            made is f for f in (runtime.append, runtime.setitem) + _PURE_CALLS):
         # made whole (tuple(xs) of a known list: the tuple's display, which Numba types)
         changed.append(s)
         s.value = _display(structure)
