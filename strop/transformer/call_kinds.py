@@ -13,12 +13,11 @@ not hold the function is normalized again without any (``RanksChanged``).
 The kind strings are transformed.py's: "scalar", "int", "array<rank>", "tree" (anything),
 and a pytree's (TREE, structure, leaf kinds, dict orders).
 """
-import builtins
-
 import gast
 import numpy as np
 
 from .. import runtime
+from . import ir
 from .flatten import leaf_paths
 from .ranks import given_ranks, ranks
 
@@ -149,12 +148,7 @@ class CallKinds:
 
     def callee_of(self, func):
         """The object a call's ``func`` atom names (ir.Function.callee, while normalizing)."""
-        if isinstance(func, gast.Name):
-            return self.refs[func.id] if func.id in self.refs else getattr(builtins, func.id,
-                                                                           None)
-        if isinstance(func, gast.Attribute):
-            return self.ref_object(func) if self.is_ref(func) else ("method", func.attr)
-        return None
+        return ir.callee(self.refs, func)
 
     def check_assumed(self, body):
         """Raise RanksChanged where the finished ``body`` does not give an assumed rank."""

@@ -80,3 +80,16 @@ def rebuild(tree, leaves):
         return {k: rebuild(p, leaves) for k, p in parts}
     items = [rebuild(p, leaves) for p in parts]
     return items if kind == "list" else tuple(items)
+
+
+def rebuilt_display(tree, leaf):
+    """The display making the value ``tree`` describes, ``leaf(k)`` the expression of leaf
+    ``k`` (where the code is inlined in other code: rebuild's twin, as code)."""
+    kind, parts = tree
+    if kind == "leaf":
+        return leaf(parts)
+    if kind == "dict":
+        return gast.Dict(keys=[ir.const(k) for k, _ in parts],
+                         values=[rebuilt_display(p, leaf) for _, p in parts])
+    cls = gast.List if kind == "list" else gast.Tuple
+    return cls(elts=[rebuilt_display(p, leaf) for p in parts], ctx=gast.Load())

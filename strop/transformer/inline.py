@@ -52,12 +52,8 @@ class Inliner:
     def scoped(self, table, user_name, scope):
         """``table``'s entry for the local ``user_name`` names in ``scope`` (or an enclosing
         one), None if it names none there or is not in ``table``."""
-        s = scope
-        while s is not None:
-            if user_name in s.names:
-                return table.get(s.names[user_name])
-            s = s.parent
-        return None
+        gen = self.scoped_name(user_name, scope)
+        return table.get(gen) if gen is not None else None
 
     # --- inlining --------------------------------------------------------------------------
     def inline_object(self, fn, e, scope, into, extra=()):
@@ -271,6 +267,8 @@ class Inliner:
         return _UNKNOWN
 
     def scoped_name(self, user_name, scope):
+        """The generated name the local ``user_name`` has in ``scope`` (or an enclosing
+        one), None if it is not a local there."""
         s = scope
         while s is not None:
             if user_name in s.names:

@@ -99,16 +99,21 @@ class Function:
 
     def callee(self, func):
         """The object (or ("method", name) key) a call's ``func`` expression refers to."""
-        if isinstance(func, gast.Name):
-            if func.id in self.refs:
-                return self.refs[func.id]
-            return getattr(builtins, func.id, None)
-        if isinstance(func, gast.Attribute):
-            base = self.callee(func.value) if _is_ref_chain(func.value, self.refs) else None
-            if base is not None:
-                return getattr(base, func.attr, None)
-            return ("method", func.attr)
-        return None
+        return callee(self.refs, func)
+
+
+def callee(refs, func):
+    """The object (or ("method", name) key) ``func`` refers to, with ``refs`` bound."""
+    if isinstance(func, gast.Name):
+        if func.id in refs:
+            return refs[func.id]
+        return getattr(builtins, func.id, None)
+    if isinstance(func, gast.Attribute):
+        base = callee(refs, func.value) if _is_ref_chain(func.value, refs) else None
+        if base is not None:
+            return getattr(base, func.attr, None)
+        return ("method", func.attr)
+    return None
 
 
 def _is_ref_chain(node, refs):

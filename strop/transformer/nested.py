@@ -16,6 +16,7 @@ import gast
 from ..errors import TransformError
 from . import ir
 from .call_kinds import TREE
+from .flat_results import rebuilt_display
 from .flatten import Attr, leaf_paths
 
 
@@ -71,7 +72,9 @@ class Nested:
             item.normalized = True
             return item
         if st.fn.result_tree is not None:   # jit's code returns leaves: the display again
-            out = self.once(_display(st.fn.result_tree, out, read), scope)
+            leaves = out
+            out = self.once(rebuilt_display(st.fn.result_tree, lambda k: read(leaves, k)),
+                            scope)
         rebuilt = inner.rebuilt_inline(out, kinds, read, lambda treedef, leaves:
                                        self.tree_display(treedef.unflatten(
                                            range(len(leaves))), leaves)) if kinds else None
@@ -269,15 +272,3 @@ def _option(value):
     if isinstance(value, tuple):
         return gast.Tuple(elts=[_option(v) for v in value], ctx=gast.Load())
     return ir.const(value)
-
-
-def _display(tree, leaves, read):
-    """The display rebuilding a result flat_results returned as ``leaves`` (a name)."""
-    kind, parts = tree
-    if kind == "leaf":
-        return read(leaves, parts)
-    if kind == "dict":
-        return gast.Dict(keys=[ir.const(k) for k, _ in parts],
-                         values=[_display(p, leaves, read) for _, p in parts])
-    cls = gast.List if kind == "list" else gast.Tuple
-    return cls(elts=[_display(p, leaves, read) for p in parts], ctx=gast.Load())
