@@ -1033,3 +1033,21 @@ def test_a_refused_value_the_compiled_code_reads_falls_back_whole():
     with pytest.warns(JitFallbackWarning, match="runs on the python backend"):
         got = jf(np.ones(2))
     assert jf.last_backend == "python" and got == type_reaches_the_result(np.ones(2))
+
+
+def sum_of_sines(s, xs):
+    total = 0.0
+    for x in xs:
+        total = total + np.sin(s * x) * x
+    return total
+
+
+def test_grad_of_a_0d_array_parameter_summed_in_a_loop_compiles():
+    """A 0-d array's cotangent starts as zeros_like (a 0-d array) and each trip's sum is a
+    number: Numba could not unify the two, and jit(grad) fell back to Python."""
+    s, xs = np.array(0.7), np.array([1.0, -2.0, 0.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JitFallbackWarning)
+        got = jit(grad(sum_of_sines))(s, xs)
+    want = np.sum(np.cos(0.7 * xs) * xs * xs)
+    np.testing.assert_allclose(got, want, rtol=1e-12)

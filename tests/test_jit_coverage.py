@@ -330,6 +330,26 @@ def where_in_a_branch(x):     # a mask made in a branch the loop may skip: taped
     return np.sum(a ** 2)
 
 
+def hstack_with_ones(x):   # autograd's rnn.py: np.hstack(args + (np.ones(...),))
+    return np.sum(np.tanh(np.hstack((x[0], np.ones(2), x[1, :2]))) ** 2)
+
+
+def vstack_of_layouts(x):   # F-ordered (x.T) and C-ordered arrays (ag_mlrefined_mlp)
+    return np.sum(np.vstack((x[:3].T, x[1:], x[:1] * 2.0)) ** 3)
+
+
+def column_stack_vector(x):
+    return np.sum(np.column_stack((x[:, 0], x)) ** 2)
+
+
+def dot_of_3d(x):   # a Dense layer on a batch of sequences: np.dot(3-d, 2-d)
+    return np.sum(np.tanh(np.dot(np.stack([x, x * 2.0]), x[:3].T)))
+
+
+def dot_of_3d_vector(x):
+    return np.sum(np.dot(np.stack([x, x + 1.0]), x[0]) ** 2)
+
+
 FUNCTIONS = [
     where_in_a_branch, record, np_matmul, empty_and_grown_lists, sum_axis, sum_axis_tuple, sum_keepdims,
     mean_axis, mean_keepdims, max_axis, min_axis,
@@ -339,7 +359,8 @@ FUNCTIONS = [
     tensordot, dot_stack, matmul, sort, solve, inv, det, cholesky, eigh, norm, ufuncs,
     where_clip, keywords, builtins, local_list, local_dict, at_set_slice, at_add, loop_branch,
     while_loop, interp, convolve, select, cov, fftshift, polyval, calls_stack, lane_axes,
-    number_becomes_array]
+    number_becomes_array, hstack_with_ones, vstack_of_layouts, column_stack_vector, dot_of_3d,
+    dot_of_3d_vector]
 
 # (transform, function name) -> why it still runs as Python (or fails)
 FALLS_BACK = {}

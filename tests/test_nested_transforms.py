@@ -374,3 +374,58 @@ def test_jit_returns_dicts_and_lists_of_arrays_of_other_ranks_compiled():
     # inlined in other code, the result is the dict again
     assert_tree_allclose(grad(after_step)(params, XS),
                          numeric_grad_tree(after_step, (params, XS), 0), rtol=1e-5, atol=1e-7)
+
+
+def example_mse(params, x, y):
+    (w, b), = params
+    return np.mean((np.tanh(x @ w + b) - y) ** 2)
+
+
+def per_example_norms(params, xs, ys):
+    per = vmap(grad(example_mse), in_axes=(None, 0, 0))(params, xs, ys)
+    (gw, gb), = per
+    return np.sum(gw ** 2) + np.sum(np.max(gb, axis=1))
+
+
+def test_per_example_gradients_of_a_mean_inside_jit_and_jvp():
+    """vmap(grad(loss)) of a loss ending in np.mean: its derivative's weights (mean_grad) were
+    inlined and batched lane by lane down to np.result_type ("Cannot construct a dtype from an
+    array"), and forward mode over that code had no rule for each()."""
+    params = [(rng.randn(3, 2), rng.randn(2))]
+    xs, ys = rng.randn(4, 3), rng.randn(4, 2)
+    want = per_example_norms(params, xs, ys)
+    got = jit(per_example_norms, backend="python")(params, xs, ys)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    tangent = [(rng.randn(3, 2), rng.randn(2))]
+    _, t = jvp(lambda p: per_example_norms(p, xs, ys), (params,), (tangent,))
+    eps = 1e-6
+    plus = [(w + eps * dw, b + eps * db) for (w, b), (dw, db) in zip(params, tangent)]
+    minus = [(w - eps * dw, b - eps * db) for (w, b), (dw, db) in zip(params, tangent)]
+    fd = (per_example_norms(plus, xs, ys) - per_example_norms(minus, xs, ys)) / (2 * eps)
+    np.testing.assert_allclose(t, fd, rtol=1e-5, atol=1e-8)
+
+
+def test_vmap_returns_an_unbatched_list_as_a_list():
+    def keep(params, x):
+        return params
+    got = vmap(keep, in_axes=(None, 0))(PARAMS, XS)
+    assert type(got) is list and all(type(layer) is tuple for layer in got)
+    assert got[0][0].shape == (5,) + PARAMS[0][0].shape
+    np.testing.assert_array_equal(got[1][1][3], PARAMS[1][1])
+
+
+def averaged_step_loss(params, xs, ys):
+    per = vmap(grad(example_mse), in_axes=(None, 0, 0))(params, xs, ys)
+    g = tree_map(lambda a: np.mean(a, axis=0), per)   # a tree the code made: displays
+    new = tree_map(lambda p, d: p - 0.1 * d, params, g)
+    return np.mean(vmap(example_mse, in_axes=(None, 0, 0))(new, xs, ys))
+
+
+def test_tree_map_over_per_example_gradients_is_differentiated():
+    """tree_map over vmap(grad(f))'s result (its structure, the parameter's, and its leaves,
+    arrays) is mapped leaf by leaf: it had no derivative rule inside grad and jvp."""
+    params = [(rng.randn(3, 2), rng.randn(2))]
+    xs, ys = rng.randn(4, 3), rng.randn(4, 2)
+    got = grad(averaged_step_loss)(params, xs, ys)
+    want = numeric_grad_tree(averaged_step_loss, (params, xs, ys), 0)
+    assert_tree_allclose(got, want, rtol=1e-5, atol=1e-8)

@@ -19,6 +19,7 @@ LEAF, NONE = ("leaf",), ("none",)
 _KEY = "lax-tree"   # displays[(_KEY, name)]: the structure a name holds (beside spread.py's)
 _ITEMS = "items"    # displays[(_ITEMS, name)]: its elements' atoms, with the names' versions
 _SEQ = "functions"  # displays[(_SEQ, name)]: the constant list or tuple of functions it holds
+ARRAY = "array"     # displays[(ARRAY, name)]: it holds an array (a leaf of a gradient's tree)
 
 
 class LaxTrees:

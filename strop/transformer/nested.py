@@ -80,7 +80,10 @@ class Nested:
                                            range(len(leaves))), leaves)) if kinds else None
         if rebuilt is None:
             return self.to_name(out, into) if into else out
-        return self.expr(rebuilt, scope, into)
+        made = self.expr(rebuilt, scope, into)
+        if all(_of_displays(k[1]) for k in kinds if type(k) is tuple):
+            self.mark_array_leaves(made)   # (tree_map over them: normalize_trees.py)
+        return made
 
     def static_value(self, node, scope):
         """The value of an argument known when transforming: a constant, a bound object, or a
@@ -265,6 +268,13 @@ class Nested:
         rule = lookup(obj)
         return (getattr(obj, "__module__", "") or "").startswith("strop.rng") or (
             rule is not None and not rule.differentiable)
+
+
+def _of_displays(treedef):
+    """Whether a pytree structure is made of lists, tuples and dicts only (each of which the
+    normalizer knows as a display; a named tuple's is a call)."""
+    return treedef.node_type in (None, list, tuple, dict) and all(
+        _of_displays(c) for c in treedef.children())
 
 
 def _option(value):

@@ -14,6 +14,7 @@ import gast
 from .. import tree_util
 from . import ir
 from .flatten import Attr, leaf_paths
+from .lax_trees import _KEY, ARRAY, LEAF, NONE
 
 
 class Trees:
@@ -40,6 +41,8 @@ class Trees:
                         self.holds_display_of(first_atom, known):
                     treedef = known
                     break
+            else:   # per-example gradients from vmap(grad(f)): displays down to arrays
+                treedef = self.display_tree(first_atom) if first_atom is not None else None
         paths = leaf_paths(treedef) if treedef is not None else None
         if paths is None or any(isinstance(step, Attr) for p in paths for step in p):
             return None
@@ -51,6 +54,44 @@ class Trees:
                             keywords=[]) for p in paths]
         return self.expr(self.tree_display(treedef.unflatten(range(len(paths))), leaves),
                          scope, into)
+
+    def display_tree(self, atom):
+        """The structure of the displays of lists, tuples and dicts the name ``atom`` holds,
+        nested down to leaves known to hold arrays (a gradient's leaves: mark_array_leaves),
+        else None: a leaf that might be a container would make tree_map apply its function
+        to the container."""
+        def sample(a, shape):
+            if shape == LEAF:
+                return 0 if isinstance(a, gast.Name) and (ARRAY, a.id) in self.displays \
+                    else None
+            if shape == NONE:
+                return None
+            keys = shape[1] if shape[0] == "dict" else range(len(shape[1]))
+            children = shape[2] if shape[0] == "dict" else shape[1]
+            parts = [sample(self.known_item(a, ir.const(k)), c) for k, c in zip(keys, children)]
+            if any(p is None for p in parts):
+                return None
+            return dict(zip(keys, parts)) if shape[0] == "dict" else \
+                tuple(parts) if shape[0] == "tuple" else parts
+        shape = self.displays.get((_KEY, atom.id))
+        made = sample(atom, shape) if shape else None
+        return tree_util.tree_structure(made) if made is not None else None
+
+    def mark_array_leaves(self, atom):
+        """Record that the leaves of the displays ``atom`` holds are arrays (the gradients a
+        transform inlined here returns, rebuilt as its argument's tree)."""
+        shape = self.displays.get((_KEY, atom.id)) if isinstance(atom, gast.Name) else None
+        if not shape or shape == LEAF:
+            if isinstance(atom, gast.Name):
+                self.displays[(ARRAY, atom.id)] = True
+            return
+        if shape == NONE:
+            return
+        keys = shape[1] if shape[0] == "dict" else range(len(shape[1]))
+        for k in keys:
+            item = self.known_item(atom, ir.const(k))
+            if item is not None:
+                self.mark_array_leaves(item)
 
     def holds_display_of(self, atom, treedef):
         """Whether ``atom`` holds displays of lists and tuples nested as ``treedef``'s nodes

@@ -7,7 +7,7 @@ import numpy as np
 from .. import runtime
 from ..errors import TransformError
 from . import ir
-from .rules import rule_name
+from .rules import lookup, rule_name
 from .unparse import unparse
 
 # Python operators and the NumPy functions whose rules they use.
@@ -60,11 +60,19 @@ def operation(fn, value):
         key = fn.callee(value.func)
         args = ([value.func.value] if isinstance(key, tuple) else []) + list(value.args)
         kws = [(k.arg, k.value) for k in value.keywords]
+        if key is runtime.each and args and _underived(fn.callee(args[0])):
+            # vmap's lane by lane run of a function that carries no derivative: as that one
+            key, args = fn.callee(args[0]), args[2:]
     else:
         return None
     names = [n for a in list(args) + [v for _, v in kws] for t in _targets(a)
              for n in gast.walk(t) if isinstance(n, gast.Name)]
     return key, args, kws, names
+
+
+def _underived(key):
+    rule = lookup(key)
+    return rule is not None and not rule.differentiable
 
 
 def _walk_stmts(stmts):

@@ -93,9 +93,11 @@ def unroll(fn):
     fn = dataclasses.replace(fn, node=node)
     fn.namer = ir.Namer(ir.names_in(node) | set(fn.refs))
     node.body = _block(node.body, _Known(), fn, changed)
-    if not changed:
+    # (a walk the normalizer unrolled, over a table of functions, is dead here too)
+    body = _without_dead(node.body, fn)
+    if not changed and _count(body) == _count(fn.node.body):
         return fn
-    node.body = _without_dead(node.body, fn)
+    node.body = body
     return dataclasses.replace(fn, node=node)
 
 

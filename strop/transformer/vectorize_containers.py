@@ -30,7 +30,8 @@ class Containers:
         """(rank, elems of a nested container) of each element of ``v`` if it is a container
         (a tuple, list, or dict with constant keys; else None): a tuple, or a dict by key."""
         if isinstance(v, (gast.Tuple, gast.List)):
-            return tuple((self.rank_of(e), self.elems_of(e)) for e in v.elts)
+            kind = ListElems if isinstance(v, gast.List) else tuple
+            return kind((self.rank_of(e), self.elems_of(e)) for e in v.elts)
         if isinstance(v, gast.Dict):
             if not all(isinstance(k, gast.Constant) for k in v.keys):   # None: **d
                 return None
@@ -168,9 +169,10 @@ def _merge(a, b):
     if isinstance(a, dict):
         return {k: _merge_elem(a[k], b[k]) if k in a and k in b else a.get(k, b.get(k))
                 for k in {**a, **b}}
+    kind = ListElems if isinstance(a, ListElems) and isinstance(b, ListElems) else tuple
     if len(a) != len(b):
-        return tuple((None, None) for _ in range(min(len(a), len(b))))
-    return tuple(_merge_elem(x, y) for x, y in zip(a, b))
+        return kind((None, None) for _ in range(min(len(a), len(b))))
+    return kind(_merge_elem(x, y) for x, y in zip(a, b))
 
 
 def _merge_elem(x, y):
@@ -184,11 +186,16 @@ def _items(elems):
     return elems.items() if isinstance(elems, dict) else enumerate(elems)
 
 
+class ListElems(tuple):
+    """The elements of a list (a tuple's are a tuple): what vmap returns is a list again."""
+
+
 def _container(elems, values):
     """A display of ``values``, one per element of a container like ``elems``."""
     if isinstance(elems, dict):
         return gast.Dict(keys=[ir.const(k) for k in elems], values=list(values))
-    return gast.Tuple(elts=list(values), ctx=gast.Load())
+    cls = gast.List if isinstance(elems, ListElems) else gast.Tuple
+    return cls(elts=list(values), ctx=gast.Load())
 
 
 def _with(elems, key, elem):
@@ -197,7 +204,7 @@ def _with(elems, key, elem):
         return {**elems, key: elem}
     if elems is None or not isinstance(key, int) or not -len(elems) <= key < len(elems):
         return None
-    return elems[:key % len(elems)] + (elem,) + elems[key % len(elems) + 1:]
+    return type(elems)(elems[:key % len(elems)] + (elem,) + elems[key % len(elems) + 1:])
 
 
 def _pieces(sections):

@@ -48,8 +48,6 @@ _SCIPY = ("TransformError: scipy.special.logsumexp has no derivative rule yet (S
 _CONCAT = "JitFallbackWarning: Numba has no concatenate_vjp for {}"
 _SQUEEZE = ("JitFallbackWarning: Numba has no np.squeeze without an axis (logsumexp's "
             "np.squeeze(out) of a 1-d array)")
-_ZERO_D = ("JitFallbackWarning: Numba cannot unify a 0-d array with a float for the cotangent "
-           "of {} carried through a loop")
 _MAML = ("TypeError from mean_grad in vmap(partial(maml_loss, p)) of a loss that takes "
          "grad(mse_loss) inside (lane by lane code for the inner update's containers)")
 _PINN = ("TransformError: strop cannot differentiate through its helper array_lanes(): grad "
@@ -105,8 +103,6 @@ KNOWN_FAILURES = {
                                                 "A-ordered array"),
     ("ag_lstm", "jit"): _CONCAT.format("np.hstack of a tuple made by args + (np.ones(...),)"),
     ("ag_rnn", "jit"): _CONCAT.format("np.hstack of a tuple made by args + (np.ones(...),)"),
-    ("ag_sinusoid", "jit"): _ZERO_D.format("shift, with a value-dependent break"),
-    ("ag_tanh", "jit"): _ZERO_D.format("scale, over the four unrolled derivative calls"),
 }
 
 

@@ -50,9 +50,11 @@ def _aux_pair(out):
 @overload(rt.zeros_like)
 def _zeros_like(x):
     dt = _float_of(x)
-    if isinstance(x, types.Array):
+    if isinstance(x, types.Array) and x.ndim > 0:
         return lambda x: np.zeros(x.shape, dt)
-    if isinstance(x, SCALARS):
+    # a 0-d array's zero is a number: what NumPy makes of it at the first addition (a 0-d
+    # array plus a number is a number), so a sum carried through a loop keeps one type
+    if isinstance(x, SCALARS) or isinstance(x, types.Array):
         zero = dt(0.0)
         return lambda x: zero
     if isinstance(x, types.NoneType):   # a temporary not assigned yet: no tangent either
@@ -157,7 +159,7 @@ def _sum_to(g, shape, dt):
 @overload(rt.unbroadcast)
 def _unbroadcast(g, x):
     dt = _float_of(x) if isinstance(x, (types.Array, types.Float)) else _float_of(g)
-    if isinstance(x, SCALARS):
+    if isinstance(x, SCALARS) or isinstance(x, types.Array) and x.ndim == 0:   # (zeros_like)
         if isinstance(g, types.Array):
             return lambda g, x: dt(sum_all(g))     # (pairwise for floats: sums.py)
         return lambda g, x: dt(g)

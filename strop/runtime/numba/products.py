@@ -444,3 +444,19 @@ IMPLEMENTED = {rt.matmul, rt.matmul_vjp_x, rt.matmul_vjp_y, rt.add_matmul_vjp_x_
                rt.add_matmul_vjp_y_inplace, rt.outer_terms, rt.add_terms,
                rt.add_matmul_vjp_x_deferred, rt.add_matmul_vjp_y_deferred, rt.matmul_as_x,
                rt.matmul_as_y, rt.matmul_x_vjp_y, rt.matmul_y_vjp_x}
+
+
+@overload(np.dot)
+def _dot_stacked(a, b):
+    """``np.dot`` of an array of rank 3 or more and a vector or a matrix (Numba's takes ranks 1
+    and 2): the last axis of ``a`` contracted with ``b``'s first, as one matrix product of
+    ``a``'s rows (a Dense layer applied to a batch of sequences)."""
+    if not (_floats(a, b) and a.ndim > 2 and b.ndim in (1, 2)):
+        return None
+    dt = _product_dtype(a, b)
+
+    def impl(a, b):
+        rows = np.ascontiguousarray(a).reshape((-1, a.shape[-1])).astype(dt)
+        out = np.dot(rows, np.ascontiguousarray(b).astype(dt))
+        return out.reshape(a.shape[:-1] + b.shape[1:])
+    return impl

@@ -58,6 +58,9 @@ def _same_items(arrays):
 def _concatenate_vjp(g, arrays, axis=0, promote=None):
     """Arrays of g's rank in a list or tuple, joined along an axis: g's pieces, in a list."""
     item = _same_items(arrays)
+    if isinstance(g, types.Array) and isinstance(axis, types.Integer) and isinstance(
+            arrays, types.BaseTuple) and len(arrays) and (item is None or not _none(promote)):
+        return _concatenate_vjp_tuple(g, arrays, promote)
     if not (isinstance(g, types.Array) and isinstance(axis, types.Integer) and _none(promote)
             and item is not None and item.ndim == g.ndim):
         return None
@@ -65,6 +68,47 @@ def _concatenate_vjp(g, arrays, axis=0, promote=None):
 def impl(g, arrays, axis=0, promote=None):
     ax = _norm_axis(axis, {g.ndim})""" + _pieces(g.ndim, "False", "dt"),
         np=np, _norm_axis=_norm_axis, dt=_float_of(item))
+
+
+# the shape each promotion gives an array of a lower rank, as text of its ``shape`` (np.vstack's
+# atleast_2d makes a vector a row; np.column_stack's as_column, a column)
+_PROMOTED = {np.atleast_1d: {0: "(1,)"},
+             np.atleast_2d: {0: "(1, 1)", 1: "(1, {s}[0])"},
+             np.atleast_3d: {0: "(1, 1, 1)", 1: "(1, {s}[0], 1)", 2: "({s}[0], {s}[1], 1)"},
+             rt.as_column: {0: "(1, 1)", 1: "({s}[0], 1)"}}
+
+
+def _promotion(promote):
+    """The promotion function a ``promote`` argument names (None: none given), or False."""
+    if _none(promote):
+        return None
+    key = getattr(promote, "typing_key", None) or getattr(
+        getattr(promote, "dispatcher", None), "py_func", None)
+    return key if key in _PROMOTED else False
+
+
+def _concatenate_vjp_tuple(g, arrays, promote):
+    """concatenate_vjp of a tuple of arrays of other layouts, dtypes or (promoted) ranks: one
+    piece per array, cut and shaped for it, in a tuple (a list holds one type)."""
+    kind = _promotion(promote)
+    if kind is False or not all(isinstance(a, types.Array) and (
+            a.ndim == g.ndim or kind is not None and a.ndim in _PROMOTED[kind])
+            for a in arrays):
+        return None
+    lines = [f"    ax = _norm_axis(axis, {g.ndim})", "    start = 0"]
+    for i, a in enumerate(arrays):
+        shape = f"arrays[{i}].shape" if a.ndim == g.ndim else \
+            _PROMOTED[kind][a.ndim].format(s=f"arrays[{i}].shape")
+        lines += [f"    m = {shape}[ax]",
+                  f"    p{i} = np.ascontiguousarray(moved[start:start + m].transpose("
+                  f"{_UNDO(g.ndim)})).astype(dt{i}).reshape(arrays[{i}].shape)",
+                  "    start += m"]
+    text = ("def impl(g, arrays, axis=0, promote=None):\n" + lines[0] + "\n" +
+            _axis_first(g.ndim)[1:] + "\n    moved = g.transpose(order)\n" +
+            "\n".join(lines[1:]) + "\n    return (" +
+            "".join(f"p{i}, " for i in range(len(arrays))) + ")\n")
+    return _unrolled(text, np=np, _norm_axis=_norm_axis,
+                     **{f"dt{i}": _float_of(a) for i, a in enumerate(arrays)})
 
 
 @overload(rt.concatenate_vjp_lanes, prefer_literal=True)

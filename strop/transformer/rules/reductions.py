@@ -8,6 +8,7 @@ that calls bind; ``dtype=`` does not change the derivative.
 """
 import numpy as np
 
+from ... import runtime as rt
 from .table import defjvp, defnondiff, defvjp
 
 SUM = "a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True"
@@ -25,6 +26,10 @@ defvjp(np.nanmean, MEAN, f"expand_to(g, a, axis, keepdims) * mean_grad(a, axis, 
 defvjp(np.prod,    SUM, "expand_to(g, a, axis, keepdims) * prod_grad(a, axis, where, initial)")
 defvjp(np.nanprod, SUM,
        f"expand_to(g, a, axis, keepdims) * prod_grad(a, axis, {NOT_NAN}, initial)")
+
+# the weights of mean and of max/min/ptp are constant in ``a`` (piecewise, for max and min):
+# their own derivative is zero, so grad(grad(f)) and vmap of a derivative call them as they are
+defnondiff([rt.mean_grad, rt.extremum_grad, rt.ptp_grad])
 
 # var and std: ddof (or NumPy 2's correction) and a given mean; std' = var' / (2 std).
 defvjp(np.var,     VAR,
