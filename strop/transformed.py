@@ -747,6 +747,10 @@ def _param_kinds(fun, kinds, bound):
               if i not in bound and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     out = {every[i].name: _kind(v) for i, v in bound.items()
            if i < len(every) and isinstance(v, (np.ndarray, float, np.floating))}
+    # a pytree of arrays bound (vmap(partial(maml_loss, params))): a transform called inside
+    # on it takes its leaves
+    out.update({every[i].name: k for i, v in bound.items() if i < len(every) and isinstance(
+        v, (list, tuple, dict)) and type(k := _kind(v)) is tuple})
     out.update(zip(params, kinds or ()))
     return out
 

@@ -429,3 +429,26 @@ def test_tree_map_over_per_example_gradients_is_differentiated():
     got = grad(averaged_step_loss)(params, xs, ys)
     want = numeric_grad_tree(averaged_step_loss, (params, xs, ys), 0)
     assert_tree_allclose(got, want, rtol=1e-5, atol=1e-8)
+
+
+def dense_tanh_energy(w, x):
+    return np.sum(np.tanh(np.dot(x, w)) ** 2)
+
+
+def per_example_gradient_penalty(w, xs):
+    per = vmap(grad(dense_tanh_energy), in_axes=(None, 0))(w, xs)
+    return np.sum(per ** 2)
+
+
+def test_grad_of_vmap_of_grad_compiles_through_rules_of_the_lane_helpers():
+    """grad(vmap(grad(f))) (MAML's meta-gradient, a per-example gradient penalty): vmap's lane
+    helpers (tensordot_vjp_lanes, unbroadcast_lanes, expand_to_lanes, ...) have derivative
+    rules, so their source is not inlined (it did not compile: np.issubdtype of a dtype)."""
+    w, xs = rng.randn(3, 2), rng.randn(4, 5, 3)
+    want = numeric_grad_tree(per_example_gradient_penalty, (w, xs), 0)
+    got = grad(per_example_gradient_penalty)(w, xs)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(compiled(jit(grad(per_example_gradient_penalty)), w, xs), got,
+                               rtol=1e-12)
+    source = strop.source(grad(per_example_gradient_penalty))
+    assert "np.issubdtype" not in source and "tensordot_lanes(" in source

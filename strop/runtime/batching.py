@@ -17,7 +17,7 @@ __all__ = ["select", "broadcast_lanes", "align_lanes", "align_to", "unalign", "l
            "reshape_lanes", "getitem_vjp_lanes", "moveaxis_lanes", "out_axis", "unbatched",
            "lanes_like", "set_lane", "extremum_grad_lanes", "one_lane", "tensordot_lanes",
            "tensordot_vjp_lanes", "concatenate_vjp_lanes", "container_like", "setitem_lanes",
-           "outer_lanes", "trace_lanes"]
+           "outer_lanes", "trace_lanes", "array_lanes_vjp"]
 
 
 def select(mask, new, old):
@@ -272,6 +272,14 @@ def array_lanes(items, dtype=None):
     out = np.stack([array_lanes(it) if isinstance(it, (list, tuple)) else np.asarray(it)
                     for it in items], axis=1)
     return out.astype(dtype) if dtype is not None else out
+
+
+def array_lanes_vjp(g, items):
+    """The cotangents of the items of ``array_lanes(items)``: each item's part of ``g`` (the
+    items stacked along axis 1), in the item's shape; a nested list's, a list again."""
+    g = np.asarray(g)
+    return [array_lanes_vjp(g[:, k], it) if isinstance(it, (list, tuple)) else
+            np.reshape(g[:, k], np.shape(it)) for k, it in enumerate(items)]
 
 
 def reshape_lanes(x, shape):

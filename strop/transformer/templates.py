@@ -82,6 +82,11 @@ class _Fold(gast.NodeTransformer):
                 same = known[0] and known[1]   # two literals: both None, or not "is"
                 return gast.Constant(value=same if isinstance(node.ops[0], gast.Is) else
                                      not same, kind=None)
+        if len(node.ops) == 1 and isinstance(node.ops[0], (gast.Eq, gast.NotEq)) and _const(
+                node.left) and _const(node.comparators[0]):   # (``wrt == 0``: one branch)
+            same = node.left.value == node.comparators[0].value
+            return gast.Constant(value=same if isinstance(node.ops[0], gast.Eq) else not same,
+                                 kind=None)
         return node
 
     def visit_IfExp(self, node):

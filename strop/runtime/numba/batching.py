@@ -402,7 +402,17 @@ def _trace_lanes(x):
     return impl
 
 
-IMPLEMENTED = {rt.outer_lanes, rt.trace_lanes, rt.setitem_lanes, rt.getitem_vjp_lanes,
+@overload(rt.array_lanes_vjp)
+def _array_lanes_vjp(g, items):
+    """Of a list or a tuple of arrays of one type (np.array([x]) of a lane's number)."""
+    if not (isinstance(g, types.Array) and isinstance(items, (types.List, types.UniTuple))
+            and isinstance(items.dtype, types.Array)):
+        return None
+    return lambda g, items: [np.ascontiguousarray(g[:, k]).reshape(items[k].shape)
+                             for k in range(len(items))]
+
+
+IMPLEMENTED = {rt.array_lanes_vjp, rt.outer_lanes, rt.trace_lanes, rt.setitem_lanes, rt.getitem_vjp_lanes,
                rt.out_axis, rt.expand_to_lanes, rt.extremum_grad_lanes, rt.matmul_lanes,
                rt.matmul_vjp_x_lanes, rt.matmul_vjp_y_lanes, rt.unbroadcast_lanes, rt.lanes_like,
                rt.set_lane, rt.align_to, rt.unalign, rt.each,

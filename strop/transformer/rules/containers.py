@@ -60,6 +60,19 @@ defvjp(rt.matmul_lanes, "a, b, a_batched, b_batched",
        "unbroadcast(matmul_vjp_y_lanes(g, a, b, a_batched, b_batched), b)", None, None)
 defjvp(rt.matmul_lanes, "matmul_lanes(da, b, a_batched, b_batched)",
        "matmul_lanes(a, db, a_batched, b_batched)")
+# vmap's cotangent summed down to a lane's shape, and a lane's transpose: linear, so grad of
+# vmap(grad(f)) differentiates them by their transposes (rather than inlining their source)
+defvjp(rt.unbroadcast_lanes, "v, x, v_batched, x_batched",
+       "broadcast_like_lanes(g, v, True, True) if v_batched else broadcast_like(g, v)")
+defjvp(rt.unbroadcast_lanes, "unbroadcast_lanes(dv, x, v_batched, x_batched)")
+defvjp(rt.array_lanes,  "items, dtype=None", "array_lanes_vjp(g, items)")
+defjvp(rt.array_lanes,  "array_lanes(ditems, dtype)")
+defvjp(rt.expand_to_lanes, "v, x, axis=None, keepdims=False",
+       "unbroadcast_lanes(g, v, True, True) if axis is None or keepdims else "
+       "np.sum(g, axis=lane_axis(axis, g))")
+defjvp(rt.expand_to_lanes, "expand_to_lanes(dv, x, axis, keepdims)")
+defvjp(rt.transpose_lanes, "x, axes=None", "transpose_lanes(g, inverse_axes(axes, np.ndim(x) - 1))")
+defjvp(rt.transpose_lanes, "transpose_lanes(dx, axes)")
 defvjp(rt.tree_vdot,    "a, b", "scale(b, g)", "scale(a, g)")
 defvjp(rt.insert,       "lst, i, v", "pop_item(g, i)", None, "g[i]")
 defvjp(rt.pop_item,     "obj, key=-1", "pop_item_vjp(g, obj, key)")

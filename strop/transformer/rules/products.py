@@ -8,6 +8,7 @@ Real inputs only.
 """
 import numpy as np
 
+from ... import runtime as rt
 from .table import defjvp, defvjp
 
 TDOT_A = "tensordot_vjp_a(g, a, b, {})"
@@ -43,6 +44,25 @@ if hasattr(np, "matvec"):
            "unbroadcast(np.matvec(x2, g), x1)",
            "unbroadcast(np.expand_dims(x1, -1) * np.expand_dims(g, -2), x2)")
 
+# the cotangents of tensordot are bilinear in (the cotangent, the other factor) and take the
+# differentiated factor for its shape only: their own vjps are tensordots again (grad(grad))
+defvjp(rt.tensordot_vjp_a, "v, a, b, axes=2",
+       "np.tensordot(g, b, axes)", None, "tensordot_vjp_b(v, g, b, axes)")
+defvjp(rt.tensordot_vjp_b, "v, a, b, axes=2",
+       "np.tensordot(a, g, axes)", "tensordot_vjp_a(v, a, g, axes)")
+# ... and vmap's versions of them, in each lane (transformer/vectorize_special.py): their
+# results are batched, summed over the lanes back to an unbatched operand (unbroadcast)
+defvjp(rt.tensordot_lanes, "a, b, axes, a_batched, b_batched",
+       "unbroadcast(tensordot_vjp_lanes(g, a, b, axes, 0, True, a_batched, b_batched), a)",
+       "unbroadcast(tensordot_vjp_lanes(g, a, b, axes, 1, True, a_batched, b_batched), b)")
+defvjp(rt.tensordot_vjp_lanes, "v, a, b, axes, wrt, v_batched, a_batched, b_batched",
+       "unbroadcast(tensordot_lanes(g, b, axes, True, b_batched) if wrt == 0 else "
+       "tensordot_lanes(a, g, axes, a_batched, True), v)",
+       "zeros_like(a) if wrt == 0 else unbroadcast(tensordot_vjp_lanes(v, a, g, axes, 0, "
+       "v_batched, a_batched, True), a)",
+       "zeros_like(b) if wrt == 1 else unbroadcast(tensordot_vjp_lanes(v, g, b, axes, 1, "
+       "v_batched, True, b_batched), b)")
+
 # --- matrix structure ---
 defvjp(np.trace,     "a, offset=0, axis1=0, axis2=1, dtype=None, out=None",
        "diagonal_vjp(np.expand_dims(g, -1), a, offset, axis1, axis2)")
@@ -57,6 +77,17 @@ defjvp(np.dot,       "np.dot(da, b)",            "np.dot(a, db)")
 defjvp(np.inner,     "np.inner(da, b)",          "np.inner(a, db)")
 defjvp(np.tensordot, "np.tensordot(da, b, axes)", "np.tensordot(a, db, axes)")
 defjvp(np.vdot,      "np.vdot(da, b)",           "np.vdot(a, db)")
+defjvp(rt.tensordot_vjp_a, "tensordot_vjp_a(dv, a, b, axes)", None,
+       "tensordot_vjp_a(v, a, db, axes)")
+defjvp(rt.tensordot_vjp_b, "tensordot_vjp_b(dv, a, b, axes)", "tensordot_vjp_b(v, da, b, axes)")
+defjvp(rt.tensordot_lanes, "tensordot_lanes(da, b, axes, a_batched, b_batched)",
+       "tensordot_lanes(a, db, axes, a_batched, b_batched)")
+defjvp(rt.tensordot_vjp_lanes,
+       "tensordot_vjp_lanes(dv, a, b, axes, wrt, v_batched, a_batched, b_batched)",
+       "0.0 * ans if wrt == 0 else "
+       "tensordot_vjp_lanes(v, da, b, axes, wrt, v_batched, a_batched, b_batched)",
+       "0.0 * ans if wrt == 1 else "
+       "tensordot_vjp_lanes(v, a, db, axes, wrt, v_batched, a_batched, b_batched)")
 defjvp(np.outer,     "np.outer(da, b)",          "np.outer(a, db)")
 defjvp(np.kron,      "np.kron(da, b)",           "np.kron(a, db)")
 defjvp(np.cross,     "np.cross(da, b, axisa, axisb, axisc, axis)",

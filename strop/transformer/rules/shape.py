@@ -101,7 +101,7 @@ defvjp(np.full_like,    "a, fill_value, dtype=None, order='K', subok=True, shape
                         "device=None", None, "unbroadcast(g, fill_value)")
 
 defnondiff([np.zeros_like, np.ones_like, np.empty_like, np.shape, np.ndim, np.size,
-            np.argpartition, rt.inverse_axes])
+            np.argpartition, rt.inverse_axes, rt.dot_axes])
 
 # --- jvps (forward mode): each op is linear, so its jvp is the op applied to the tangent
 # (``da`` for ``a``; a sequence argument's tangent is the sequence of its elements'). ---
