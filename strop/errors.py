@@ -85,6 +85,12 @@ class LaxValueError(StropError, ValueError):
     """strop.lax given values JAX rejects with a ValueError (xs of different lengths, ...)."""
 
 
+class IslandResultError(TypeError):
+    """An object-mode island's result (runtime/numba/islands.py) has another rank than
+    compiling found: the compiled code's types do not hold for these values (the runner falls
+    back to the python backend)."""
+
+
 class StropWarning(UserWarning):
     def __init__(self, message, location=None, fix=None):
         self.location = location

@@ -35,8 +35,8 @@ from .transformer.ranks import scalar_names
 from .codegen.load import LINEMAPS, load
 from .config import config
 from .dtypes import canonicalize_globals
-from .errors import (DonationWarning, JitFallbackWarning, LaxTypeError, StropError,
-                     user_stacklevel)
+from .errors import (DonationWarning, IslandResultError, JitFallbackWarning, LaxTypeError,
+                     StropError, user_stacklevel)
 from .runtime import fpstatus
 from .runtime.trips import NoTrip
 from .runtime import lax as runtime_lax
@@ -159,7 +159,7 @@ class Staged:
                 return self.run(args)
             if compiled and _is_numba_error(e) and self.make_island(e):
                 return self.run(args)   # compiled again, the statement in object mode
-            if compiled and _is_numba_error(e):
+            if compiled and (_is_numba_error(e) or isinstance(e, IslandResultError)):
                 self.fall_back(e)
                 return self.run(args)   # the warning waits for the Python run's success
             if compiled and _from_numba_cache(e) and not self.uncached:

@@ -452,3 +452,37 @@ def test_grad_of_vmap_of_grad_compiles_through_rules_of_the_lane_helpers():
                                rtol=1e-12)
     source = strop.source(grad(per_example_gradient_penalty))
     assert "np.issubdtype" not in source and "tensordot_lanes(" in source
+
+
+def _vector_times_matrix(w, x):   # x: one example's vector
+    return np.sum(np.tanh(x @ w) ** 2)
+
+
+def _matrix_times_vector(w, x):
+    return np.sum(np.sin(w @ x))
+
+
+def _rows_times_matrix(w, x):     # x: one example's matrix
+    return np.sum(np.tanh(x @ w))
+
+
+def _vector_times_example_matrix(w, x):
+    return np.sum(np.cos(w @ x) ** 2)
+
+
+@pytest.mark.parametrize("f,w_shape,xs_shape", [
+    (_vector_times_matrix, (3, 2), (5, 3)), (_matrix_times_vector, (2, 3), (5, 3)),
+    (_rows_times_matrix, (3, 2), (5, 4, 3)), (_vector_times_example_matrix, (3,), (5, 3, 2))])
+def test_grad_of_per_example_gradients_of_products_of_every_rank(f, w_shape, xs_shape):
+    """The lane helpers of @ (matmul_vjp_x/y_lanes, matmul_as_x/y_lanes, broadcast_like_lanes)
+    differentiated and compiled for vectors and matrices on either side."""
+    def penalty(w, xs):
+        per_w = vmap(grad(f), in_axes=(None, 0))(w, xs)
+        per_x = vmap(grad(f, 1), in_axes=(None, 0))(w, xs)
+        return np.sum(per_w ** 2) + np.sum(per_x ** 3)
+    w, xs = rng.randn(*w_shape), rng.randn(*xs_shape)
+    got = grad(penalty)(w, xs)
+    np.testing.assert_allclose(got, numeric_grad_tree(penalty, (w, xs), 0), rtol=1e-6,
+                               atol=1e-8)
+    np.testing.assert_allclose(compiled(jit(grad(penalty)), w, xs), got, rtol=1e-10,
+                               atol=1e-12)

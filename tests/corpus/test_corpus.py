@@ -47,9 +47,6 @@ _SCIPY = ("TransformError: scipy.special.logsumexp has no derivative rule yet (S
           "is a later issue; the error names the program's line)")
 _SQUEEZE = ("JitFallbackWarning: Numba has no np.squeeze without an axis (logsumexp's "
             "np.squeeze(out) of a 1-d array)")
-_PINN = ("JitFallbackWarning: Numba: 'Converting np.inexact to a dtype not allowed': "
-         "jit(grad) of vmap(grad(grad(u_hat))) inlines the lane helpers that have no "
-         "derivative rules yet (matmul_vjp_y_lanes, broadcast_like_lanes, getitem_vjp_lanes)")
 KNOWN_FAILURES = {
     # jx_: programs modeled on JAX's examples and documentation, and on JAX tutorials
     ("jx_adam_optimizer", "train"):
@@ -64,8 +61,6 @@ KNOWN_FAILURES = {
     ("jx_hmm_em", "train"):
         "JitFallbackWarning: Numba cannot unify the list [log_pi, log_A, log_B] with the "
         "list the M step's comprehension builds (lax.fori_loop carry under jit)",
-    ("jx_pinn_poisson", "jit"): _PINN,
-    ("jx_pinn_poisson", "train"): _PINN,
     # ag_: programs modeled on scientific scripts written for autograd
     ("ag_bayesian_neural_net", "grad"): _YIELD,
     ("ag_bayesian_neural_net", "jit"): _YIELD,

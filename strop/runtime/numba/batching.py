@@ -412,8 +412,60 @@ def _array_lanes_vjp(g, items):
                              for k in range(len(items))]
 
 
-IMPLEMENTED = {rt.array_lanes_vjp, rt.outer_lanes, rt.trace_lanes, rt.setitem_lanes, rt.getitem_vjp_lanes,
-               rt.out_axis, rt.expand_to_lanes, rt.extremum_grad_lanes, rt.matmul_lanes,
+@overload(rt.matmul_as_x_lanes, prefer_literal=True)
+def _matmul_as_x_lanes(z, x, y, z_batched, x_batched, y_batched):
+    """z @ y in each lane (a row vector where x's lanes are vectors): for the ranks the
+    types give (an object-mode island would guess them from samples)."""
+    zb, xb, yb = _flag(z_batched), _flag(x_batched), _flag(y_batched)
+    if not all(isinstance(t, types.Array) for t in (z, x, y)) or None in (zb, xb, yb):
+        return None
+    if x.ndim - xb == 1 and y.ndim - yb > 1:
+        return lambda z, x, y, z_batched, x_batched, y_batched: rt.matmul_lanes(
+            np.expand_dims(z, -2), y, zb, yb)[..., 0, :]
+    return lambda z, x, y, z_batched, x_batched, y_batched: rt.matmul_lanes(z, y, zb, yb)
+
+
+@overload(rt.matmul_as_y_lanes, prefer_literal=True)
+def _matmul_as_y_lanes(x, z, y, x_batched, z_batched, y_batched):
+    """x @ z in each lane (a column where y's lanes are vectors)."""
+    xb, zb, yb = _flag(x_batched), _flag(z_batched), _flag(y_batched)
+    if not all(isinstance(t, types.Array) for t in (x, z, y)) or None in (xb, zb, yb):
+        return None
+    if y.ndim - yb == 1 and x.ndim - xb > 1:
+        return lambda x, z, y, x_batched, z_batched, y_batched: rt.matmul_lanes(
+            x, np.expand_dims(z, -1), xb, zb)[..., 0]
+    return lambda x, z, y, x_batched, z_batched, y_batched: rt.matmul_lanes(x, z, xb, zb)
+
+
+@overload(rt.broadcast_like_lanes, prefer_literal=True)
+def _broadcast_like_lanes(g, v, g_batched, v_batched):
+    """``g`` broadcast to each lane of ``v`` (its lanes' axes after the batch axis)."""
+    gb, vb = _flag(g_batched), _flag(v_batched)
+    if not isinstance(v, types.Array) or None in (gb, vb) or not (
+            isinstance(g, types.Array) or isinstance(g, SCALARS)):
+        return None
+    lane = v.ndim - vb
+    dt = _float_of(v)
+    ones = "(1,) * " + str(lane - (g.ndim - 1)) if isinstance(g, types.Array) and gb else ""
+    if isinstance(g, types.Array) and gb:
+        text = f"""
+def impl(g, v, g_batched, v_batched):
+    lane = v.shape[{int(vb)}:]
+    aligned = np.ascontiguousarray(g).reshape(g.shape[:1] + {ones} + g.shape[1:])
+    return np.broadcast_to(aligned, g.shape[:1] + lane).astype(dt)
+"""
+    else:   # one value for every lane
+        text = f"""
+def impl(g, v, g_batched, v_batched):
+    lane = v.shape[{int(vb)}:]
+    return np.broadcast_to(np.asarray(g), (v.shape[0],) + lane).astype(dt)
+"""
+    return _unrolled(text, np=np, dt=dt)
+
+
+IMPLEMENTED = {rt.matmul_as_x_lanes, rt.matmul_as_y_lanes, rt.broadcast_like_lanes,
+               rt.array_lanes_vjp, rt.outer_lanes, rt.trace_lanes, rt.setitem_lanes,
+               rt.getitem_vjp_lanes, rt.out_axis, rt.expand_to_lanes, rt.extremum_grad_lanes, rt.matmul_lanes,
                rt.matmul_vjp_x_lanes, rt.matmul_vjp_y_lanes, rt.unbroadcast_lanes, rt.lanes_like,
                rt.set_lane, rt.align_to, rt.unalign, rt.each,
                rt.lane_axes}

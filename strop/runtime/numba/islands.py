@@ -16,6 +16,7 @@ import numpy as np
 from numba import types
 from numba.extending import register_jitable
 
+from ...errors import IslandResultError
 from ._common import _unrolled, overload
 
 SIDES = (3, 1)   # the lengths of every axis of the arrays tried, in turn
@@ -85,8 +86,8 @@ def _as_declared(value, t):
         return out
     if isinstance(t, types.Array):
         if np.ndim(value) != t.ndim:
-            raise TypeError(f"{np.ndim(value)}-d result where compiling found {t.ndim}-d: "
-                            f"the rank depends on the values here; use jit(backend='python')")
+            raise IslandResultError(f"{np.ndim(value)}-d result where compiling found "
+                                    f"{t.ndim}-d: the rank depends on the values here")
         return np.ascontiguousarray(value, dtype=str(t.dtype))
     if isinstance(t, types.NoneType):
         return None

@@ -65,6 +65,27 @@ defjvp(rt.matmul_lanes, "matmul_lanes(da, b, a_batched, b_batched)",
 defvjp(rt.unbroadcast_lanes, "v, x, v_batched, x_batched",
        "broadcast_like_lanes(g, v, True, True) if v_batched else broadcast_like(g, v)")
 defjvp(rt.unbroadcast_lanes, "unbroadcast_lanes(dv, x, v_batched, x_batched)")
+# ... the products' cotangents in each lane (bilinear: the other factor's product again) ...
+defvjp(rt.matmul_vjp_x_lanes, "v, x, y, x_batched, y_batched",
+       "unbroadcast(matmul_as_x_lanes(g, x, y, True, x_batched, y_batched), v)", None,
+       "unbroadcast(matmul_vjp_y_lanes(v, g, y, True, y_batched), y)")
+defjvp(rt.matmul_vjp_x_lanes, "matmul_vjp_x_lanes(dv, x, y, x_batched, y_batched)", None,
+       "matmul_vjp_x_lanes(v, x, dy, x_batched, y_batched)")
+defvjp(rt.matmul_vjp_y_lanes, "v, x, y, x_batched, y_batched",
+       "unbroadcast(matmul_as_y_lanes(x, g, y, x_batched, True, y_batched), v)",
+       "unbroadcast(matmul_vjp_x_lanes(v, x, g, x_batched, True), x)")
+defjvp(rt.matmul_vjp_y_lanes, "matmul_vjp_y_lanes(dv, x, y, x_batched, y_batched)",
+       "matmul_vjp_y_lanes(v, dx, y, x_batched, y_batched)")
+# ... a cotangent broadcast to a lane's shape, put at an index of each lane, lanes aligned to
+# a rank: linear in the cotangent
+defvjp(rt.broadcast_like_lanes, "w, v, w_batched, v_batched",
+       "unbroadcast(unbroadcast_lanes(g, w, True, w_batched), w)")
+defjvp(rt.broadcast_like_lanes, "broadcast_like_lanes(dw, v, w_batched, v_batched)")
+defvjp(rt.getitem_vjp_lanes, "v, x, idx", "unbroadcast_lanes(g[lane_index(idx)], v, True, True)")
+defjvp(rt.getitem_vjp_lanes, "getitem_vjp_lanes(dv, x, idx)")
+defvjp(rt.align_lanes,  "x, rank", "unalign(g, x)")
+defjvp(rt.align_lanes,  "align_lanes(dx, rank)")
+defnondiff([rt.lane_index])
 defvjp(rt.array_lanes,  "items, dtype=None", "array_lanes_vjp(g, items)")
 defjvp(rt.array_lanes,  "array_lanes(ditems, dtype)")
 defvjp(rt.expand_to_lanes, "v, x, axis=None, keepdims=False",
