@@ -6,6 +6,7 @@ jit against the python backend with no fallback, each vmap against a Python loop
 The code a nested transform gets is made for what its arguments are known to be where it is
 called (transformer/call_kinds.py): these tests also read the generated source for what
 must not be there (lane by lane ``each()``, rank-generic helpers inlined)."""
+import collections
 import functools
 import warnings
 
@@ -486,3 +487,36 @@ def test_grad_of_per_example_gradients_of_products_of_every_rank(f, w_shape, xs_
                                atol=1e-8)
     np.testing.assert_allclose(compiled(jit(grad(penalty)), w, xs), got, rtol=1e-10,
                                atol=1e-12)
+
+
+Layer = collections.namedtuple("Layer", ["w", "b"])
+
+
+def namedtuple_loss(layers, x):
+    h = x
+    for layer in layers:
+        h = np.tanh(h @ layer.w + layer.b)
+    return np.sum(h ** 2)
+
+
+def namedtuple_step_loss(layers, x):
+    g = grad(namedtuple_loss)(layers, x)
+    new = [Layer(w=l.w - 0.1 * d.w, b=l.b - 0.1 * d.b) for l, d in zip(layers, g)]
+    return namedtuple_loss(new, x)
+
+
+def test_forward_and_second_order_through_a_gradient_of_named_tuples():
+    """jvp and grad of a step through grad(loss) of a list of named tuples: the gradient's
+    getattr_vjp (a field's cotangent) has rules; its source (``_replace``) was inlined, and
+    forward mode stopped in strop's file."""
+    layers = [Layer(rng.randn(3, 2) * 0.5, rng.randn(2) * 0.1)]
+    x = rng.randn(4, 3)
+    tangent = [Layer(rng.randn(3, 2), rng.randn(2))]
+    _, t = jvp(lambda p: namedtuple_step_loss(p, x), (layers,), (tangent,))
+    eps = 1e-6
+    shift = lambda s: [Layer(l.w + s * d.w, l.b + s * d.b) for l, d in zip(layers, tangent)]
+    fd = (namedtuple_step_loss(shift(eps), x) - namedtuple_step_loss(shift(-eps), x)) / (2 * eps)
+    np.testing.assert_allclose(t, fd, rtol=1e-5, atol=1e-8)
+    got = grad(namedtuple_step_loss)(layers, x)
+    assert_tree_allclose(got, numeric_grad_tree(namedtuple_step_loss, (layers, x), 0),
+                         rtol=1e-5, atol=1e-8)

@@ -314,6 +314,8 @@ class Calls:
                 self.materialize(atom.id, e, scope)
         args, kws = self.array_operands(obj, e.args, args, kws)
         args, kws = self.requested_dtype(obj, _dtype_position(obj), args, kws, e, scope)
+        if kws and isinstance(obj, type) and issubclass(obj, tuple) and hasattr(obj, "_fields"):
+            args, kws = _fields_by_position(obj, args, kws)   # Layer(w=w, b=b) as Layer(w, b)
         if isinstance(obj, type) and issubclass(obj, np.generic) and np.dtype(
                 obj) in WIDE_DTYPES and not config.read("enable_x64"):   # np.float64(x)
             callee = self.dtype_atom(callee, f"{obj.__name__}()", e, scope)
@@ -483,6 +485,21 @@ def _dtype_position(fn):
         if p.name == "dtype":
             return i
     return None
+
+
+def _fields_by_position(cls, args, kws):
+    """A named tuple's fields given by keyword, in the order of its fields (derivative code
+    reads a named tuple made by position), where every field is given or has a default."""
+    given = dict(zip(cls._fields, args))
+    for k, v in kws:
+        if k not in cls._fields or k in given:
+            return args, kws    # (Python's error at the call, as written)
+        given[k] = v
+    defaults = getattr(cls, "_field_defaults", {})
+    if not all(f in given or f in defaults and isinstance(
+            defaults[f], (bool, int, float, str, type(None))) for f in cls._fields):
+        return args, kws
+    return [given[f] if f in given else ir.const(defaults[f]) for f in cls._fields], []
 
 
 def _is_helper_without_rule(obj):
