@@ -13,6 +13,7 @@ from ..config import config
 from ..errors import StropWarning, TransformError, user_stacklevel
 from . import ir
 from .parse import BUILTIN, CLOSURE, GLOBAL
+from .controlflow import ITERABLE
 from .normalize_exprs import is_at
 
 # Array methods that are NumPy functions of the array: ``x.sum(0)`` is ``np.sum(x, 0)``.
@@ -65,6 +66,32 @@ def _as_comprehension(obj, e, namer):
     made = gast.ListComp(elt=element, generators=[gast.comprehension(
         target=target, iter=source, ifs=tests, is_async=0)])
     return gast.copy_location(made, e)
+
+
+def _as_loop(e, namer):
+    """``functools.reduce(f, xs[, init])`` as statements, its loop in the form controlflow.py
+    gives loops: ``_f = f; _seq = iterable(xs); _acc = init (or _seq[0]); for _i in
+    range(len(_seq)) (or from 1): _item = _seq[_i]; _acc = _f(_acc, _item)``."""
+    fn, seq, acc, item, i = (namer.temp(n) for n in ("_reduce_f", "_seq", "_acc", "_item", "_i"))
+    first = e.args[2] if len(e.args) == 3 else ir.subscript(ir.name(seq), ir.const(0))
+    bounds = [ir.call("len", [ir.name(seq)])]
+    bounds = bounds if len(e.args) == 3 else [ir.const(1)] + bounds
+    body = [ir.assign(item, ir.subscript(ir.name(seq), ir.name(i))),
+            ir.assign(acc, gast.Call(func=ir.name(fn), args=[ir.name(acc), ir.name(item)],
+                                     keywords=[]))]
+    out = [ir.assign(fn, e.args[0]), ir.assign(seq, ir.call(ITERABLE, [e.args[1]])),
+           ir.assign(acc, first),
+           gast.For(target=ir.name(i, store=True), iter=ir.call("range", bounds), body=body,
+                    orelse=[], type_comment=None)]
+    for s in out:
+        for n in gast.walk(s):
+            gast.copy_location(n, e)
+    return out
+
+
+def _made_at(name, e):
+    """A load of the name a statement made, at the user's call."""
+    return gast.copy_location(ir.name(name.id), e)
 
 
 def _made(atom):
@@ -271,6 +298,13 @@ class Calls:
             # map(f, xs) as [f(x) for x in xs]: f inlined at each item (a list, which what
             # consumes the iterator reads as it would)
             return self.expr(_as_comprehension(obj, e, self.namer), scope, into)
+        if obj is functools.reduce and len(e.args) in (2, 3) and not e.keywords and \
+                not any(isinstance(a, gast.Starred) for a in e.args):
+            # reduce(f, xs, init) as the loop it means: f inlined at each item, the loop
+            # unrolled where xs is known (a lambda calling a local function stays inlinable)
+            for s in _as_loop(e, self.namer):
+                self.stmt(s, scope)
+            return self.expr(_made_at(s.body[1].targets[0], e), scope, into)
         made = self.tree_call(obj, e, scope, into)
         if made is not None:   # tree_map / tree_leaves of a tree of known structure
             return made
