@@ -69,7 +69,7 @@ def _as_comprehension(obj, e, namer):
 
 
 def _as_loop(e, namer):
-    """``functools.reduce(f, xs[, init])`` as statements, its loop in the form controlflow.py
+    """(statements, the name of their result): ``functools.reduce(f, xs[, init])``, its loop in the form controlflow.py
     gives loops: ``_f = f; _seq = iterable(xs); _acc = init (or _seq[0]); for _i in
     range(len(_seq)) (or from 1): _item = _seq[_i]; _acc = _f(_acc, _item)``."""
     fn, seq, acc, item, i = (namer.temp(n) for n in ("_reduce_f", "_seq", "_acc", "_item", "_i"))
@@ -86,12 +86,7 @@ def _as_loop(e, namer):
     for s in out:
         for n in gast.walk(s):
             gast.copy_location(n, e)
-    return out
-
-
-def _made_at(name, e):
-    """A load of the name a statement made, at the user's call."""
-    return gast.copy_location(ir.name(name.id), e)
+    return out, acc
 
 
 def _made(atom):
@@ -302,9 +297,10 @@ class Calls:
                 not any(isinstance(a, gast.Starred) for a in e.args):
             # reduce(f, xs, init) as the loop it means: f inlined at each item, the loop
             # unrolled where xs is known (a lambda calling a local function stays inlinable)
-            for s in _as_loop(e, self.namer):
+            stmts, acc = _as_loop(e, self.namer)
+            for s in stmts:
                 self.stmt(s, scope)
-            return self.expr(_made_at(s.body[1].targets[0], e), scope, into)
+            return self.expr(gast.copy_location(ir.name(acc), e), scope, into)
         made = self.tree_call(obj, e, scope, into)
         if made is not None:   # tree_map / tree_leaves of a tree of known structure
             return made
