@@ -71,7 +71,8 @@ def _as_comprehension(obj, e, namer):
 def _as_loop(e, namer):
     """(statements, the name of their result): ``functools.reduce(f, xs[, init])``, its
     loop in the form controlflow.py gives loops: ``_f = f; _seq = iterable(xs); _acc = init
-    (or _seq[0]); for _i in range(len(_seq)) (or from 1): _item = _seq[_i]; _acc = _f(_acc, _item)``."""
+    (or _seq[0]); for _i in range(len(_seq)) (or from 1): _item = _seq[_i]; _acc =
+    _f(_acc, _item)``."""
     fn, seq, acc, item, i = (namer.temp(n) for n in ("_reduce_f", "_seq", "_acc", "_item", "_i"))
     first = e.args[2] if len(e.args) == 3 else ir.subscript(ir.name(seq), ir.const(0))
     bounds = [ir.call("len", [ir.name(seq)])]
