@@ -275,3 +275,99 @@ def test_functools_reduce_over_layers_with_a_function_a_factory_made():
     code = [ln for ln in strop.source(strop.grad(reduce_loss)).splitlines()
             if not ln.lstrip().startswith("#")]
     assert not any("reduce(" in ln for ln in code)
+
+
+LAYER_SIZES = [(3, 2), (2, 1)]
+
+
+def unpack_layers(weights):
+    """A generator walking a flat parameter vector layer by layer (autograd's examples)."""
+    for m, n in LAYER_SIZES:
+        yield weights[:m * n].reshape((m, n)), weights[m * n:m * n + n]
+        weights = weights[(m + 1) * n:]
+
+
+def through_a_generator(weights):
+    h = X0
+    for w, b in unpack_layers(weights):
+        h = np.tanh(h @ w + b)
+    return np.sum(h ** 2)
+
+
+def _pairs(xs):
+    yield from zip(xs[:-1], xs[1:])
+    return "ignored"
+
+
+def _while_generator(x, count):
+    k = 0
+    while k < count:
+        yield np.sin(x * (k + 1))
+        k += 1
+
+
+def generators_consumed_every_way(x):
+    parts = list(_pairs([x, x ** 2, np.cos(x)]))
+    total = sum(np.sum(a * b) for a, b in parts)
+    for k, s in enumerate(_while_generator(x, 3)):
+        total = total + k * np.sum(s)
+    return total + sum(np.sum(v) for v in _while_generator(x, 2))
+
+
+N_WEIGHTS = sum((m + 1) * n for m, n in LAYER_SIZES)
+
+
+def test_generator_functions_are_the_lists_they_yield():
+    # unpack_layers was refused: 'yield is not supported inside a transformed function'
+    w = rng.randn(N_WEIGHTS)
+    check_grad(through_a_generator, w)
+    check_grad(generators_consumed_every_way, X0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+        np.testing.assert_allclose(strop.jit(grad(through_a_generator))(w),
+                                   grad(through_a_generator)(w), rtol=1e-10)
+
+
+def _sent(x):
+    got = yield x
+    yield got
+
+
+def _forever(x):
+    while True:
+        yield x
+
+
+def sends_into_a_generator(x):
+    return np.sum(next(_sent(x)))
+
+
+def takes_from_an_endless_generator(x):
+    for k, v in enumerate(_forever(x)):
+        if k > 2:
+            break
+    return np.sum(v)
+
+
+@pytest.mark.parametrize("f, message", [(sends_into_a_generator, "a yield whose value is used"),
+                                        (takes_from_an_endless_generator, "loops forever")])
+def test_a_generator_that_must_be_lazy_is_refused_at_its_line(f, message):
+    with pytest.raises(strop.errors.TransformError, match=message) as info:
+        grad(f)(X0)
+    assert info.value.location.filename == __file__
+
+
+def test_a_global_list_of_sizes_is_static_and_read_again_when_it_changes():
+    """A small container of numbers a function reads is written into its code (loops over it
+    unroll); a change to it makes the code again."""
+    w = rng.randn(N_WEIGHTS)
+    g = strop.jit(grad(through_a_generator))
+    before = g(w)
+    LAYER_SIZES[1] = (2, 2)
+    try:
+        w2 = rng.randn(sum((m + 1) * n for m, n in LAYER_SIZES))
+        np.testing.assert_allclose(g(w2), numeric_grad_tree(through_a_generator, (w2,), 0),
+                                   rtol=1e-5, atol=1e-8)
+    finally:
+        LAYER_SIZES[1] = (2, 1)
+    np.testing.assert_allclose(g(w), before, rtol=1e-12)

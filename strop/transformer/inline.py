@@ -21,6 +21,7 @@ from ..errors import LINEMAPS
 from . import ir
 from .check import check_complex
 from .controlflow import canonicalize
+from .generators import as_list_builder, is_generator
 from .call_kinds import TREE, Local
 from .parse import local_names, parse
 
@@ -73,14 +74,18 @@ class Inliner:
             check_complex(parsed)
         names = {}
         callee = Scope(parsed, parsed.node, names)
-        node = canonicalize(parsed.node, self.namer, parsed.location)
+        node, local = parsed.node, sorted(parsed.local_names)
+        if is_generator(node):
+            node = as_list_builder(node, parsed.location)
+            local = sorted(local_names(node))
+        node = canonicalize(node, self.namer, parsed.location)
         defaults = fn.__defaults__ or ()
         default_atoms = [self.constant_atom(v, f"{fn.__name__}_default") for v in defaults]
         kwdefaults = fn.__kwdefaults__ or {}
         kw_atoms = [self.constant_atom(kwdefaults[a.id], f"{fn.__name__}_default")
                     if a.id in kwdefaults else None for a in node.args.kwonlyargs]
-        return self.inline(node, callee, e, scope, into, default_atoms, fn,
-                           sorted(parsed.local_names), extra, kw_atoms)
+        return self.inline(node, callee, e, scope, into, default_atoms, fn, local, extra,
+                           kw_atoms)
 
     def inline_ast(self, node, closure, e, scope, into):
         if node in self.inlining:
@@ -92,12 +97,13 @@ class Inliner:
                 name="lambda", args=node.args, body=[ret], decorator_list=[], returns=None,
                 type_comment=None, type_params=[]), node)
         callee = Scope(parsed, node, {}, parent=closure)
-        canon = canonicalize(node, self.namer, parsed.location)
+        body = as_list_builder(node, parsed.location) if is_generator(node) else node
+        canon = canonicalize(body, self.namer, parsed.location)
         defaults = [self.expr(d, closure) for d in node.args.defaults]
         kw_defaults = [self.expr(d, closure) if d is not None else None
                        for d in node.args.kw_defaults]
         return self.inline(canon, callee, e, scope, into, defaults, node,
-                           sorted(local_names(node)), (), kw_defaults)
+                           sorted(local_names(body)), (), kw_defaults)
 
     def inline(self, node, callee, e, scope, into, defaults, key, local_names, extra=(),
                kw_defaults=None):

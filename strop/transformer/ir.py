@@ -69,6 +69,62 @@ class ItemsGuard(Guard):
             a is b for a, b in zip(now, self.items))
 
 
+@dataclass(frozen=True)
+class ContentsGuard(Guard):
+    """A global or closure container of numbers and strings (``shapes = [(1, 4), (4, 1)]``)
+    written into the code as a display: the code is made again when it is rebound or what it
+    holds changes (``frozen`` compares types too: 1 and 1.0 make other code)."""
+    contents: tuple = ()
+
+    def holds(self):
+        try:
+            now = self.var.read()
+        except (KeyError, ValueError):
+            return False
+        return now is self.value and frozen(now) == self.contents
+
+
+MAX_DISPLAYED = 64   # a container with more leaves stays data passed on every call
+_SCALARS = (bool, int, float, str, type(None))
+
+
+def is_number_structure(obj):
+    """A list, tuple or dict (nested) of Python numbers, strings and None, small enough to be
+    written into the code: its structure is static, as a pytree argument's is."""
+    if type(obj) not in (list, tuple, dict):
+        return False
+    leaves = []
+
+    def walk(x):
+        if type(x) in (list, tuple):
+            return all(walk(v) for v in x)
+        if type(x) is dict:
+            return all(type(k) in _SCALARS and walk(v) for k, v in x.items())
+        leaves.append(x)
+        return type(x) in _SCALARS and (type(x) is not float or np.isfinite(x)) and \
+            len(leaves) <= MAX_DISPLAYED
+    return walk(obj)
+
+
+def frozen(obj):
+    """A hashable, type-exact copy of a number structure (what ContentsGuard compares)."""
+    if type(obj) is dict:
+        return dict, tuple((frozen(k), frozen(v)) for k, v in obj.items())
+    if type(obj) in (list, tuple):
+        return type(obj), tuple(frozen(v) for v in obj)
+    return type(obj), obj
+
+
+def display(obj):
+    """The gast display (of constants) that builds the number structure ``obj``."""
+    if type(obj) is dict:
+        return gast.Dict(keys=[const(k) for k in obj], values=[display(v) for v in obj.values()])
+    if type(obj) in (list, tuple):
+        kind = gast.List if type(obj) is list else gast.Tuple
+        return kind(elts=[display(v) for v in obj], ctx=gast.Load())
+    return const(obj)
+
+
 def is_function_table(obj):
     """A list or tuple holding functions (``derivatives = [f, grad(f), ...]``)."""
     return isinstance(obj, (list, tuple)) and any(

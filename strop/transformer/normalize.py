@@ -201,13 +201,20 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
         if kind == UNDEFINED:
             raise self.error(f"name {user_name!r} is not defined", node, scope)
         owner = scope.parsed.cells[user_name] if kind == CLOSURE else scope.parsed.globals
-        return self.global_atom(user_name, owner, value, kind == CLOSURE)
+        return self.global_atom(user_name, owner, value, scope, node, kind == CLOSURE)
 
-    def global_atom(self, user_name, owner, value, is_cell=False):
+    def global_atom(self, user_name, owner, value, scope, node, is_cell=False):
         """A global, closure variable or attribute of a user's module, as generated code reads
         it: a function or module bound once (a guard notices when it is rebound, to transform
-        again), data passed in on every call."""
+        again), a small container of numbers written as a display (its structure is static:
+        loops over it unroll), other data passed in on every call."""
         var = ir.FreeVar(user_name, owner, is_cell)
+        if ir.is_number_structure(value):
+            self.guards.append(ir.ContentsGuard(var, value, ir.frozen(value)))
+            made = ir.display(value)
+            for n in gast.walk(made):   # (at the line that reads it)
+                gast.copy_location(n, node)
+            return self.expr(made, scope)
         if ir.is_function_table(value):   # its items are known while transforming
             self.guards.append(ir.ItemsGuard(var, value, tuple(value)))
             return ir.name(self.bind_ref(user_name, value))

@@ -60,7 +60,7 @@ class Expressions:
             module = self.ref_object(base) if self.is_ref(base) else None
             if _is_user_module(module) and e.attr in vars(module):
                 # helpers.h, cfg.scale: read like a global of that module (current value)
-                atom = self.global_atom(e.attr, vars(module), getattr(module, e.attr))
+                atom = self.global_atom(e.attr, vars(module), getattr(module, e.attr), scope, e)
                 return self.to_name(atom, into) if into else atom
             if self.is_ref(base):   # np.pi, np.float32: an atom
                 return self.to_name(node, into) if into else node

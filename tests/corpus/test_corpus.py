@@ -33,8 +33,6 @@ DATA = os.path.join(HERE, "..", "data", "corpus")
 RTOL, ATOL = 1e-7, 1e-10
 
 # (program, check) -> what fails and why, one line.  Remove an entry when strop is fixed.
-_YIELD = ("TransformError: yield is not supported inside a transformed function (the "
-          "original's unpack_layers is a generator)")
 _CLOSURE_OBJECTS = ("TransformError: no derivative rule for the method .forward_pass(): the "
                     "layer objects are a closure list's items, and each reads its weights "
                     "through parser.get(W, layer), a dict keyed by the layer object")
@@ -62,8 +60,6 @@ KNOWN_FAILURES = {
         "JitFallbackWarning: Numba cannot unify the list [log_pi, log_A, log_B] with the "
         "list the M step's comprehension builds (lax.fori_loop carry under jit)",
     # ag_: programs modeled on scientific scripts written for autograd
-    ("ag_bayesian_neural_net", "grad"): _YIELD,
-    ("ag_bayesian_neural_net", "jit"): _YIELD,
     ("ag_convnet", "grad"): _CLOSURE_OBJECTS,
     ("ag_convnet", "jit"): _CLOSURE_OBJECTS,
     ("ag_convnet", "train"): _CLOSURE_OBJECTS,
