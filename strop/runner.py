@@ -29,6 +29,7 @@ from .codegen.native import Native
 from .codegen.outer import defer_outer_products
 from .codegen.reuse import reuse_dead
 from .codegen.objmode import island_at, refused_statement, with_islands
+from .codegen.squeeze import squeeze_known_axes
 from .codegen.tapes import arrays_for_tapes, shapes_for_tapes
 from .transformer.flat_results import rebuild
 from .transformer.ranks import scalar_names
@@ -59,7 +60,8 @@ class Staged:
         self.islands = tuple(islands)   # (path, length) of statements run in object mode
         self.with_array_tapes = array_tapes
         refs = dict(fn.refs)
-        node = lower(fn.node, refs, _compiled_variant) if backend == "cpu" else fn.node
+        node = lower(squeeze_known_axes(fn.node, ranks, fn.callee), refs, _compiled_variant) \
+            if backend == "cpu" else fn.node
         companions = tuple(lower(c, refs, _compiled_variant) for c in fn.companions) \
             if backend == "cpu" else fn.companions
         if backend == "device":   # on a GPU, launch by launch (raises Unsupported)

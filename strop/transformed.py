@@ -27,6 +27,7 @@ from .transformer.call_kinds import Local
 from .transformer.ranks import given_ranks
 from .transformer.flatten import dict_orders, flatten_params, leaf_paths
 from .transformer.unroll import unroll
+from .transformer.zip_index import zip_by_index
 from .results import ready
 from .tree_util import tree_leaves, tree_structure
 
@@ -728,7 +729,8 @@ def normalized(fun, kinds=None, differentiate=True, settings=None):
     if star:   # *xs: one parameter per argument it was called with
         at = star[0] - sum(1 for i in bound if i < star[0])
         spread = (at, max(len(kinds) - out.nparams + 1, 0) if kinds is not None else 1)
-    return unroll(flatten_params(out, trees, spread, orders) if trees or spread else out)
+    return zip_by_index(unroll(flatten_params(out, trees, spread, orders) if trees or spread
+                               else out))
 
 
 def _static_objects(fun, bound):

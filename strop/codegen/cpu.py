@@ -111,7 +111,8 @@ def lower(node, refs, replace=lambda obj: None):
 # when it is empty (sum([], 0.0) is 0.0): the position of the list among the arguments
 # (getitem_vjp, concatenate_vjp: new lists of cotangents shaped like its elements)
 READS_EMPTY = ((sum, 0), (len, 0), (np.sum, 0), (np.array, 0), (np.asarray, 0),
-               (np.concatenate, 0), (np.stack, 0), (runtime.iterable, 0), (runtime.sum_vjp, 1),
+               (np.concatenate, 0), (np.stack, 0), (np.vstack, 0), (np.hstack, 0),
+               (np.column_stack, 0), (np.dstack, 0), (runtime.iterable, 0), (runtime.sum_vjp, 1),
                (runtime.getitem_vjp, 1), (runtime.concatenate_vjp, 1))
 
 
@@ -159,9 +160,9 @@ def _never_filled(node, refs):
 
 def _appends_in_place(node, helpers, refs):
     """``lst = append(lst, v)`` as ``lst.append(v)`` where ``lst`` starts as ``[]`` and is only
-    appended to, indexed and read whole (READS_EMPTY: no other name can see it change): Numba
-    infers an empty list's item type from the list's own ``append``, not from a function
-    given the list."""
+    appended to, indexed, read whole (READS_EMPTY: no other name can see it change), pushed on
+    a tape (a copy is pushed) and popped from one: Numba infers an empty list's item type from
+    the list's own ``append``, not from a function given the list."""
     def is_append(value, name):
         return isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and \
             helpers.get(value.func.id) is runtime.append and len(value.args) == 2 and \
@@ -175,7 +176,7 @@ def _appends_in_place(node, helpers, refs):
             for t in sub.targets:
                 if isinstance(t, gast.Name) and t.id in candidates and not (
                         is_append(sub.value, t.id) or isinstance(sub.value, gast.List)
-                        and not sub.value.elts):
+                        and not sub.value.elts or _is_pop(sub.value)):
                     candidates.discard(t.id)
     allowed = _read_whole(node, refs)   # and the Name nodes used as append's list or indexed
     for sub in gast.walk(node):
@@ -185,6 +186,8 @@ def _appends_in_place(node, helpers, refs):
             allowed.add(id(sub.args[0]))
         if isinstance(sub, gast.Subscript) and isinstance(sub.value, gast.Name):
             allowed.add(id(sub.value))
+        if _is_push(sub):
+            allowed.add(id(sub.args[0]))
     for sub in gast.walk(node):
         if isinstance(sub, gast.Name) and sub.id in candidates and \
                 isinstance(sub.ctx, gast.Load) and id(sub) not in allowed:
@@ -205,7 +208,26 @@ def _appends_in_place(node, helpers, refs):
                                      if k not in ("targets", "value", "type_comment")})
                 return new
             return s
+
+        def visit_Expr(self, s):   # a push keeps the list as it is now: a copy
+            if _is_push(s.value) and s.value.args[0].id in candidates:
+                s.value.args[0] = gast.Call(func=gast.Name(id="list", ctx=gast.Load(),
+                                                           annotation=None, type_comment=None),
+                                            args=[s.value.args[0]], keywords=[])
+            return s
     return InPlace().visit(node)
+
+
+def _is_push(node):
+    """``tape.append(name)``: a push, as lowering writes it."""
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+        node.func.attr == "append" and isinstance(node.func.value, gast.Name) and \
+        len(node.args) == 1 and isinstance(node.args[0], gast.Name) and not node.keywords
+
+
+def _is_pop(node):
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+        node.func.attr == "pop" and not node.args and isinstance(node.func.value, gast.Name)
 
 
 def weaken(node, refs, params=(), scalars=()):

@@ -35,10 +35,10 @@ class Reverse(Adjoints):
 
     def __init__(self, fn, wrt, mode, has_aux):
         self.fn = fn
-        # a name rebound at the top level (h = relu(h), h = h.reshape(...)) gets a name per
-        # binding: each value is kept, not taped and popped (as Numba needs: a tape holds
-        # values of one rank)
-        self.node, _ = versions.split(fn.node, ir.names_in(fn.node) | set(fn.refs))
+        # a name rebound at the top level (h = relu(h), h = h.reshape(...)), or in one trip of
+        # a loop, gets a name per binding: each value is kept, not taped and popped (as Numba
+        # needs: a tape holds values of one rank)
+        self.node, _ = versions.split(fn.node, ir.names_in(fn.node) | set(fn.refs), loops=True)
         self.refs = dict(fn.refs)
         self.wrt, self.mode, self.has_aux = wrt, mode, has_aux
         self.namer = ir.Namer(ir.names_in(self.node) | set(self.refs))

@@ -270,10 +270,12 @@ class _Typer:
         return tuple(out + dims), t[1]
 
     def of_Call(self, node):   # noqa: N802
-        if node.keywords or any(isinstance(a, gast.Starred) for a in node.args):
+        if any(isinstance(a, gast.Starred) for a in node.args):
             return UNKNOWN
         fn = self.callee(node.func)
         args = node.args
+        if node.keywords:
+            return self.reduction(fn, args, node.keywords) if is_member(fn, _WHOLE) else UNKNOWN
         if fn == ("method", "copy") and not args:      # x.copy()
             return self.of(node.func.value)
         if fn is runtime.weak and len(args) == 2:
@@ -285,8 +287,37 @@ class _Typer:
         if is_member(fn, _WHOLE) and len(args) == 1:
             t = self.of(args[0])
             return t if t is _UNSEEN else ((), _dtype_of(fn, [t[1]]))
+        if fn is np.squeeze and len(args) == 1:   # (with every length known, its rank is)
+            t = self.of(args[0])
+            if t is _UNSEEN or t[0] is None or any(d is None or d[0] != "lit" for d in t[0]):
+                return t if t is _UNSEEN else UNKNOWN
+            return tuple(d for d in t[0] if d != ("lit", 1)), t[1]
         if isinstance(fn, np.ufunc) and fn.signature is None and fn.nout == 1 and \
                 len(args) == fn.nin or fn in (np.where, np.clip) and len(args) == 3:
             return self.elementwise(fn, args)
         return UNKNOWN
 
+
+    def reduction(self, fn, args, keywords):
+        """``np.sum(x, axis=k, keepdims=b)`` and its kind, with constant ``axis`` (an int, a
+        tuple of ints or None) and ``keepdims``."""
+        given = {k.arg: k.value for k in keywords}
+        if len(args) != 1 or set(given) - {"axis", "keepdims"} or not all(
+                isinstance(v, gast.Constant) or isinstance(v, gast.Tuple) and all(
+                    isinstance(e, gast.Constant) for e in v.elts) for v in given.values()):
+            return UNKNOWN
+        t = self.of(args[0])
+        if t is _UNSEEN or t[0] is None:
+            return t if t is _UNSEEN else UNKNOWN
+        axis = given.get("axis", gast.Constant(value=None, kind=None))
+        axes = [e.value for e in axis.elts] if isinstance(axis, gast.Tuple) else [axis.value]
+        keep = given.get("keepdims", gast.Constant(value=False, kind=None)).value
+        rank = len(t[0])
+        if axes == [None]:
+            axes = list(range(rank))
+        if not all(type(a) is int and -rank <= a < rank for a in axes) or type(keep) is not bool:
+            return UNKNOWN
+        axes = {a % rank for a in axes}
+        dims = tuple(("lit", 1) if i in axes else d for i, d in enumerate(t[0])) if keep else \
+            tuple(d for i, d in enumerate(t[0]) if i not in axes)
+        return dims, _dtype_of(fn, [t[1]])

@@ -18,9 +18,12 @@ import gast
 from . import analysis, ir
 
 
-def split(node, taken):
+def split(node, taken, loops=False):
     """(a copy of function ``node`` with each top-level rebinding renamed, {version: the
-    original name, for each version in the order of its binding})."""
+    original name, for each version in the order of its binding}).  With ``loops``, also each
+    rebinding at the top level of a loop body of a name local to a trip (bound there before
+    it is read, not live at the body's end, bound nowhere deeper): ``log_q = f(x)`` then
+    ``log_q = np.reshape(log_q, (n, -1))`` in one trip are two values, of two ranks."""
     node = copy.deepcopy(node)
     namer = ir.Namer(taken)
     current, versions = {}, {}
@@ -36,7 +39,39 @@ def split(node, taken):
         written = analysis.writes(s)
         _rename(s, current)
         bound |= written
+    if loops:
+        _split_loops(node.body, analysis.live_after(node.body), namer, versions)
     return node, versions
+
+
+def _split_loops(stmts, live, namer, versions):
+    for s in stmts:
+        if isinstance(s, (gast.For, gast.While)) and s.body:
+            _split_trip(s.body, live[id(s.body[-1])], namer, versions)
+        for block in (getattr(s, "body", None), getattr(s, "orelse", None)):
+            if isinstance(block, list):
+                _split_loops(block, live, namer, versions)
+
+
+def _split_trip(body, live_at_end, namer, versions):
+    deeper = analysis.block_writes([s for s in body if not isinstance(s, gast.Assign)])
+    counts = {}
+    for s in body:
+        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name):
+            counts[s.targets[0].id] = counts.get(s.targets[0].id, 0) + 1
+    local = {x for x, c in counts.items() if c > 1 and x not in live_at_end | deeper}
+    current, seen = {}, set()
+    for s in body:
+        target = s.targets[0] if isinstance(s, gast.Assign) and len(s.targets) == 1 else None
+        if isinstance(target, gast.Name) and target.id in local:
+            _rename(s.value, current)
+            if target.id in seen:
+                new = namer.fresh(target.id)
+                versions[new], current[target.id] = target.id, new
+                target.id = new
+            seen.add(versions.get(target.id, target.id))
+            continue
+        _rename(s, current)
 
 
 def merge(versions, kind):

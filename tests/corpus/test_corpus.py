@@ -43,8 +43,6 @@ _RECURSION = ("TransformError: recursive call to log_partition_function (recursi
               "data's structure: strop inlines calls and refuses recursion)")
 _SCIPY = ("TransformError: scipy.special.logsumexp has no derivative rule yet (SciPy support "
           "is a later issue; the error names the program's line)")
-_SQUEEZE = ("JitFallbackWarning: Numba has no np.squeeze without an axis (logsumexp's "
-            "np.squeeze(out) of a 1-d array)")
 KNOWN_FAILURES = {
     # jx_: programs modeled on JAX's examples and documentation, and on JAX tutorials
     ("jx_adam_optimizer", "train"):
@@ -72,8 +70,6 @@ KNOWN_FAILURES = {
     ("ag_neural_net", "jit"): _SCIPY,
     ("ag_neural_net", "vmap"): _SCIPY,
     ("ag_neural_net", "train"): _SCIPY,
-    ("ag_gmm", "jit"): _SQUEEZE,
-    ("ag_mixture_vi", "jit"): _SQUEEZE,
     ("ag_min_char_rnn", "jit"):
         "JitFallbackWarning: Numba cannot type the dict hs grown by hs[t] = ... in the loop "
         "(its keys are the loop's values)",

@@ -185,6 +185,8 @@ def _unbroadcast(g, x):
 @overload(rt.broadcast_like)
 def _broadcast_like(g, v):
     dt = _float_of(v)
+    if isinstance(v, types.Array) and v.ndim == 0:   # a number, as zeros_like's of it
+        return lambda g, v: np.asarray(g).astype(dt).reshape(1)[0]
     if isinstance(v, types.Array):
         return lambda g, v: np.broadcast_to(np.asarray(g).astype(dt), v.shape).copy()
     return lambda g, v: dt(g)

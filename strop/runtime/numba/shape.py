@@ -4,7 +4,7 @@ from numba import types
 from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
-from ._common import _float_of, _none, _unrolled, overload
+from ._common import SCALARS, _float_of, _none, _unrolled, overload
 from .axes import _norm_axis
 
 
@@ -61,6 +61,9 @@ def _concatenate_vjp(g, arrays, axis=0, promote=None):
     if isinstance(g, types.Array) and isinstance(axis, types.Integer) and isinstance(
             arrays, types.BaseTuple) and len(arrays) and (item is None or not _none(promote)):
         return _concatenate_vjp_tuple(g, arrays, promote)
+    if isinstance(g, types.Array) and isinstance(axis, types.Integer) and item is not None \
+            and not _none(promote):
+        return _concatenate_vjp_promoted(g, item, promote)
     if not (isinstance(g, types.Array) and isinstance(axis, types.Integer) and _none(promote)
             and item is not None and item.ndim == g.ndim):
         return None
@@ -85,6 +88,31 @@ def _promotion(promote):
     key = getattr(promote, "typing_key", None) or getattr(
         getattr(promote, "dispatcher", None), "py_func", None)
     return key if key in _PROMOTED else False
+
+
+def _concatenate_vjp_promoted(g, item, promote):
+    """concatenate_vjp of a list of arrays of one type that ``promote`` made g's rank
+    (np.vstack of the vectors a loop appended): each piece cut as long as its promoted array,
+    shaped back as the array."""
+    kind = _promotion(promote)
+    if kind is False or not (item.ndim == g.ndim or kind is not None and
+                             item.ndim in _PROMOTED[kind]):
+        return None
+    shape = "arrays[i].shape" if item.ndim == g.ndim else \
+        _PROMOTED[kind][item.ndim].format(s="arrays[i].shape")
+    return _unrolled(f"""
+def impl(g, arrays, axis=0, promote=None):
+    ax = _norm_axis(axis, {g.ndim})""" + _axis_first(g.ndim) + f"""
+    moved = g.transpose(order)
+    out = []
+    start = 0
+    for i in range(len(arrays)):
+        m = {shape}[ax]
+        piece = np.ascontiguousarray(moved[start:start + m].transpose({_UNDO(g.ndim)}))
+        out.append(piece.astype(dt).reshape(arrays[i].shape))
+        start += m
+    return out
+""", np=np, _norm_axis=_norm_axis, dt=_float_of(item))
 
 
 def _concatenate_vjp_tuple(g, arrays, promote):
@@ -190,6 +218,69 @@ def impl(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
         start += moved.shape[0]
     return np.ascontiguousarray(res.transpose(""" + _UNDO(n) + """))
 """, np=np, _norm_axis=_norm_axis, dt=dt)
+
+
+def _joined_list(tup, shapes, axis):
+    """np.vstack and its kin of a list of arrays of one type (Numba's take tuples): each array
+    reshaped as the function promotes it (``shapes``: item rank -> the text of the shape, the
+    array as ``a``; other ranks as they are), then concatenated along ``axis``."""
+    if not (isinstance(tup, (types.List, types.ListType)) and
+            isinstance(tup.dtype, types.Array)):
+        return None
+    shape = shapes.get(tup.dtype.ndim, "a.shape")
+    return _unrolled(f"""
+def impl(tup):
+    return np.concatenate([np.ascontiguousarray(a).reshape({shape}) for a in tup], {axis})
+""", np=np)
+
+
+@overload(np.stack)
+def _stack_list(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    """np.stack of a list (Numba's takes tuples): of numbers, the vector of them; of arrays of
+    one type, each given a new axis, concatenated along it."""
+    if not (isinstance(arrays, (types.List, types.ListType)) and isinstance(axis, types.Integer)
+            and _none(out) and _none(dtype)):
+        return None
+    item = arrays.dtype
+    if isinstance(item, SCALARS):
+        def numbers(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+            if axis != 0 and axis != -1:
+                raise ValueError("axis is out of bounds for array of dimension 1")
+            return np.array(arrays)
+        return numbers
+    if not isinstance(item, types.Array):
+        return None
+    n = item.ndim
+    shape = "(" + "".join(f"1 if k == ax else a.shape[k - (k > ax)], " for k in range(n + 1)) \
+        + ")"
+    return _unrolled(f"""
+def impl(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    ax = _norm_axis(axis, {n + 1})
+    return np.concatenate([np.ascontiguousarray(a).reshape({shape}) for a in arrays], ax)
+""", np=np, _norm_axis=_norm_axis)
+
+
+@overload(np.vstack)
+def _vstack_list(tup):
+    return _joined_list(tup, {0: "(1, 1)", 1: "(1, a.shape[0])"}, 0)
+
+
+@overload(np.hstack)
+def _hstack_list(tup):
+    if isinstance(tup, (types.List, types.ListType)) and isinstance(tup.dtype, types.Array):
+        return _joined_list(tup, {0: "(1,)"}, 0 if tup.dtype.ndim <= 1 else 1)
+    return None
+
+
+@overload(np.column_stack)
+def _column_stack_list(tup):
+    return _joined_list(tup, {0: "(1, 1)", 1: "(a.shape[0], 1)"}, 1)
+
+
+@overload(np.dstack)
+def _dstack_list(tup):
+    return _joined_list(tup, {0: "(1, 1, 1)", 1: "(1, a.shape[0], 1)",
+                              2: "(a.shape[0], a.shape[1], 1)"}, 2)
 
 
 @overload(rt.inverse_axes)

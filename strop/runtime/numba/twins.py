@@ -9,6 +9,10 @@ from ._common import SCALARS, _none, _unrolled, overload
 
 @overload(reshape)
 def _reshape(a, newshape=None, order="C"):
+    """(of a number too: the cotangent of a 0-d array is one, reshaped back by np.squeeze's
+    derivative)"""
+    if isinstance(a, SCALARS):
+        return lambda a, newshape=None, order="C": np.reshape(np.asarray(a), newshape)
     if not isinstance(a, types.Array) or not (isinstance(order, str) and order == "C" or
                                                isinstance(order, types.Omitted)
                                                or isinstance(order, types.StringLiteral)
