@@ -350,6 +350,53 @@ def dot_of_3d_vector(x):
     return np.sum(np.dot(np.stack([x, x + 1.0]), x[0]) ** 2)
 
 
+def logsumexp_squeezed(x):
+    """np.squeeze(x) has a rank the shape decides: here known (every axis kept, of length 1)."""
+    m = np.max(x, keepdims=True)
+    out = m + np.log(np.sum(np.exp(x - m), keepdims=True))
+    return np.squeeze(out)
+
+
+def zip_of_starred_rows(x):
+    """zip(*xs): known as sequences only once xs is a display (it walked a list of tuples)."""
+    total = 0.0
+    for a, b in zip(*(x[:2], x[2:])):
+        total = total + np.sum(a * np.sin(b))
+    return total
+
+
+def stack_of_appended(x):
+    """Numba's np.stack and its kin take tuples; lists grown in a loop are joined too."""
+    rows = []
+    sums = []
+    for r in x:
+        rows.append(np.tanh(r))
+        sums.append(np.sum(r ** 2))
+    return (np.sum(np.vstack(rows) * 2.0) + np.sum(np.stack(sums) ** 2) +
+            np.sum(np.hstack(rows) ** 3) + np.sum(np.column_stack(rows) ** 2) +
+            np.sum(np.stack(rows, 1) * np.arange(4.0)))
+
+
+def rebinds_to_another_rank_in_a_trip(x):
+    """q is a vector then a matrix in one trip: one tape could not hold both."""
+    total = 0.0
+    for r in x:
+        q = np.exp(r)
+        q = np.reshape(q, (1, -1))
+        total = total + np.sum(q @ q.T)
+    return total
+
+
+def list_rebuilt_each_trip(x):
+    """parts = _list1 (a comprehension's list given the user's name) kept the list from
+    growing in place, and Numba could not type the empty list."""
+    total = 0.0
+    for k in range(2):
+        parts = [np.sin(r * (k + 1)) for r in x]
+        total = total + np.sum(np.vstack(parts).T ** 2)
+    return total
+
+
 FUNCTIONS = [
     where_in_a_branch, record, np_matmul, empty_and_grown_lists, sum_axis, sum_axis_tuple, sum_keepdims,
     mean_axis, mean_keepdims, max_axis, min_axis,
@@ -360,10 +407,15 @@ FUNCTIONS = [
     where_clip, keywords, builtins, local_list, local_dict, at_set_slice, at_add, loop_branch,
     while_loop, interp, convolve, select, cov, fftshift, polyval, calls_stack, lane_axes,
     number_becomes_array, hstack_with_ones, vstack_of_layouts, column_stack_vector, dot_of_3d,
-    dot_of_3d_vector]
+    dot_of_3d_vector, logsumexp_squeezed, zip_of_starred_rows, stack_of_appended,
+    rebinds_to_another_rank_in_a_trip, list_rebuilt_each_trip]
 
 # (transform, function name) -> why it still runs as Python (or fails)
-FALLS_BACK = {}
+FALLS_BACK = {
+    ("vmap", "logsumexp_squeezed"):
+        "vmap runs np.max(x, keepdims=True) lane by lane, so the lengths np.squeeze(out) "
+        "needs are not known in the lane function",
+}
 
 
 def _x():

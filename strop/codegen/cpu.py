@@ -161,8 +161,9 @@ def _never_filled(node, refs):
 def _appends_in_place(node, helpers, refs):
     """``lst = append(lst, v)`` as ``lst.append(v)`` where ``lst`` starts as ``[]`` and is only
     appended to, indexed, read whole (READS_EMPTY: no other name can see it change), pushed on
-    a tape (a copy is pushed) and popped from one: Numba infers an empty list's item type from
-    the list's own ``append``, not from a function given the list."""
+    a tape or bound to another name (a copy, as lists are values here) and popped from a tape:
+    Numba infers an empty list's item type from the list's own ``append``, not from a function
+    given the list."""
     def is_append(value, name):
         return isinstance(value, gast.Call) and isinstance(value.func, gast.Name) and \
             helpers.get(value.func.id) is runtime.append and len(value.args) == 2 and \
@@ -188,6 +189,8 @@ def _appends_in_place(node, helpers, refs):
             allowed.add(id(sub.value))
         if _is_push(sub):
             allowed.add(id(sub.args[0]))
+        if isinstance(sub, gast.Assign) and isinstance(sub.value, gast.Name):
+            allowed.add(id(sub.value))   # (parts = _list1: a copy)
     for sub in gast.walk(node):
         if isinstance(sub, gast.Name) and sub.id in candidates and \
                 isinstance(sub.ctx, gast.Load) and id(sub) not in allowed:
@@ -195,9 +198,16 @@ def _appends_in_place(node, helpers, refs):
     if not candidates:
         return node
 
+    def copy(name):
+        return gast.Call(func=gast.Name(id="list", ctx=gast.Load(), annotation=None,
+                                        type_comment=None), args=[name], keywords=[])
+
     class InPlace(gast.NodeTransformer):
         def visit_Assign(self, s):
             t = s.targets[0]
+            if isinstance(s.value, gast.Name) and s.value.id in candidates:
+                s.value = copy(s.value)   # a list is a value: the other name keeps this one
+                return s
             if len(s.targets) == 1 and isinstance(t, gast.Name) and t.id in candidates and \
                     is_append(s.value, t.id):
                 new = gast.Expr(value=gast.Call(
@@ -211,9 +221,7 @@ def _appends_in_place(node, helpers, refs):
 
         def visit_Expr(self, s):   # a push keeps the list as it is now: a copy
             if _is_push(s.value) and s.value.args[0].id in candidates:
-                s.value.args[0] = gast.Call(func=gast.Name(id="list", ctx=gast.Load(),
-                                                           annotation=None, type_comment=None),
-                                            args=[s.value.args[0]], keywords=[])
+                s.value.args[0] = copy(s.value.args[0])
             return s
     return InPlace().visit(node)
 
