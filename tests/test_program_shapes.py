@@ -371,3 +371,73 @@ def test_a_global_list_of_sizes_is_static_and_read_again_when_it_changes():
     finally:
         LAYER_SIZES[1] = (2, 1)
     np.testing.assert_allclose(g(w), before, rtol=1e-12)
+
+
+def _project(vx, vy):
+    """Changes its arguments in place, as autograd's fluid simulation's project() does."""
+    div = np.roll(vx, -1) - np.roll(vy, 1)
+    vx -= 0.5 * div
+    vy -= 0.25 * div ** 2
+    return vx, vy
+
+
+def _apply_boundary(u):
+    u[0] = 0.0
+    u[-1] = u[-2] * 0.5
+
+
+def _smooth_then_fix(u):
+    u *= 0.9
+    _apply_boundary(u)
+
+
+def helpers_change_what_the_caller_made(x):
+    vx, vy = np.sin(x), np.cos(x)
+    vx, vy = _project(vx, vy)
+    u = x ** 2
+    _apply_boundary(u)          # no result: the change of u is what it does
+    w = np.exp(x)
+    _smooth_then_fix(w)         # through a helper of the helper
+    return np.sum(vx * vy) + np.sum(u ** 2) + np.sum(w * x)
+
+
+def test_a_helper_may_change_the_arrays_its_caller_made():
+    # `vx -= ...` in a helper was refused as a change of an argument (autograd's fluidsim)
+    x = rng.randn(5)
+    check_grad(helpers_change_what_the_caller_made, x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+        np.testing.assert_allclose(strop.jit(helpers_change_what_the_caller_made)(x),
+                                   helpers_change_what_the_caller_made(x), rtol=1e-12)
+
+
+def changes_its_own_argument_through_a_helper(x):
+    _apply_boundary(x)
+    return np.sum(x)
+
+
+def changes_an_aliased_array_through_a_helper(x):
+    u = x * 2.0
+    v = u
+    _apply_boundary(u)
+    return np.sum(v)
+
+
+def changes_a_row_through_a_helper(x):
+    u = np.outer(x, x)
+    _apply_boundary(u[0])
+    return np.sum(u)
+
+
+@pytest.mark.parametrize("f, error, message", [
+    (changes_its_own_argument_through_a_helper, strop.errors.ImmutableUpdateError,
+     "changes argument `x` in place"),
+    (changes_an_aliased_array_through_a_helper, strop.errors.TransformError, "both refer to"),
+    (changes_a_row_through_a_helper, strop.errors.TransformError, "a part of `u`"),
+], ids=lambda v: getattr(v, "__name__", None))
+def test_a_helper_changing_what_the_caller_may_not_change_is_refused_at_the_call(f, error,
+                                                                                message):
+    with pytest.raises(error, match=message) as info:
+        grad(f)(rng.randn(4))
+    assert info.value.location.filename == __file__
+    assert "_apply_boundary(" in info.value.location.line()

@@ -12,6 +12,7 @@ first problem in source order.
 normalizer calls it (inline.py) for the function and each function it inlines.
 """
 import dataclasses
+import inspect
 import sys
 
 import gast
@@ -25,14 +26,15 @@ from .check_tables import (AUG_AT, CONTAINER_FUNCTIONS, CONTAINER_METHODS, FRESH
                            _among, _at_fix, _at_update, _copy_fix, _format, _immutable, _merge,
                            _namespace, _root, _scope, _static_attribute, _stateful_rng, _union,
                            src)
+from .helper_updates import argument_for, updated_params
 from .parse import BUILTIN, CLOSURE, GLOBAL, _params
 
 
 class _Checker:
     """The problems found in one parsed function, by (line, column)."""
 
-    def __init__(self, parsed):
-        self.parsed = parsed
+    def __init__(self, parsed, fresh=()):
+        self.parsed, self.fresh = parsed, fresh
         self.outside = dataclasses.replace(parsed, local_names=frozenset())  # resolves free names
         self.problems = {}
         self.pending = {}  # id(nested def or lambda) -> (node, enclosing _Function)
@@ -42,16 +44,18 @@ class _Checker:
         self.problems.setdefault((location.lineno, location.col), error(message, location, fix))
 
     def run(self):
-        _Function(self, self.parsed.node, None)
+        _Function(self, self.parsed.node, None, self.fresh)
         while self.pending:  # nested functions, once their enclosing function is fully walked
             _Function(self, *self.pending.pop(next(iter(self.pending))))
         if self.problems:
             raise self.problems[min(self.problems)]
 
 
-def check(parsed):
-    """Raise the first PurityError or ImmutableUpdateError of ``parsed``, in source order."""
-    _Checker(parsed).run()
+def check(parsed, fresh=()):
+    """Raise the first PurityError or ImmutableUpdateError of ``parsed``, in source order;
+    ``fresh``: parameters its caller passes objects for that it made and lets it change
+    (helper_updates.py)."""
+    _Checker(parsed, fresh).run()
 
 
 def check_complex(parsed):
@@ -181,10 +185,11 @@ class _Function:
     """One function body, walked statement by statement. ``env`` maps the local names bound so
     far to their Value; ``seen`` to every Value they ever had (what nested functions see)."""
 
-    def __init__(self, checker, node, enclosing):
+    def __init__(self, checker, node, enclosing, fresh=()):
         self.checker, self.enclosing = checker, enclosing
         self.names, self.declared = _scope(node)
-        self.env = {p.id: _root("argument", p.id) for p in _params(node.args)}
+        self.env = {p.id: _root("local", f"{p.id}:parameter") if p.id in fresh else
+                    _root("argument", p.id) for p in _params(node.args)}
         for star in (node.args.vararg, node.args.kwarg):  # a new tuple or dict on every call
             if star is not None:
                 self.env[star.id] = self.env[star.id].holding()
@@ -557,6 +562,8 @@ class _Function:
         self.out_keyword(node, keywords.get("out"))
         self.hidden_state(node, callee, method, receiver, args)
         self.in_place(node, callee, method, receiver, args)
+        if not method:
+            self.passed_to_update(node, callee)
         parts = _union(args + ([receiver] if method else []))
         copy_kw = keywords.get("copy")
         if (_among(callee, PART_FUNCTIONS) or method in PART_METHODS
@@ -598,6 +605,34 @@ class _Function:
                         f"other results on every call",
                         "pass the values in as an array or a list, or create the iterator "
                         "inside the function (`it = iter(values)`)")
+
+    def passed_to_update(self, node, callee):
+        """A helper of the user's that changes a parameter in place changes what this call
+        passes for it (helper_updates.py): allowed for an object made here that no other name
+        sees, as a change written here would be."""
+        if not inspect.isfunction(callee):
+            return
+        for p, arg in argument_for(node, callee, updated_params(callee)).items():
+            value = self.value(arg)
+            action = f"`{src(node)}` (`{callee.__name__}` changes its parameter `{p}` in place)"
+            fix = (f"pass a copy (`{src(arg)}.copy()`), or make `{callee.__name__}` return the "
+                   f"new value of `{p}` instead of changing it")
+            outside = sorted(r for r in value.inner if r[0] != "local")
+            if outside:
+                kind, root = outside[0]
+                self.report(ImmutableUpdateError, node,
+                            f"{action} changes {kind} `{root}` in place; a transformed function "
+                            f"may change only the objects it creates", fix)
+            elif not isinstance(arg, gast.Name) and value.same:
+                base = arg
+                while isinstance(base, (gast.Subscript, gast.Attribute)):
+                    base = base.value
+                self.report(TransformError, node,
+                            f"{action} changes `{src(arg)}`, a part of `{src(base)}`: strop "
+                            f"turns in-place updates into new values and cannot write this one "
+                            f"back into `{src(base)}`", fix)
+            else:
+                self.changed(value, arg, node, action, fix)
 
     def in_place(self, node, callee, method, receiver, args):
         """Methods and functions that change their receiver or first argument."""

@@ -22,6 +22,7 @@ from . import ir
 from .check import check_complex
 from .controlflow import canonicalize
 from .generators import as_list_builder, is_generator
+from .helper_updates import argument_for, updated_params
 from .call_kinds import TREE, Local
 from .parse import local_names, parse
 
@@ -68,8 +69,9 @@ class Inliner:
                              "transformed function calls", e, scope,
                              fix="write the recursion as a loop")
         parsed = parse(fn)
+        updated = updated_params(fn)   # objects of the caller's it changes (helper_updates.py)
         if self.check is not None:
-            self.check(parsed)
+            self.check(parsed, updated)
         if self.inline_helpers:   # under a derivative (see refuse_complex)
             check_complex(parsed)
         names = {}
@@ -84,8 +86,10 @@ class Inliner:
         kwdefaults = fn.__kwdefaults__ or {}
         kw_atoms = [self.constant_atom(kwdefaults[a.id], f"{fn.__name__}_default")
                     if a.id in kwdefaults else None for a in node.args.kwonlyargs]
+        written_back = [(scope.names[a.id], p) for p, a in argument_for(e, fn, updated).items()
+                        if isinstance(a, gast.Name) and a.id in scope.names]
         return self.inline(node, callee, e, scope, into, default_atoms, fn, local, extra,
-                           kw_atoms)
+                           kw_atoms, written_back)
 
     def inline_ast(self, node, closure, e, scope, into):
         if node in self.inlining:
@@ -106,8 +110,10 @@ class Inliner:
                            sorted(local_names(body)), (), kw_defaults)
 
     def inline(self, node, callee, e, scope, into, defaults, key, local_names, extra=(),
-               kw_defaults=None):
-        """``kw_defaults``: atoms of the keyword-only parameters' defaults (None: none)."""
+               kw_defaults=None, written_back=()):
+        """``kw_defaults``: atoms of the keyword-only parameters' defaults (None: none);
+        ``written_back``: (the caller's name, parameter) where the function changes the
+        caller's object in place: the name is bound to the parameter's last value after."""
         args = node.args
         for n in local_names:
             callee.names[n] = self.namer.fresh(n)
@@ -167,6 +173,8 @@ class Inliner:
                 self.loc = callee.parsed.location(s)
                 self.stmt(s, callee)
             result = self.inline_result
+            for name, p in written_back:
+                self.emit(ir.assign(name, ir.name(callee.names[p])))
         finally:
             self.inlining.pop()
             self.inline_result, self.loc = saved

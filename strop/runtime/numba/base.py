@@ -2,6 +2,7 @@
 import numpy as np
 from numba import types
 from numba.extending import register_jitable
+from numba.typed import Dict
 from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
@@ -61,6 +62,15 @@ def _zeros_like(x):
         return lambda x: None
     if isinstance(x, types.List) and not _none(x.dtype):   # a list's: a list of zeros
         return lambda x: [rt.zeros_like(e) for e in x]
+    if isinstance(x, types.DictType):   # a dict's: the same keys, each a zero
+        key, value = x.key_type, x.value_type
+
+        def dict_of_zeros(x):
+            out = Dict.empty(key, value)
+            for k, v in x.items():
+                out[k] = rt.zeros_like(v)
+            return out
+        return dict_of_zeros
 
 
 @overload(rt.add)
@@ -77,6 +87,17 @@ def _add(a, b):
             return None
         parts = "".join(f"add(a[{i}], b[{i}]), " for i in range(len(a)))
         return _unrolled(f"def impl(a, b):\n    return ({parts})\n", add=rt.add)
+    if isinstance(a, types.DictType) and isinstance(b, types.DictType):   # key by key
+        key, value = a.key_type, a.value_type
+
+        def dicts(a, b):
+            out = Dict.empty(key, value)
+            for k, v in a.items():
+                out[k] = v
+            for k, v in b.items():
+                out[k] = rt.add(out[k], v) if k in out else v
+            return out
+        return dicts
     if isinstance(a, types.List) or isinstance(b, types.List):   # element by element
         if not (isinstance(a, types.List) and isinstance(b, types.List)):
             return None

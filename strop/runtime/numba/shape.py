@@ -283,6 +283,29 @@ def _dstack_list(tup):
                               2: "(a.shape[0], a.shape[1], 1)"}, 2)
 
 
+@overload(np.meshgrid, prefer_literal=True)
+def _meshgrid(x, y, indexing="xy"):
+    """np.meshgrid of two arrays (raveled), with indexing "xy" or "ij" (Numba has none)."""
+    if not (isinstance(x, types.Array) and isinstance(y, types.Array)):
+        return None
+    mode = getattr(indexing, "literal_value", indexing if isinstance(indexing, str) else "xy")
+    if mode not in ("xy", "ij"):
+        return None
+    dx, dy = as_dtype(x.dtype), as_dtype(y.dtype)
+
+    def grids(x, y, indexing="xy"):
+        a, b = x.ravel(), y.ravel()
+        rows, cols = (b, a) if mode == "xy" else (a, b)
+        first = np.empty((rows.size, cols.size), dx)
+        second = np.empty((rows.size, cols.size), dy)
+        for i in range(rows.size):
+            for j in range(cols.size):
+                first[i, j] = a[j] if mode == "xy" else a[i]
+                second[i, j] = b[i] if mode == "xy" else b[j]
+        return first, second
+    return grids
+
+
 @overload(rt.inverse_axes)
 def _inverse_axes(axes, n):
     """The inverse permutation, made in compiled code (Numba's np.mod takes no tuple)."""
