@@ -415,6 +415,17 @@ def test_vmap_returns_an_unbatched_list_as_a_list():
     np.testing.assert_array_equal(got[1][1][3], PARAMS[1][1])
 
 
+def test_vmap_returns_an_unbatched_list_of_named_tuples_with_a_batch_axis_on_each_leaf():
+    # each named tuple went to np.asarray whole: NumPy's 'inhomogeneous shape' (fuzzer seed
+    # 2201, program 25)
+    layers = [Layer(w, b) for w, b in PARAMS]
+    got = vmap(lambda params, x: (params, x * 2.0), in_axes=(None, 0))(layers, XS)
+    assert type(got[0]) is list and all(type(layer) is Layer for layer in got[0])
+    for layer, given in zip(got[0], layers):
+        assert layer.w.shape == (5,) + given.w.shape
+        np.testing.assert_array_equal(layer.b[4], given.b)
+
+
 def averaged_step_loss(params, xs, ys):
     per = vmap(grad(example_mse), in_axes=(None, 0, 0))(params, xs, ys)
     g = tree_map(lambda a: np.mean(a, axis=0), per)   # a tree the code made: displays

@@ -6,7 +6,7 @@ lane at once, what the per-example code did for one.
 """
 import numpy as np
 
-from .base import seed_grad, unbroadcast
+from .base import _CONTAINERS, _map, _registered, _tree_map, seed_grad, unbroadcast
 from .indexing import setitem
 from .reductions import extremum_grad
 
@@ -42,7 +42,14 @@ def select(mask, new, old):
 
 
 def broadcast_lanes(x, n):
-    """An unbatched value repeated in ``n`` lanes (a fresh array: code may update it)."""
+    """An unbatched value repeated in ``n`` lanes (a fresh array: code may update it); a
+    pytree's leaves each (vmap returning the parameters it was given, a list of layers)."""
+    if isinstance(x, _CONTAINERS):
+        return _map(lambda leaf: broadcast_lanes(leaf, n), x)
+    if _registered(x):
+        return _tree_map(lambda leaf: broadcast_lanes(leaf, n), x)
+    if x is None:
+        return None
     x = np.asarray(x)
     out = np.empty((n,) + x.shape, x.dtype)
     out[...] = x
