@@ -45,6 +45,7 @@ class Transformed:
     #                         mode's (transformer/shapes.py) and any transform's of it
     batches = False         # a vmap is among the transforms this is made of (lane_dims)
     rebuilds_trees = False  # finish() rebuilds pytrees its code returns as leaves
+    returns_arrays = False  # its results' leaves are arrays whatever the function's are
     nargs = None            # vjp, jvp: the arguments are the first nargs inputs (of a call)
     backend = "python"
     static_argnums = ()

@@ -65,6 +65,7 @@ vmap.__strop_transform__ = True
 
 class Vectorized(api.Transformed):
     differentiates = False   # custom functions inlined as their primal (see plain)
+    returns_arrays = True    # (each leaf batched, or broadcast to the batch)
     lanes = False    # per-lane code fused into loops over the batch (transformer/lanes.py)
     uncompiled = None   # jit(vmap(f)): vmap(f), for an empty batch and after a fallback
     _cuda = None        # jit(vmap(f)) on a GPU (cuda_vmap.py)

@@ -11,10 +11,16 @@ flattens it, and a dict is rebuilt in that order.
 import re
 
 import gast
+import numpy as np
 
 from .. import runtime
 from . import analysis, ir
 
+# NumPy functions whose result is an array (or a NumPy number) whatever they are given
+_TO_ARRAYS = (np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod, np.std, np.var,
+              np.dot, np.matmul, np.tensordot, np.einsum, np.reshape, np.transpose, np.ravel,
+              np.where, np.clip, np.concatenate, np.stack, np.zeros_like, np.ones_like,
+              np.asarray, np.array, np.outer, np.cumsum, np.diff, np.abs)
 LEAF, NONE = ("leaf",), ("none",)
 _KEY = "lax-tree"   # displays[(_KEY, name)]: the structure a name holds (beside spread.py's)
 _ITEMS = "items"    # displays[(_ITEMS, name)]: its elements' atoms, with the names' versions
@@ -38,6 +44,10 @@ class LaxTrees:
                 self.displays[(_SEQ, target)] = functions
             else:
                 self.displays.pop((_SEQ, target), None)
+            if self.makes_array(value):
+                self.displays[(ARRAY, target)] = True
+            else:
+                self.displays.pop((ARRAY, target), None)
             shape = self.static_shape(value)
             for key, known in (((_KEY, target), shape != LEAF and shape),
                                ((_ITEMS, target), items)):
@@ -50,6 +60,22 @@ class LaxTrees:
                 versions[n] = versions.get(n, 0) + 1
                 self.displays.pop((_KEY, n), None)
                 self.displays.pop((_ITEMS, n), None)
+                self.displays.pop((ARRAY, n), None)
+
+    def makes_array(self, value):
+        """Whether the normalized ``value`` surely makes an array or a number, never a
+        container: a ufunc or a reduction of NumPy's, arithmetic on an array, or a name that
+        holds one (a tree's leaf, for tree_map over a tree the code made)."""
+        if isinstance(value, gast.Name):
+            return (ARRAY, value.id) in self.displays
+        if isinstance(value, (gast.BinOp, gast.UnaryOp)):
+            operands = [value.left, value.right] if isinstance(value, gast.BinOp) else \
+                [value.operand]
+            return any(self.makes_array(o) for o in operands)
+        if isinstance(value, gast.Call):
+            fn = self.callee_of(value.func)
+            return isinstance(fn, np.ufunc) and fn.nout == 1 or any(fn is r for r in _TO_ARRAYS)
+        return False
 
     def known_item(self, base, index):
         """The atom ``base[index]`` holds, when ``base`` holds a display (``c = (a, b)``),

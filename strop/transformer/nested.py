@@ -61,7 +61,8 @@ class Nested:
         self.guards.extend(st.fn.guards)   # a function its code was made for rebound
         extra = [self.free_or_local(v) for v in st.fn.free.values()]
         if not kinds and st.fn.result_tree is None:
-            return self.inline_object(st.generated.function, e, scope, into, extra)
+            return self.arrays_at_leaves(inner, self.inline_object(
+                st.generated.function, e, scope, into, extra))
         out = self.inline_object(st.generated.function, e, scope, None, extra)
         if not isinstance(out, gast.Name):
             out = self.to_name(out, force=True)
@@ -79,10 +80,22 @@ class Nested:
                                        self.tree_display(treedef.unflatten(
                                            range(len(leaves))), leaves)) if kinds else None
         if rebuilt is None:
-            return self.to_name(out, into) if into else out
+            return self.arrays_at_leaves(inner, self.to_name(out, into) if into else out)
         made = self.expr(rebuilt, scope, into)
         if all(_of_displays(k[1]) for k in kinds if type(k) is tuple):
             self.mark_array_leaves(made)   # (tree_map over them: normalize_trees.py)
+        return self.arrays_at_leaves(inner, made)
+
+    def arrays_at_leaves(self, inner, made):
+        """``made``, the result of the transform ``inner`` inlined, with the leaves of its
+        displays marked as arrays where the transform makes them so (vmap's: tree_map over
+        per-example values then unrolls, normalize_trees.py)."""
+        if not inner.returns_arrays:
+            return made
+        if isinstance(made, (gast.Tuple, gast.List, gast.Dict)):
+            made = self.to_name(made, force=True)
+        if isinstance(made, gast.Name):
+            self.mark_array_leaves(made)
         return made
 
     def static_value(self, node, scope):

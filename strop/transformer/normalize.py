@@ -13,7 +13,7 @@ where an atom is a name, a constant or a reference to a bound object (``np.pi``)
 import gast
 import numpy as np
 
-from .. import runtime
+from .. import runtime, tree_util
 from ..errors import TransformError
 from . import ir
 from .call_kinds import CallKinds, RanksChanged
@@ -214,7 +214,7 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
             made = ir.display(value)
             for n in gast.walk(made):   # (at the line that reads it)
                 gast.copy_location(n, node)
-            return self.expr(made, scope)
+            return self.expr(made, scope, into=self.namer.fresh(user_name))
         if ir.is_function_table(value):   # its items are known while transforming
             self.guards.append(ir.ItemsGuard(var, value, tuple(value)))
             return ir.name(self.bind_ref(user_name, value))
@@ -261,7 +261,7 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
                     self.out[-1].targets[0].id == scope.names.get(into) and \
                     self.names_function(self.out[-1].value, into, scope):
                 # d = FUNCTIONS[k]: d names that function (called, it is inlined)
-                scope.names[into] = self.out.pop().value.id
+                scope.names[into] = self.ref_name(self.out.pop().value)
         elif kind is gast.AnnAssign:
             if s.value is not None:
                 self.stmt(gast.copy_location(gast.Assign(targets=[s.target], value=s.value,
@@ -358,9 +358,21 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
 
     def names_function(self, value, user_name, scope):
         """Whether ``user_name = value`` binds, once in its function, a function known while
-        transforming (``value`` a reference to it)."""
-        return isinstance(value, gast.Name) and value.id in self.refs and callable(
-            self.refs[value.id]) and self.bound_once(user_name, scope)
+        transforming (``value`` a reference to it, or to a module's attribute:
+        ``tree_map = tree_util.tree_map``), or a tree's structure (tree_flatten's)."""
+        if not (isinstance(value, gast.Name) and value.id in self.refs or
+                isinstance(value, gast.Attribute) and self.is_ref(value)):
+            return False
+        obj = self.ref_object(value)
+        return (callable(obj) or isinstance(obj, tree_util.PyTreeDef)) and \
+            self.bound_once(user_name, scope)
+
+    def ref_name(self, value):
+        """The name of the reference ``value`` (a name, or a module's attribute bound now)."""
+        if isinstance(value, gast.Name):
+            return value.id
+        obj = self.ref_object(value)
+        return self.bind_ref(getattr(obj, "__name__", value.attr), obj)
 
     def makes_transform(self, value, scope):
         """Whether ``value`` is a call of a strop transform (``f = vmap(g)``: f names what it
@@ -376,7 +388,7 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
             self.functions[self.store_name(target.id, scope)] = self.functions[value.id]
         elif isinstance(target, gast.Name) and self.names_function(value, target.id, scope):
             # f = vmap(g) (a function made while transforming), bound once: f names it
-            scope.names[target.id] = value.id
+            scope.names[target.id] = self.ref_name(value)
         elif isinstance(target, gast.Name):
             self.emit(ir.assign(self.store_name(target.id, scope), value))
         elif isinstance(target, (gast.Tuple, gast.List)) and any(

@@ -23,13 +23,26 @@ class Trees:
 
     def tree_call(self, obj, e, scope, into):
         """The atom of a tree_util call rewritten as displays, or None to leave it."""
-        if obj not in (tree_util.tree_leaves, tree_util.tree_map) or e.keywords or any(
+        if obj not in _REWRITTEN or e.keywords or any(
                 isinstance(a, gast.Starred) for a in e.args):
             return None
-        first = 0 if obj is tree_util.tree_leaves else 1
-        if len(e.args) <= first or obj is tree_util.tree_leaves and len(e.args) != 1:
+        if obj is tree_util.tree_unflatten:
+            return self.unflatten_call(e, scope, into)
+        first = 1 if obj is tree_util.tree_map else 0
+        if len(e.args) > first and not isinstance(e.args[first], (gast.Name, gast.Constant)):
+            # tree_map(f, vmap(g)(xs)): the tree computed first, once; the call then made
+            # with it as a name (rewritten or not)
+            args = list(e.args)
+            args[first] = self.once(args[first], scope)
+            return self.call(gast.copy_location(gast.Call(func=e.func, args=args,
+                                                          keywords=e.keywords), e),
+                             scope, into)
+        if len(e.args) <= first or obj is not tree_util.tree_map and len(e.args) != 1:
             return None
         treedef = self.tree_of(e.args[first], scope)
+        if treedef is None and obj is not tree_util.tree_map and isinstance(e.args[0],
+                                                                            gast.Name):
+            treedef = self.display_tree(self.expr(e.args[0], scope))   # a gradient's, say
         if treedef is None and obj is tree_util.tree_map:
             # grads = grad(f)(params) then tree_map(sgd, grads, params): the first tree is a
             # display the code made, of the structure of a parameter given after it
@@ -46,24 +59,69 @@ class Trees:
         paths = leaf_paths(treedef) if treedef is not None else None
         if paths is None or any(isinstance(step, Attr) for p in paths for step in p):
             return None
+        structure = self.constant_atom(treedef, "treedef")   # (a constant: known here)
+        structure.normalized = True
+        if obj is tree_util.tree_structure:
+            return self.to_name(structure, into) if into else structure
         trees = [self.once(t, scope) for t in e.args[first:]]
-        if obj is tree_util.tree_leaves:
-            leaves = [_read(trees[0], p) for p in paths]
-            return self.expr(gast.List(elts=leaves, ctx=gast.Load()), scope, into)
+        if obj is not tree_util.tree_map:
+            leaves = gast.List(elts=[_read(trees[0], p) for p in paths], ctx=gast.Load())
+            if obj is tree_util.tree_flatten:
+                leaves = gast.Tuple(elts=[leaves, structure], ctx=gast.Load())
+            return self.expr(leaves, scope, into)
         leaves = [gast.Call(func=ir.clone(e.args[0]), args=[_read(t, p) for t in trees],
                             keywords=[]) for p in paths]
         return self.expr(self.tree_display(treedef.unflatten(range(len(paths))), leaves),
                          scope, into)
 
+    def unflatten_call(self, e, scope, into):
+        """``tree_unflatten(treedef, leaves)`` of a treedef known here (tree_flatten's or
+        tree_structure's of a known tree): the display of the tree, its leaves read from
+        ``leaves`` by position (a list a comprehension made: unroll.py reads its items)."""
+        if len(e.args) != 2:
+            return None
+        atom = self.expr(e.args[0], scope)
+        treedef = self.ref_object(atom) if self.is_ref(atom) else None
+        if not isinstance(treedef, tree_util.PyTreeDef):
+            return None
+        paths = leaf_paths(treedef)
+        if paths is None or any(isinstance(step, Attr) for p in paths for step in p):
+            return None
+        leaves = self.once(e.args[1], scope)
+        reads = [gast.Subscript(value=ir.clone(leaves), slice=ir.const(i), ctx=gast.Load())
+                 for i in range(len(paths))]
+        return self.expr(self.tree_display(treedef.unflatten(range(len(paths))), reads),
+                         scope, into)
+
     def display_tree(self, atom):
         """The structure of the displays of lists, tuples and dicts the name ``atom`` holds,
-        nested down to leaves known to hold arrays (a gradient's leaves: mark_array_leaves),
-        else None: a leaf that might be a container would make tree_map apply its function
-        to the container."""
+        nested down to leaves known to hold arrays (a gradient's leaves: mark_array_leaves;
+        names whose rank is known, as an assumption call_kinds.py checks), else None: a leaf
+        that might be a container would make tree_map apply its function to the container."""
+        shape = self.displays.get((_KEY, atom.id))
+        if not shape:
+            return None
+        leaves = []
+
+        def collect(a, shape):
+            if shape == LEAF:
+                leaves.append(a)
+            elif shape != NONE:
+                keys = shape[1] if shape[0] == "dict" else range(len(shape[1]))
+                children = shape[2] if shape[0] == "dict" else shape[1]
+                for k, c in zip(keys, children):
+                    collect(self.known_item(a, ir.const(k)), c)
+        collect(atom, shape)
+        unmarked = [a for a in leaves if isinstance(a, gast.Name) and
+                    (ARRAY, a.id) not in self.displays]
+        kinds = self.kinds_at(unmarked) if unmarked else ()
+        known = {a.id for a, k in zip(unmarked, kinds or ()) if isinstance(k, str) and
+                 k.startswith("array")}
+
         def sample(a, shape):
             if shape == LEAF:
-                return 0 if isinstance(a, gast.Name) and (ARRAY, a.id) in self.displays \
-                    else None
+                return 0 if isinstance(a, gast.Name) and ((ARRAY, a.id) in self.displays or
+                                                          a.id in known) else None
             if shape == NONE:
                 return None
             keys = shape[1] if shape[0] == "dict" else range(len(shape[1]))
@@ -73,8 +131,7 @@ class Trees:
                 return None
             return dict(zip(keys, parts)) if shape[0] == "dict" else \
                 tuple(parts) if shape[0] == "tuple" else parts
-        shape = self.displays.get((_KEY, atom.id))
-        made = sample(atom, shape) if shape else None
+        made = sample(atom, shape)
         return tree_util.tree_structure(made) if made is not None else None
 
     def mark_array_leaves(self, atom):
@@ -141,6 +198,10 @@ class Trees:
         if sample is None:
             return ir.const(None)
         return leaves[sample]
+
+
+_REWRITTEN = (tree_util.tree_leaves, tree_util.tree_map, tree_util.tree_flatten,
+              tree_util.tree_unflatten, tree_util.tree_structure)
 
 
 def _read(tree, path):
