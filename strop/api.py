@@ -156,6 +156,11 @@ class ReverseTransformed(Differentiating):
     trees' leaves, rebuilt here."""
     shape_keyed = True
 
+    @property
+    def returns_arrays(self):
+        """grad's gradients: arrays (or numbers) at the leaves of the arguments' trees."""
+        return self.mode == "grad" and not self.has_aux
+
     def takes_leaves(self):
         return self.mode in ("grad", "value_and_grad") and (
             not isinstance(self.fun, Transformed) or self.fun.takes_leaves())

@@ -531,3 +531,43 @@ def test_forward_and_second_order_through_a_gradient_of_named_tuples():
     got = grad(namedtuple_step_loss)(layers, x)
     assert_tree_allclose(got, numeric_grad_tree(namedtuple_step_loss, (layers, x), 0),
                          rtol=1e-5, atol=1e-8)
+
+
+def _two_layer_mse(params, x, y):
+    (w1, b1), (w2, b2) = params
+    return np.mean((np.tanh(x @ w1 + b1) @ w2 + b2 - y) ** 2)
+
+
+def clipped_step(params, xs, ys, key):
+    """JAX's DP-SGD example's private step: per-example gradients clipped through
+    tree_flatten/tree_unflatten, summed and noised leaf by leaf with tree_map."""
+    def clipped(p, x, y):
+        leaves, treedef = strop.tree_util.tree_flatten(grad(_two_layer_mse)(p, x, y))
+        norm = np.linalg.norm(np.array([np.linalg.norm(g.ravel()) for g in leaves]))
+        return strop.tree_util.tree_unflatten(treedef, [g / np.maximum(norm, 1.0)
+                                                        for g in leaves])
+    tree_map_ = strop.tree_util.tree_map
+    summed = tree_map_(lambda n: np.sum(n, 0), vmap(clipped, in_axes=(None, 0, 0))(params, xs, ys))
+    noised = tree_map_(lambda n: n + 0.01 * random.normal(key, n.shape), summed)
+    return tree_map_(lambda p, g: p - 0.1 * g / xs.shape[0], params, noised)
+
+
+def test_a_private_step_flattening_per_example_gradients_compiles_as_python_runs_it():
+    # tree_flatten/tree_unflatten had no batching rule (vmap ran lane by lane), and tree_map
+    # over the result stayed a call whose lambda Numba could not compile (it closes over key)
+    params = [(rng.randn(3, 4) * 0.5, rng.randn(4) * 0.1), (rng.randn(4, 2), rng.randn(2))]
+    xs, ys, key = rng.randn(5, 3), rng.randn(5, 2), random.PRNGKey(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", strop.errors.KeyReuseWarning)   # (as JAX's example)
+        want = jit(clipped_step, backend="python")(params, xs, ys, key)
+        warnings.simplefilter("error", JitFallbackWarning)
+        got = jit(clipped_step)(params, xs, ys, key)
+    assert_tree_allclose(got, want, rtol=1e-10, atol=1e-12)
+    # the clipped per-example gradients themselves, against a loop over the examples
+    one = [[g / max(np.linalg.norm([np.linalg.norm(x) for x in strop.tree_util.tree_leaves(
+        gs)]), 1.0) for g in strop.tree_util.tree_leaves(gs)]
+        for gs in (grad(_two_layer_mse)(params, x, y) for x, y in zip(xs, ys))]
+    noise = [0.01 * random.normal(key, np.shape(p)) for p in strop.tree_util.tree_leaves(params)]
+    step = [p - 0.1 * (sum(o[k] for o in one) + n) / 5 for k, (p, n) in enumerate(
+        zip(strop.tree_util.tree_leaves(params), noise))]
+    assert_tree_allclose(strop.tree_util.tree_leaves(want), step, rtol=1e-10, atol=1e-12)

@@ -48,9 +48,6 @@ KNOWN_FAILURES = {
     ("jx_cookbook_jacobians", "jit"):
         "JitFallbackWarning: Numba failed with 'list index out of range' on jit(grad) of a loss "
         "holding jacfwd, jacrev and hessian",
-    ("jx_dpsgd", "train"):
-        "JitFallbackWarning: Numba cannot capture the key rng in the lambda tree_map applies "
-        "(noise_ = lambda n: n + std_dev * random.normal(rng, n.shape))",
     ("jx_hmm_em", "train"):
         "JitFallbackWarning: Numba cannot unify the list [log_pi, log_A, log_B] with the "
         "list the M step's comprehension builds (lax.fori_loop carry under jit)",
