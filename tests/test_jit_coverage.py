@@ -397,6 +397,13 @@ def list_rebuilt_each_trip(x):
     return total
 
 
+def tensordot_axes_pairs(x):
+    """np.tensordot with axes a pair of tuples, and of ints (Numba has no np.tensordot; its
+    object-mode island failed on samples where the axes' values matter)."""
+    v = np.tensordot(x, x[0], ((1,), (0,)))
+    return np.sum(np.tensordot(x, x, (0, 0)) ** 2) + np.sum(v) * np.sum(np.tensordot(x.T, v, 1))
+
+
 FUNCTIONS = [
     where_in_a_branch, record, np_matmul, empty_and_grown_lists, sum_axis, sum_axis_tuple, sum_keepdims,
     mean_axis, mean_keepdims, max_axis, min_axis,
@@ -408,7 +415,7 @@ FUNCTIONS = [
     while_loop, interp, convolve, select, cov, fftshift, polyval, calls_stack, lane_axes,
     number_becomes_array, hstack_with_ones, vstack_of_layouts, column_stack_vector, dot_of_3d,
     dot_of_3d_vector, logsumexp_squeezed, zip_of_starred_rows, stack_of_appended,
-    rebinds_to_another_rank_in_a_trip, list_rebuilt_each_trip]
+    rebinds_to_another_rank_in_a_trip, list_rebuilt_each_trip, tensordot_axes_pairs]
 
 # (transform, function name) -> why it still runs as Python (or fails)
 FALLS_BACK = {

@@ -45,9 +45,6 @@ KNOWN_FAILURES = {
     ("jx_adam_optimizer", "train"):
         "JitFallbackWarning: Numba: non-precise type pyobject in the jitted update over a "
         "list of (x, m, v) states closing over the optimizer's functions and a treedef",
-    ("jx_cookbook_jacobians", "jit"):
-        "JitFallbackWarning: Numba failed with 'list index out of range' on jit(grad) of a loss "
-        "holding jacfwd, jacrev and hessian",
     ("jx_hmm_em", "train"):
         "JitFallbackWarning: Numba cannot unify the list [log_pi, log_A, log_B] with the "
         "list the M step's comprehension builds (lax.fori_loop carry under jit)",

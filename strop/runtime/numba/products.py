@@ -8,7 +8,7 @@ from numba.extending import register_jitable
 from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
-from ._common import _float_of, _through_numpy, overload
+from ._common import _float_of, _through_numpy, _unrolled, overload
 from .matvec import add_outer_rows, add_outer, mat_vec, vec_mat
 
 
@@ -439,6 +439,81 @@ def _tensordot_vjp(fn, wrt):
 
 overload(rt.tensordot_vjp_a)(_tensordot_vjp(rt.tensordot_vjp_a, "a"))
 overload(rt.tensordot_vjp_b)(_tensordot_vjp(rt.tensordot_vjp_b, "b"))
+
+def _contracted(axes, na):
+    """(the text of the axes of ``a`` and of ``b`` np.tensordot contracts, their count), for
+    ``axes`` an int known when compiling (2 by default) or a pair of ints or of tuples of
+    ints, else None (the result's rank would depend on values)."""
+    if isinstance(axes, (types.Omitted, int)) or isinstance(axes, types.IntegerLiteral):
+        k = getattr(axes, "value", getattr(axes, "literal_value", axes))
+        k = 2 if k is None else k
+        return (tuple(range(na - k, na)), tuple(range(k)), k) if 0 <= k <= na else None
+    if not (isinstance(axes, types.BaseTuple) and len(axes) == 2):
+        return None
+    parts = []
+    for i, part in enumerate(axes):
+        if isinstance(part, types.Integer):
+            parts.append((f"axes[{i}]",))
+        elif isinstance(part, types.BaseTuple) and all(isinstance(t, types.Integer)
+                                                       for t in part):
+            parts.append(tuple(f"axes[{i}][{j}]" for j in range(len(part))))
+        else:
+            return None
+    if len(parts[0]) != len(parts[1]):
+        return None
+    return parts[0], parts[1], len(parts[0])
+
+
+@overload(np.tensordot, prefer_literal=True)
+def _tensordot(a, b, axes=2):
+    """np.tensordot of float arrays (Numba has none): the contracted axes of ``a`` moved
+    last and ``b``'s first, one matrix product, reshaped to the free axes."""
+    if not _floats(a, b):
+        return None
+    na, nb = a.ndim, b.ndim
+    found = _contracted(axes, na)
+    if found is None or found[2] > nb:
+        return None
+    ax_a, ax_b, k = found
+    dt = _product_dtype(a, b)
+
+    def free(n, name):
+        return "".join(f"{name}[{i}], " for i in range(n))
+    text = f"""
+def impl(a, b, axes=2):
+    ca = np.array([{", ".join(map(str, ax_a))}], np.intp) % {max(na, 1)}
+    cb = np.array([{", ".join(map(str, ax_b))}], np.intp) % {max(nb, 1)}
+    pa = np.empty({na}, np.intp)
+    pb = np.empty({nb}, np.intp)
+    j = 0
+    for i in range({na}):
+        if not np.any(ca == i):
+            pa[j] = i
+            j += 1
+    pa[{na - k}:] = ca
+    pb[:{k}] = cb
+    j = {k}
+    for i in range({nb}):
+        if not np.any(cb == i):
+            pb[j] = i
+            j += 1
+    at = np.ascontiguousarray(a.transpose(({free(na, "pa")}))).astype(dt)
+    bt = np.ascontiguousarray(b.transpose(({free(nb, "pb")}))).astype(dt)
+    m, n, p = 1, 1, 1
+    for i in range({na - k}):
+        m *= at.shape[i]
+    for i in range({k}):
+        n *= at.shape[{na - k} + i]
+        if at.shape[{na - k} + i] != bt.shape[i]:
+            raise ValueError("shape-mismatch for sum")
+    for i in range({k}, {nb}):
+        p *= bt.shape[i]
+    out = np.dot(at.reshape((m, n)), bt.reshape((n, p)))
+    return out.reshape(({"".join(f"at.shape[{i}], " for i in range(na - k))}"""
+    text += f"""{"".join(f"bt.shape[{i}], " for i in range(k, nb))}))
+"""
+    return _unrolled(text, np=np, dt=dt)
+
 
 IMPLEMENTED = {rt.matmul, rt.matmul_vjp_x, rt.matmul_vjp_y, rt.add_matmul_vjp_x_inplace,
                rt.add_matmul_vjp_y_inplace, rt.outer_terms, rt.add_terms,
