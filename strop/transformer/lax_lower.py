@@ -196,6 +196,9 @@ class LaxLowering(LaxArrays, LaxConv, LaxTrees):
     def carry_out(self, what, shape, init, names, result, rshape):
         """The carry's variables set to what one step returned, after checking that it kept
         its structure (now) and its types (when the code runs)."""
+        if shape == LEAF and rshape != LEAF:
+            rshape = LEAF   # a carry not known here: the value a step made, whole
+            result = self.to_name(result)
         if not same_structure(shape, rshape):
             raise self.lax_error(TypeError, rl.carry_structure_message(
                 what, text(shape), text(rshape)))

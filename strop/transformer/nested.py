@@ -217,8 +217,8 @@ class Nested:
             return e, None
 
         def atom(node):
-            a = self.expr(node, scope)
-            a.normalized = True
+            a = self.to_name(self.expr(node, scope))   # ([a, b]: its items are names of
+            a.normalized = True                         # this code, not the user's)
             return a
         args = [atom(a) for a in e.args]
         keywords = [gast.keyword(arg=k.arg, value=atom(k.value)) for k in e.keywords]

@@ -239,13 +239,31 @@ class Expressions:
 
     def comprehension(self, e, scope, into):
         """``[elt for x in xs if c]`` as a loop appending to a local list (a temporary: in
-        ``xs = [f(v) for v in xs]`` the loop reads the old ``xs``)."""
-        target = self.namer.temp("_list")
+        ``xs = [f(v) for v in xs]`` the loop reads the old ``xs``); over a display whose items
+        are known (``[np.log(m) for m in moments]``, moments a gradient), without ``if``, the
+        display of ``elt`` at each item: its structure is then known to what follows (a
+        lax.fori_loop's carry, tree_map), as a display written out is."""
         inner = Scope(scope.parsed, scope.node, {}, parent=scope)
         for gen in e.generators:
             for n in gast.walk(gen.target):
                 if isinstance(n, gast.Name):
                     inner.names[n.id] = self.namer.fresh(n.id)
+        if len(e.generators) == 1 and not e.generators[0].ifs and \
+                not isinstance(e, gast.DictComp):
+            gen = e.generators[0]
+            seq = self.to_name(self.expr(gen.iter, scope))
+            items = self.display_items(seq)
+            if items is not None:
+                made = []
+                for item in items:
+                    self.assign(gen.target, item, inner)
+                    made.append(self.to_name(self.expr(e.elt, inner)))
+                return self.to_name(gast.List(elts=made, ctx=gast.Load()), into)
+            alias = self.namer.fresh("_items")   # (evaluated once: read again by name)
+            inner.names[alias] = seq.id
+            e = ir.clone(e)
+            e.generators[0].iter = gast.copy_location(ir.name(alias), gen.iter)
+        target = self.namer.temp("_list")
         is_dict = isinstance(e, gast.DictComp)
         self.emit(ir.assign(target, gast.Dict(keys=[], values=[]) if is_dict else
                             gast.List(elts=[], ctx=gast.Load())))
