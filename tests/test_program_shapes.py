@@ -490,3 +490,44 @@ def test_a_transform_called_inside_a_loop_body_with_a_list_of_the_bodys_names():
     np.testing.assert_allclose(strop.jit(gradient_of_a_list_of_carried_arrays,
                                          backend="python")(x, y), want, rtol=1e-12)
     check_grad(gradient_of_a_list_of_carried_arrays, x, y)
+
+
+def _flatten(tree):
+    if isinstance(tree, (list, tuple)):
+        return [leaf for t in tree for leaf in _flatten(t)]
+    return [tree]
+
+
+def _tree_sum(p, data):
+    if isinstance(data, list):
+        return sum(_tree_sum(p, d) for d in data)
+    return np.sum(np.tanh(p * data))
+
+
+def recursion_over_a_pytree(p, a, b):
+    leaves = _flatten([a, (b, [a * 2.0, b])])
+    firsts = [x for x in (a, b)]     # each item its own value, not the last one's
+    return sum(np.sum(np.sin(p * leaf)) for leaf in leaves) + _tree_sum(p, [a, [b, a]]) + \
+        np.sum(firsts[0] * p)
+
+
+def _factorial(n, x):
+    return x if n <= 1 else n * _factorial(n - 1, x)
+
+
+def recursion_on_a_value(x, n):
+    return np.sum(_factorial(n, x))
+
+
+def test_a_recursion_over_a_pytree_unrolls_where_its_structure_ends_it():
+    # "recursive call to flatten" was refused; then, unrolled, [x for x in (a, b)] and
+    # flatten's [leaf for t in tree for leaf in ...] gave every item the last item's value
+    p, a, b = rng.randn(2), rng.randn(2), rng.randn(2)
+    check_grad(recursion_over_a_pytree, p, a, b)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+        np.testing.assert_allclose(strop.jit(grad(recursion_over_a_pytree))(p, a, b),
+                                   grad(recursion_over_a_pytree)(p, a, b), rtol=1e-12)
+    with pytest.raises(strop.errors.TransformError, match="deeper than strop unrolls") as info:
+        grad(recursion_on_a_value)(np.ones(2), 3)
+    assert info.value.location.filename == __file__

@@ -64,10 +64,17 @@ class Inliner:
             if self.inline_helpers:
                 raise self.library_error(fn, library, e, scope)
             return self.library_call(e, scope, into)
-        if fn in self.inlining:
-            raise self.error(f"recursive call to {fn.__name__}: strop inlines the functions a "
-                             "transformed function calls", e, scope,
-                             fix="write the recursion as a loop")
+        if fn in self.inlining:   # a recursion: unrolled where structure ends it
+            self.recursive_calls = getattr(self, "recursive_calls", 0) + 1
+            if self.inlining.count(fn) >= MAX_RECURSION_DEPTH or \
+                    self.recursive_calls > MAX_RECURSIVE_CALLS:
+                raise self.error(
+                    f"recursive call to {fn.__name__} deeper than strop unrolls "
+                    f"({MAX_RECURSION_DEPTH} levels, {MAX_RECURSIVE_CALLS} calls): strop "
+                    f"inlines the functions a transformed function calls, and ends a recursion "
+                    f"where the structure it walks decides its depth (isinstance of a list, "
+                    f"tuple or dict, known when transforming), not a value", e, scope,
+                    fix="write the recursion as a loop")
         parsed = parse(fn)
         updated = updated_params(fn)   # objects of the caller's it changes (helper_updates.py)
         if self.check is not None:
@@ -351,6 +358,10 @@ def _library_roots():
         pass
     roots = {os.path.realpath(r) for r in roots if r}
     return tuple(sorted(r + os.sep for r in roots if r != os.sep))
+
+
+MAX_RECURSION_DEPTH = 16    # a recursion over a pytree goes as deep as the tree
+MAX_RECURSIVE_CALLS = 256
 
 
 def library_of(fn):

@@ -21,6 +21,9 @@ _TO_ARRAYS = (np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod, np.std
               np.dot, np.matmul, np.tensordot, np.einsum, np.reshape, np.transpose, np.ravel,
               np.where, np.clip, np.concatenate, np.stack, np.zeros_like, np.ones_like,
               np.asarray, np.array, np.outer, np.cumsum, np.diff, np.abs)
+_ARRAY_METHODS = {"astype", "reshape", "copy", "ravel", "flatten", "transpose", "sum", "mean",
+                  "max", "min", "prod", "dot", "clip", "squeeze", "cumsum", "std", "var",
+                  "round", "conj"}
 LEAF, NONE = ("leaf",), ("none",)
 _KEY = "lax-tree"   # displays[(_KEY, name)]: the structure a name holds (beside spread.py's)
 _ITEMS = "items"    # displays[(_ITEMS, name)]: its elements' atoms, with the names' versions
@@ -74,7 +77,11 @@ class LaxTrees:
             return any(self.makes_array(o) for o in operands)
         if isinstance(value, gast.Call):
             fn = self.callee_of(value.func)
+            if isinstance(value.func, gast.Attribute) and value.func.attr in _ARRAY_METHODS:
+                return self.makes_array(value.func.value)   # x.astype(int) of an array x
             return isinstance(fn, np.ufunc) and fn.nout == 1 or any(fn is r for r in _TO_ARRAYS)
+        if isinstance(value, gast.Attribute) and value.attr == "T":
+            return self.makes_array(value.value)
         return False
 
     def known_item(self, base, index):

@@ -20,7 +20,7 @@ from .call_kinds import CallKinds, RanksChanged
 from .controlflow import ITERABLE, canonicalize
 from .inline import Inliner, Scope
 from .lax_lower import LaxLowering
-from .lax_trees import forget
+from .lax_trees import _KEY, ARRAY, NONE, forget
 from .parse import BUILTIN, CLOSURE, UNDEFINED
 from .normalize_calls import Calls, is_local
 from .normalize_exprs import UNSUPPORTED, Expressions, _index_value
@@ -53,6 +53,7 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
         self.refs, self.free = {}, {}
         self.ref_ids = {}        # id(obj) -> bound name
         self.inlining = []       # functions being inlined (recursion check)
+        self.leaf_params = set()  # parameters the call gave an array or a number
         self.functions = {}      # generated name -> (FunctionDef or Lambda node, its Scope)
         self.partials = {}       # generated name -> (function, args, keywords) it binds
         self.deferred = {}       # generated name -> the transform of a partial it names
@@ -94,6 +95,8 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
         # transformer/flatten.py), keyword-only
         params = [a.id for a in args.posonlyargs + args.args] + (
             [args.vararg.id] if args.vararg else []) + [a.id for a in args.kwonlyargs]
+        for p in self.leaf_params:   # an array or a number: never a container
+            self.displays[(ARRAY, p)] = True
         body = self.block(node.body, scope)
         self.check_assumed(body)
         free_params = [ir.name(n, store=False) for n in self.free]
@@ -160,7 +163,49 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
             if a is _UNKNOWN or b is _UNKNOWN:
                 return _UNKNOWN
             return _COMPARE[type(e.ops[0])](a, b)
+        if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and len(e.args) == 2 \
+                and not e.keywords and self.local_name(e.func.id, scope) is None and \
+                scope.parsed.resolve(e.func.id) == (BUILTIN, isinstance):
+            return self.static_isinstance(e.args[0], e.args[1], scope)
         return _UNKNOWN
+
+    def static_isinstance(self, x, classinfo, scope):
+        """``isinstance(x, classinfo)`` where the structure of ``x`` decides it when
+        transforming: a display's (list, tuple, dict), or a container class asked of a value
+        never a container (an array or number parameter, what NumPy makes): what a recursion
+        over a pytree tests to end."""
+        classes = self.static_classes(classinfo, scope)
+        gen = self.local_name(x.id, scope) if isinstance(x, gast.Name) else None
+        if classes is None or gen is None:
+            return _UNKNOWN
+        shape = self.displays.get((_KEY, gen))
+        if shape == NONE:
+            return issubclass(type(None), classes)
+        if shape:
+            return issubclass({"list": list, "tuple": tuple, "dict": dict}[shape[0]], classes)
+        if (ARRAY, gen) in self.displays and all(c in (list, tuple, dict) for c in classes):
+            return False
+        return _UNKNOWN
+
+    def static_classes(self, node, scope):
+        """The tuple of classes ``node`` (isinstance's second argument) names, or None."""
+        if isinstance(node, gast.Tuple):
+            parts = [self.static_classes(e, scope) for e in node.elts]
+            return None if any(p is None for p in parts) else sum(parts, ())
+        if isinstance(node, gast.Name) and self.local_name(node.id, scope) is None:
+            obj = scope.parsed.resolve(node.id)[1]
+        elif isinstance(node, gast.Attribute) and self._names_ref(node, scope):
+            obj = self.ref_object(self.expr(node, scope))
+        else:
+            return None
+        return (obj,) if isinstance(obj, type) else None
+
+    def local_name(self, user_name, scope):
+        """The generated name of the local ``user_name`` (in ``scope`` or one enclosing it)."""
+        s = scope
+        while s is not None and user_name not in s.names:
+            s = s.parent
+        return s.names[user_name] if s is not None else None
 
     def emit(self, node):
         node.loc = self.loc
@@ -558,6 +603,8 @@ def normalize(parsed, check=None, inline_helpers=True, keep_custom=True, classes
         n.sequences = set(sequences) - stored
         n.trees = {p: t for p, t in (trees or {}).items() if p not in stored}
         n.statics = {p: v for p, v in (statics or {}).items() if p not in stored}
+        n.leaf_params = {p for p, k in (kinds or {}).items() if p not in stored and isinstance(
+            k, str) and (k.startswith("array") or k in ("scalar", "int"))}
         if assume:
             n.param_kinds, n.rebound = dict(kinds or {}), stored
         return n.function()

@@ -248,16 +248,11 @@ class Expressions:
             for n in gast.walk(gen.target):
                 if isinstance(n, gast.Name):
                     inner.names[n.id] = self.namer.fresh(n.id)
-        if len(e.generators) == 1 and not e.generators[0].ifs and \
-                not isinstance(e, gast.DictComp):
+        if not any(g.ifs for g in e.generators) and not isinstance(e, gast.DictComp):
             gen = e.generators[0]
             seq = self.to_name(self.expr(gen.iter, scope))
-            items = self.display_items(seq)
-            if items is not None:
-                made = []
-                for item in items:
-                    self.assign(gen.target, item, inner)
-                    made.append(self.to_name(self.expr(e.elt, inner)))
+            made = self.unrolled(e, seq, 0, inner)
+            if made is not None:
                 return self.to_name(gast.List(elts=made, ctx=gast.Load()), into)
             alias = self.namer.fresh("_items")   # (evaluated once: read again by name)
             inner.names[alias] = seq.id
@@ -293,6 +288,29 @@ class Expressions:
             self.stmt(s, inner)
         self.loc = loc
         return self.to_name(ir.name(target), into) if into else ir.name(target)
+
+
+    def unrolled(self, e, seq, k, inner):
+        """The atoms of the comprehension ``e``'s values from its ``k``-th generator on, over
+        ``seq`` (that generator's iterable, normalized), or None where an iterable's items are
+        not known (what was emitted for the items before is dead, and removed)."""
+        items = self.display_items(seq)
+        if items is None:
+            return None
+        made = []
+        for item in items:
+            self.assign(e.generators[k].target, item, inner)
+            if k + 1 == len(e.generators):   # (a value of its own: the target is rebound)
+                value = self.expr(e.elt, inner)
+                made.append(value if isinstance(value, gast.Constant) else
+                            self.to_name(value, force=True))
+                continue
+            deeper = self.unrolled(e, self.to_name(self.expr(e.generators[k + 1].iter, inner)),
+                                   k + 1, inner)
+            if deeper is None:
+                return None
+            made.extend(deeper)
+        return made
 
 
 def _index_value(index):
