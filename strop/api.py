@@ -158,8 +158,9 @@ class ReverseTransformed(Differentiating):
 
     @property
     def returns_arrays(self):
-        """grad's gradients: arrays (or numbers) at the leaves of the arguments' trees."""
-        return self.mode == "grad" and not self.has_aux
+        """grad's gradients (and value_and_grad's value): arrays or numbers at the leaves of
+        the arguments' trees (an auxiliary result may be anything)."""
+        return self.mode in ("grad", "value_and_grad") and not self.has_aux
 
     def takes_leaves(self):
         return self.mode in ("grad", "value_and_grad") and (

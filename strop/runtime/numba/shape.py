@@ -81,6 +81,10 @@ _PROMOTED = {np.atleast_1d: {0: "(1,)"},
              rt.as_column: {0: "(1, 1)", 1: "({s}[0], 1)"}}
 
 
+# the rank each promotion gives (an array of that rank or more is left as it is)
+_LEAST_RANK = {np.atleast_1d: 1, np.atleast_2d: 2, np.atleast_3d: 3, rt.as_column: 2}
+
+
 def _promotion(promote):
     """The promotion function a ``promote`` argument names (None: none given), or False."""
     if _none(promote):
@@ -144,7 +148,15 @@ def _concatenate_vjp_lanes(g, arrays, axis, promote, batched):
     """The same, lane by lane: ``g`` batched, the arrays batched or not (``batched``); the
     pieces are batched."""
     item = _same_items(arrays)
-    if not (isinstance(g, types.Array) and isinstance(axis, types.Integer) and _none(promote)
+    kind = _promotion(promote)
+    if kind and item is not None and item.ndim - 1 >= _LEAST_RANK[kind]:
+        kind = None   # (every lane already has the rank the promotion gives)
+    if kind and isinstance(g, types.Array) and isinstance(axis, types.Integer) and \
+            isinstance(arrays, types.List) and item is not None and \
+            item.ndim - 1 in _PROMOTED[kind] and isinstance(batched, types.BaseTuple) and \
+            all(getattr(b, "literal_value", False) is True for b in batched):
+        return _concatenate_vjp_lanes_promoted(g, item, kind)
+    if not (isinstance(g, types.Array) and isinstance(axis, types.Integer) and kind is None
             and item is not None and item.ndim in (g.ndim, g.ndim - 1)
             and isinstance(batched, types.BaseTuple)):
         return None
@@ -152,6 +164,26 @@ def _concatenate_vjp_lanes(g, arrays, axis, promote, batched):
 def impl(g, arrays, axis, promote, batched):
     ax = _norm_axis(axis, {g.ndim - 1}) + 1""" + _pieces(g.ndim, "not batched[i]", "dt"),
         np=np, _norm_axis=_norm_axis, dt=_float_of(g))
+
+
+def _concatenate_vjp_lanes_promoted(g, item, kind):
+    """concatenate_vjp_lanes of a list of batched arrays whose lanes the join promoted
+    (np.vstack of vectors, lane by lane): each piece as long as its promoted lane, shaped back
+    as the array."""
+    shape = _PROMOTED[kind][item.ndim - 1].format(s="arrays[i].shape[1:]")
+    return _unrolled(f"""
+def impl(g, arrays, axis, promote, batched):
+    ax = _norm_axis(axis, {g.ndim - 1}) + 1""" + _axis_first(g.ndim) + f"""
+    moved = g.transpose(order)
+    out = []
+    start = 0
+    for i in range(len(arrays)):
+        m = {shape}[ax - 1]
+        piece = np.ascontiguousarray(moved[start:start + m].transpose({_UNDO(g.ndim)}))
+        out.append(piece.astype(dt).reshape(arrays[i].shape))
+        start += m
+    return out
+""", np=np, _norm_axis=_norm_axis, dt=_float_of(item))
 
 
 @overload(rt.array_vjp)
