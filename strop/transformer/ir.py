@@ -48,10 +48,17 @@ class Guard:
     value: object
 
     def holds(self):
+        return self.now() is self.value
+
+    def now(self):
+        """The variable's value now (_GONE once it is deleted)."""
         try:
-            return self.var.read() is self.value
+            return self.var.read()
         except (KeyError, ValueError):
-            return False
+            return _GONE
+
+
+_GONE = object()
 
 
 @dataclass(frozen=True)
@@ -61,10 +68,7 @@ class ItemsGuard(Guard):
     items: tuple = ()
 
     def holds(self):
-        try:
-            now = self.var.read()
-        except (KeyError, ValueError):
-            return False
+        now = self.now()
         return now is self.value and len(now) == len(self.items) and all(
             a is b for a, b in zip(now, self.items))
 
@@ -77,10 +81,7 @@ class ContentsGuard(Guard):
     contents: tuple = ()
 
     def holds(self):
-        try:
-            now = self.var.read()
-        except (KeyError, ValueError):
-            return False
+        now = self.now()
         return now is self.value and frozen(now) == self.contents
 
 
