@@ -531,3 +531,16 @@ def test_a_recursion_over_a_pytree_unrolls_where_its_structure_ends_it():
     with pytest.raises(strop.errors.TransformError, match="deeper than strop unrolls") as info:
         grad(recursion_on_a_value)(np.ones(2), 3)
     assert info.value.location.filename == __file__
+
+
+def comprehensions_of_every_kind(x):
+    a = [x * len(c) for c in "abc"]            # over a constant: its items are not names
+    b = [x[i] * 2 for i in range(2)]
+    d = {k: x * 2 for k in ("u", "v")}
+    e = [x * i for i in (1, 2, 3) if i > 1]    # with a condition: a loop
+    nested = sum(np.sum(t) for t in [x, x * 2] for _ in range(2))
+    return np.sum(a[0]) + np.sum(b[1]) + np.sum(d["u"]) + np.sum(e[0]) + nested
+
+
+def test_comprehensions_over_constants_ranges_and_with_conditions():
+    check_grad(comprehensions_of_every_kind, rng.randn(3))

@@ -250,7 +250,8 @@ class Expressions:
                     inner.names[n.id] = self.namer.fresh(n.id)
         if not any(g.ifs for g in e.generators) and not isinstance(e, gast.DictComp):
             gen = e.generators[0]
-            seq = self.to_name(self.expr(gen.iter, scope))
+            seq = self.expr(gen.iter, scope)
+            seq = seq if isinstance(seq, gast.Name) else self.to_name(seq, force=True)
             made = self.unrolled(e, seq, 0, inner)
             if made is not None:
                 return self.to_name(gast.List(elts=made, ctx=gast.Load()), into)
@@ -289,7 +290,6 @@ class Expressions:
         self.loc = loc
         return self.to_name(ir.name(target), into) if into else ir.name(target)
 
-
     def unrolled(self, e, seq, k, inner):
         """The atoms of the comprehension ``e``'s values from its ``k``-th generator on, over
         ``seq`` (that generator's iterable, normalized), or None where an iterable's items are
@@ -305,8 +305,8 @@ class Expressions:
                 made.append(value if isinstance(value, gast.Constant) else
                             self.to_name(value, force=True))
                 continue
-            deeper = self.unrolled(e, self.to_name(self.expr(e.generators[k + 1].iter, inner)),
-                                   k + 1, inner)
+            deeper = self.unrolled(e, self.to_name(self.expr(e.generators[k + 1].iter, inner),
+                                                   force=True), k + 1, inner)
             if deeper is None:
                 return None
             made.extend(deeper)
