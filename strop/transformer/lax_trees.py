@@ -77,8 +77,9 @@ class LaxTrees:
             return any(self.makes_array(o) for o in operands)
         if isinstance(value, gast.Call):
             fn = self.callee_of(value.func)
-            if isinstance(value.func, gast.Attribute) and value.func.attr in _ARRAY_METHODS:
-                return self.makes_array(value.func.value)   # x.astype(int) of an array x
+            if fn == ("method", getattr(value.func, "attr", None)) and \
+                    value.func.attr in _ARRAY_METHODS:   # x.astype(int) of an array x
+                return self.makes_array(value.func.value)
             return isinstance(fn, np.ufunc) and fn.nout == 1 or any(fn is r for r in _TO_ARRAYS)
         if isinstance(value, gast.Attribute) and value.attr == "T":
             return self.makes_array(value.value)

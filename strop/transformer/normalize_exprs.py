@@ -248,7 +248,10 @@ class Expressions:
             for n in gast.walk(gen.target):
                 if isinstance(n, gast.Name):
                     inner.names[n.id] = self.namer.fresh(n.id)
-        if not any(g.ifs for g in e.generators) and not isinstance(e, gast.DictComp):
+        walked = e.generators[0].iter   # (range, zip, ...: the loop reads them by index)
+        if not any(g.ifs for g in e.generators) and not isinstance(e, gast.DictComp) and not (
+                isinstance(walked, gast.Call) and isinstance(walked.func, gast.Name) and
+                walked.func.id in _INDEXED and self.local_name(walked.func.id, scope) is None):
             gen = e.generators[0]
             seq = self.expr(gen.iter, scope)
             seq = seq if isinstance(seq, gast.Name) else self.to_name(seq, force=True)
@@ -311,6 +314,10 @@ class Expressions:
                 return None
             made.extend(deeper)
         return made
+
+
+# iterables the canonical loop walks by index (controlflow.py), left to it
+_INDEXED = ("range", "zip", "enumerate", "reversed")
 
 
 def _index_value(index):
