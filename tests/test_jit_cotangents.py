@@ -9,7 +9,7 @@ import numba
 import numpy as np
 
 import strop.runtime.numba  # noqa: F401  (registers the implementations)
-from strop.runtime import balanced_eq, mean_grad, unbroadcast
+from strop.runtime import add, balanced_eq, mean_grad, unbroadcast, zeros_like
 
 
 @numba.njit
@@ -94,3 +94,24 @@ def test_sum_and_mean_over_blocks_of_axes():
         for g, w in zip(got, want):
             assert g.shape == w.shape and g.dtype == w.dtype
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+@numba.njit
+def _dict_cotangents(n):
+    hs = {-1: np.zeros((2, 1))}
+    for t in range(n):
+        hs[t] = np.ones((2, 1)) * (t + 1)
+    zero = zeros_like(hs)
+    more = {0: np.ones((2, 1)) * 10.0, 7: np.ones((2, 1))}
+    return zero, add(hs, more)
+
+
+def test_cotangents_of_dicts_keyed_by_time_steps():
+    # a dict of arrays keyed by the loop's steps (min-char-rnn's hs[t]): the same keys, each a
+    # zero; and two such cotangents added key by key
+    zero, total = _dict_cotangents(3)
+    assert sorted(zero) == [-1, 0, 1, 2] and all(np.all(v == 0) for v in zero.values())
+    assert sorted(total) == [-1, 0, 1, 2, 7]
+    np.testing.assert_array_equal(total[0], np.full((2, 1), 11.0))
+    np.testing.assert_array_equal(total[2], np.full((2, 1), 3.0))
+    np.testing.assert_array_equal(total[7], np.ones((2, 1)))
