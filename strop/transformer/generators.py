@@ -13,11 +13,12 @@ import gast
 
 from ..errors import TransformError
 from .ir import clone, name
+from .parse import own_nodes
 
 
 def is_generator(node):
     """Whether the FunctionDef ``node`` yields (in its own body, not in a nested function)."""
-    return any(isinstance(n, (gast.Yield, gast.YieldFrom)) for n in _own_nodes(node.body))
+    return any(isinstance(n, (gast.Yield, gast.YieldFrom)) for n in own_nodes(node.body))
 
 
 def as_list_builder(node, location):
@@ -70,7 +71,7 @@ class _Rewrite:
                 self.rewrite_body(block)
         for handler in getattr(s, "handlers", []) or []:
             self.rewrite_body(handler.body)
-        for n in _own_nodes([s]):
+        for n in own_nodes([s]):
             if isinstance(n, (gast.Yield, gast.YieldFrom)):   # left: one whose value is used
                 raise TransformError(
                     "a yield whose value is used (`x = yield v`: a value sent into the "
@@ -80,24 +81,13 @@ class _Rewrite:
         return s
 
 
-def _own_nodes(stmts):
-    """The nodes of ``stmts``, not looking into nested functions, lambdas or classes."""
-    stack = list(stmts)
-    while stack:
-        n = stack.pop()
-        yield n
-        for child in gast.iter_child_nodes(n):
-            if not isinstance(child, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
-                stack.append(child)
-
-
 def _always(test):
     return isinstance(test, gast.Constant) and bool(test.value)
 
 
 def _leaves(stmts):
     """Whether a loop body can end its loop: a return, or a break not inside an inner loop."""
-    inner = {id(n) for s in _own_nodes(stmts) if isinstance(s, (gast.For, gast.While))
-             for n in _own_nodes(s.body + s.orelse)}
+    inner = {id(n) for s in own_nodes(stmts) if isinstance(s, (gast.For, gast.While))
+             for n in own_nodes(s.body + s.orelse)}
     return any(isinstance(n, gast.Return) or isinstance(n, gast.Break) and id(n) not in inner
-               for n in _own_nodes(stmts))
+               for n in own_nodes(stmts))

@@ -16,7 +16,7 @@ import inspect
 import gast
 
 from ..errors import TransformError
-from .parse import CLOSURE, GLOBAL, _params, parse
+from .parse import CLOSURE, GLOBAL, _params, own_nodes, parse
 
 
 @functools.lru_cache(maxsize=512)
@@ -36,7 +36,7 @@ def _updated(fn, visiting):
     node = parsed.node
     params = [a.id for a in _params(node.args)]
     changed, rebound = set(), set()
-    for n in _own_nodes(node.body):
+    for n in own_nodes(node.body):
         if isinstance(n, gast.AugAssign):
             base = _base(n.target)
             if base is not None:
@@ -100,15 +100,3 @@ def _base(target):
 
 def _stored(target):
     return {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}
-
-
-def _own_nodes(stmts):
-    """The nodes of ``stmts``, not looking into nested functions, lambdas or classes (their
-    names are their own)."""
-    stack = list(stmts)
-    while stack:
-        n = stack.pop()
-        yield n
-        if isinstance(n, (gast.FunctionDef, gast.ClassDef)):
-            continue
-        stack.extend(c for c in gast.iter_child_nodes(n) if not isinstance(c, gast.Lambda))

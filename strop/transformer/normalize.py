@@ -164,7 +164,7 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
                 return _UNKNOWN
             return _COMPARE[type(e.ops[0])](a, b)
         if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and len(e.args) == 2 \
-                and not e.keywords and self.local_name(e.func.id, scope) is None and \
+                and not e.keywords and self.scoped_name(e.func.id, scope) is None and \
                 scope.parsed.resolve(e.func.id) == (BUILTIN, isinstance):
             return self.static_isinstance(e.args[0], e.args[1], scope)
         return _UNKNOWN
@@ -175,7 +175,7 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
         never a container (an array or number parameter, what NumPy makes): what a recursion
         over a pytree tests to end."""
         classes = self.static_classes(classinfo, scope)
-        gen = self.local_name(x.id, scope) if isinstance(x, gast.Name) else None
+        gen = self.scoped_name(x.id, scope) if isinstance(x, gast.Name) else None
         if classes is None or gen is None:
             return _UNKNOWN
         shape = self.displays.get((_KEY, gen))
@@ -192,20 +192,13 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
         if isinstance(node, gast.Tuple):
             parts = [self.static_classes(e, scope) for e in node.elts]
             return None if any(p is None for p in parts) else sum(parts, ())
-        if isinstance(node, gast.Name) and self.local_name(node.id, scope) is None:
+        if isinstance(node, gast.Name) and self.scoped_name(node.id, scope) is None:
             obj = scope.parsed.resolve(node.id)[1]
         elif isinstance(node, gast.Attribute) and self._names_ref(node, scope):
             obj = self.ref_object(self.expr(node, scope))
         else:
             return None
         return (obj,) if isinstance(obj, type) else None
-
-    def local_name(self, user_name, scope):
-        """The generated name of the local ``user_name`` (in ``scope`` or one enclosing it)."""
-        s = scope
-        while s is not None and user_name not in s.names:
-            s = s.parent
-        return s.names[user_name] if s is not None else None
 
     def emit(self, node):
         node.loc = self.loc

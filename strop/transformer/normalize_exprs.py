@@ -251,7 +251,7 @@ class Expressions:
         walked = e.generators[0].iter   # (range, zip, ...: the loop reads them by index)
         if not any(g.ifs for g in e.generators) and not isinstance(e, gast.DictComp) and not (
                 isinstance(walked, gast.Call) and isinstance(walked.func, gast.Name) and
-                walked.func.id in _INDEXED and self.local_name(walked.func.id, scope) is None):
+                walked.func.id in _INDEXED and self.scoped_name(walked.func.id, scope) is None):
             gen = e.generators[0]
             seq = self.expr(gen.iter, scope)
             seq = seq if isinstance(seq, gast.Name) else self.to_name(seq, force=True)

@@ -65,6 +65,17 @@ def local_names(node):
     return names
 
 
+def own_nodes(stmts):
+    """The nodes of ``stmts`` in this function's own scope: a nested function or class is
+    given (its name is bound here) but not looked into, nor is a lambda."""
+    stack = list(stmts)
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, (gast.FunctionDef, gast.ClassDef)):
+            stack.extend(c for c in gast.iter_child_nodes(n) if not isinstance(c, gast.Lambda))
+
+
 def _params(args):
     out = list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)
     return out + [a for a in (args.vararg, args.kwarg) if a is not None]

@@ -46,6 +46,23 @@ def _pieces(n, lead, dt):
 """
 
 
+def _promoted_pieces(n, length):
+    """The text cutting ``g`` (rank ``n``) along ``ax`` into one piece per array, each
+    ``length`` long (the text of its promoted array's length along the axis), shaped back as
+    the array, in a list."""
+    return _axis_first(n) + f"""
+    moved = g.transpose(order)
+    out = []
+    start = 0
+    for i in range(len(arrays)):
+        m = {length}
+        piece = np.ascontiguousarray(moved[start:start + m].transpose({_UNDO(n)}))
+        out.append(piece.astype(dt).reshape(arrays[i].shape))
+        start += m
+    return out
+"""
+
+
 def _same_items(arrays):
     """The array type of every item of a list or a tuple of one type (else None)."""
     if isinstance(arrays, (types.List, types.UniTuple)) and isinstance(arrays.dtype,
@@ -106,17 +123,8 @@ def _concatenate_vjp_promoted(g, item, promote):
         _PROMOTED[kind][item.ndim].format(s="arrays[i].shape")
     return _unrolled(f"""
 def impl(g, arrays, axis=0, promote=None):
-    ax = _norm_axis(axis, {g.ndim})""" + _axis_first(g.ndim) + f"""
-    moved = g.transpose(order)
-    out = []
-    start = 0
-    for i in range(len(arrays)):
-        m = {shape}[ax]
-        piece = np.ascontiguousarray(moved[start:start + m].transpose({_UNDO(g.ndim)}))
-        out.append(piece.astype(dt).reshape(arrays[i].shape))
-        start += m
-    return out
-""", np=np, _norm_axis=_norm_axis, dt=_float_of(item))
+    ax = _norm_axis(axis, {g.ndim})""" + _promoted_pieces(g.ndim, f"{shape}[ax]"),
+        np=np, _norm_axis=_norm_axis, dt=_float_of(item))
 
 
 def _concatenate_vjp_tuple(g, arrays, promote):
@@ -173,17 +181,8 @@ def _concatenate_vjp_lanes_promoted(g, item, kind):
     shape = _PROMOTED[kind][item.ndim - 1].format(s="arrays[i].shape[1:]")
     return _unrolled(f"""
 def impl(g, arrays, axis, promote, batched):
-    ax = _norm_axis(axis, {g.ndim - 1}) + 1""" + _axis_first(g.ndim) + f"""
-    moved = g.transpose(order)
-    out = []
-    start = 0
-    for i in range(len(arrays)):
-        m = {shape}[ax - 1]
-        piece = np.ascontiguousarray(moved[start:start + m].transpose({_UNDO(g.ndim)}))
-        out.append(piece.astype(dt).reshape(arrays[i].shape))
-        start += m
-    return out
-""", np=np, _norm_axis=_norm_axis, dt=_float_of(item))
+    ax = _norm_axis(axis, {g.ndim - 1}) + 1""" + _promoted_pieces(g.ndim, f"{shape}[ax - 1]"),
+        np=np, _norm_axis=_norm_axis, dt=_float_of(item))
 
 
 @overload(rt.array_vjp)
