@@ -16,9 +16,10 @@ and a pytree's (TREE, structure, leaf kinds, dict orders).
 import gast
 import numpy as np
 
-from .. import runtime
+from .. import runtime, tree_util
 from . import ir
-from .flatten import leaf_paths
+from .flatten import dict_orders, leaf_paths
+from .lax_trees import _KEY, ARRAY, LEAF, NONE
 from .ranks import given_ranks, ranks
 
 TREE = "tree"
@@ -62,7 +63,10 @@ class CallKinds:
                 known = self.known_so_far() if known is None else known
                 table, at = known
                 rank = table.get(a.id, (None,))[0]
-                if type(rank) is int and rank > 0:   # (a number may be a 0-d array)
+                display = self.display_kind(a, table)
+                if display is not None:   # a display the code made (of a loop's leaves)
+                    kind = display
+                elif type(rank) is int and rank > 0:   # (a number may be a 0-d array)
                     self.assumed[a.id] = rank
                     kind = f"array{rank}"
                 elif a.id in at:   # a pytree parameter or a part of one
@@ -72,6 +76,47 @@ class CallKinds:
                         self.assumed[a.id] = at[a.id]
             out.append(kind)
         return tuple(out)
+
+    def display_kind(self, atom, table):
+        """The pytree kind of the display of lists, tuples and dicts the name ``atom`` holds
+        (the leaves' kinds from the ranks ``table`` has, assumed; "array" of an unknown
+        rank), else None."""
+        shape = self.displays.get((_KEY, atom.id))
+        orders = self.dict_orders(atom, shape) if shape and shape not in (LEAF, NONE) else None
+        if orders is None:
+            return None
+        leaves = []
+
+        def sample(a, shape):
+            if shape == NONE:
+                return None
+            if shape == LEAF:
+                leaves.append(a)
+                return len(leaves) - 1
+            keys = shape[1] if shape[0] == "dict" else range(len(shape[1]))
+            children = shape[2] if shape[0] == "dict" else shape[1]
+            parts = {k: sample(self.known_item(a, ir.const(k)), c) for k, c in zip(
+                keys, children)}
+            if shape[0] == "dict":
+                return {k: parts[k] for k in next(order)}
+            return (tuple if shape[0] == "tuple" else list)(parts.values())
+        order = iter(orders)
+        made = sample(atom, shape)
+        kinds = []
+        for a in leaves:
+            rank = table.get(a.id, (None,))[0] if isinstance(a, gast.Name) else None
+            if isinstance(a, gast.Constant) and type(a.value) in (int, float):
+                kinds.append("int" if type(a.value) is int else "scalar")
+            elif not isinstance(a, gast.Name) or type(rank) is not int and (
+                    ARRAY, a.id) not in self.displays:
+                return None   # (a leaf that may be a container)
+            elif type(rank) is int and rank > 0:
+                self.assumed[a.id] = rank
+                kinds.append(f"array{rank}")
+            else:   # (a number, or a 0-d array)
+                kinds.append("array")
+        return (TREE, tree_util.tree_structure(made),
+                tuple(kinds[i] for i in tree_util.tree_leaves(made)), dict_orders(made))
 
     def tree_at(self, atom):
         """The structure of the pytree parameter, or part of one, the name ``atom`` holds
@@ -110,11 +155,13 @@ class CallKinds:
         pytree parameter)."""
         kinds = self.param_kinds or {}
         given = given_ranks({p: k for p, k in kinds.items() if type(k) is str})
+        entry = given_ranks(self.entry_leaves)   # (a rebound pytree parameter's leaves)
+        given.update(entry)
         trees = {p: dict(zip(map(tuple, paths), k[2])) for p, k in kinds.items()
                  if type(k) is tuple and p not in self.rebound
                  for paths in [leaf_paths(k[1])] if paths is not None}
         if not trees:
-            return given, set(), {}
+            return given, set(entry), {}
         at = {p: (p, ()) for p in trees}   # name -> (the parameter, the path it reads)
         leaves, bound = {}, [n.id for s in statements for n in gast.walk(s) if isinstance(
             n, gast.Name) and isinstance(n.ctx, gast.Store)]
@@ -144,7 +191,7 @@ class CallKinds:
                 else:
                     at[name] = (p, path)
         given.update(leaves)
-        return given, set(leaves), at
+        return given, set(leaves) | set(entry), at
 
     def callee_of(self, func):
         """The object a call's ``func`` atom names (ir.Function.callee, while normalizing)."""

@@ -225,21 +225,46 @@ class LaxTrees:
         return [leaf for child, s in self.tree_children(atom, shape)
                 for leaf in self.tree_leaves(child, s)]
 
-    def tree_build(self, shape, leaves, top=True):
+    def tree_build(self, shape, leaves, top=True, orders=None):
         """The value of structure ``shape`` with the atoms ``leaves`` (an iterator): a display
-        (nested ones get a name, as the normalizer gives them)."""
+        (nested ones get a name, as the normalizer gives them).  ``orders``: an iterator of
+        each dict's keys in the order its display writes them, dicts taken as
+        flatten.dict_orders takes them (else sorted, as ``shape`` keeps them)."""
         if shape == LEAF:
             return next(leaves)
         if shape == NONE:
             return ir.const(None)
         if shape[0] == "dict":
-            values = [self.tree_build(c, leaves, False) for c in shape[2]]
-            node = gast.Dict(keys=[ir.const(k) for k in shape[1]], values=values)
+            keys = next(orders) if orders is not None else shape[1]
+            values = dict(zip(shape[1], [self.tree_build(c, leaves, False, orders)
+                                         for c in shape[2]]))
+            node = gast.Dict(keys=[ir.const(k) for k in keys], values=[values[k] for k in keys])
         else:
             cls = gast.Tuple if shape[0] == "tuple" else gast.List
-            node = cls(elts=[self.tree_build(c, leaves, False) for c in shape[1]],
+            node = cls(elts=[self.tree_build(c, leaves, False, orders) for c in shape[1]],
                        ctx=gast.Load())
         return node if top else self.to_name(node)
+
+    def dict_orders(self, atom, shape):
+        """The keys of each dict display ``atom`` holds (of structure ``shape``) in the order it
+        writes them, as tree_build takes them; None where a dict's display is not known."""
+        if shape in (LEAF, NONE) or "dict" not in _kinds_in(shape):
+            return []
+        out = []
+        if shape[0] == "dict":
+            items = self.displays.get((_ITEMS, atom.id)) if isinstance(atom, gast.Name) else None
+            if not isinstance(items, dict) or set(items) != set(shape[1]):
+                return None
+            out.append(tuple(items))
+        keys = shape[1] if shape[0] == "dict" else range(len(shape[1]))
+        for key, child in zip(keys, shape[2] if shape[0] == "dict" else shape[1]):
+            if child in (LEAF, NONE):
+                continue
+            inner = self.dict_orders(self.known_item(atom, ir.const(key)), child)
+            if inner is None:
+                return None
+            out += inner
+        return out
 
 
 def _items(value, versions):
@@ -299,6 +324,14 @@ def text(shape):
     if shape[0] == "list":
         return f"[{inner}]"
     return f"({inner}{',' if len(shape[1]) == 1 else ''})"
+
+
+def _kinds_in(shape):
+    """The kinds of node ("dict", "list", "tuple") in a structure."""
+    if shape in (LEAF, NONE):
+        return set()
+    children = shape[2] if shape[0] == "dict" else shape[1]
+    return {shape[0]}.union(*(_kinds_in(c) for c in children))
 
 
 def _dict(keys, children):

@@ -17,6 +17,8 @@ from .. import runtime, tree_util
 from ..errors import TransformError
 from . import ir
 from .call_kinds import CallKinds, RanksChanged
+from .carried import (CarriedChanged, after_loop, begin_trip, carried_names, display_parameters,
+                      end_trip, peel_first_trip)
 from .controlflow import ITERABLE, canonicalize
 from .inline import Inliner, Scope
 from .lax_lower import LaxLowering
@@ -74,6 +76,10 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
         self.param_kinds = None  # parameter -> its kind, for nested transforms (call_kinds)
         self.assumed = {}        # name -> the rank a nested transform was staged for
         self.rebound = set()     # the names the function assigns
+        self.unsteady = set()    # (loop, name) that do not keep their structure (carried.py)
+        self.rebound_trees = {}  # parameter rebound -> (its argument's structure, leaf kinds)
+        self.entry_leaves = {}   # name read from a leaf of one at the entry -> the leaf's kind
+        self.carried = []        # what the loop body made last carries leaf by leaf
 
     # --- entry -----------------------------------------------------------------------------
     def function(self):
@@ -97,7 +103,9 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
             [args.vararg.id] if args.vararg else []) + [a.id for a in args.kwonlyargs]
         for p in self.leaf_params:   # an array or a number: never a container
             self.displays[(ARRAY, p)] = True
-        body = self.block(node.body, scope)
+        self.out, self.loc = [], parsed.location(parsed.node)
+        display_parameters(self, self.rebound_trees)
+        body = self.out + self.block(node.body, scope)
         self.check_assumed(body)
         free_params = [ir.name(n, store=False) for n in self.free]
         for p in free_params:
@@ -118,19 +126,25 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
         known of the displays of the names it assigns (a later iteration may have rebound
         them): what a name bound before the loop holds, and the loop never rebinds, stays
         known (``**kwargs`` spread in a loop over layers)."""
+        carried = []
+        if loop:
+            stored = _changed_names(stmts)
+            mine = {self.scoped_name(n, scope) for n in stored} - {None}
+            carried = carried_names(self, mine, str(scope.parsed.location(stmts[0])))
         saved, self.out = self.out, []
         self.outer.append(saved)
         known = self.displays
         if loop:
-            stored = _changed_names(stmts)
-            self.displays = forget(self.displays, stored | {
-                self.scoped_name(n, scope) for n in stored} - {None})
+            self.displays = forget(self.displays, stored | mine)
+            begin_trip(self, carried)
         else:
             self.displays = dict(self.displays)
         try:
             for s in stmts:
                 self.loc = scope.parsed.location(s)
                 self.stmt(s, scope)
+            end_trip(self, carried)
+            self.carried = carried   # (the loop's statement is emitted next: after_loop)
             return self.out
         finally:
             self.outer.pop()
@@ -337,6 +351,7 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
             test = self.expr(s.test, scope, into=cond) if cond else s.test
             loc = self.loc
             body = self.block(s.body, scope, loop=True)
+            carried = self.carried
             if cond:
                 saved, self.out, self.loc = self.out, body, loc
                 self.outer.append(saved)
@@ -346,6 +361,7 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
                 self.out, self.displays = saved, known
             self.loc = loc
             self.emit(gast.While(test=test, body=body or [gast.Pass()], orelse=[]))
+            after_loop(self, carried)
         elif kind is gast.For and (trips := self.trips_over_functions(s, scope)) is not None:
             # for f, p in zip(FUNCTIONS, params): each trip calls another function, inlined:
             # one copy of the body per trip, the counter a constant in each
@@ -362,10 +378,14 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
             args = [self.expr(a, scope) for a in it.args]
             target = self.store_name(s.target.id, scope)
             loc = self.loc
+            args = peel_first_trip(self, s, scope, target, args)
+            self.loc = loc
             body = self.block(s.body, scope, loop=True)
+            carried = self.carried
             self.loc = loc
             self.emit(gast.For(target=ir.name(target, store=True), iter=ir.call("range", args),
                                body=body or [gast.Pass()], orelse=[], type_comment=None))
+            after_loop(self, carried)
         elif kind is gast.Return:
             value = self.expr(s.value, scope) if s.value is not None else ir.const(None)
             if self.inlining:
@@ -600,11 +620,21 @@ def normalize(parsed, check=None, inline_helpers=True, keep_custom=True, classes
             k, str) and (k.startswith("array") or k in ("scalar", "int"))}
         if assume:
             n.param_kinds, n.rebound = dict(kinds or {}), stored
+        n.unsteady = unsteady
+        n.rebound_trees = {p: kinds[p][1:] for p in (trees or {})
+                           if p in stored and type((kinds or {}).get(p)) is tuple}
         return n.function()
-    try:
-        return attempt(True)
-    except RanksChanged:   # a name rebound after a nested transform was staged for it
-        return attempt(False)
+    unsteady = set()
+    while True:
+        try:
+            try:
+                return attempt(True)
+            except RanksChanged:   # a name rebound after a nested transform was staged for it
+                return attempt(False)
+        except CarriedChanged as e:   # a loop changes what a name it carries holds: again,
+            if e.key in unsteady:     # that name carried as it is
+                raise AssertionError(f"internal: {e.key} changed twice") from None
+            unsteady.add(e.key)
 
 
 def _changed_names(stmts):

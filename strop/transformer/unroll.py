@@ -388,40 +388,27 @@ _PURE_CALLS = (len, list, tuple, zip, enumerate, reversed, sorted, runtime.itera
 
 def _without_dead(stmts, fn):
     """``stmts`` without the assignments of displays, items and lengths no statement reads
-    any more (the containers the unrolled code walked), to a fixpoint."""
+    any more (the containers the unrolled code walked; the empty list a comprehension
+    started from, once its appends became displays; the display a loop's trip rebuilt,
+    once the loop carries its leaves: carried.py), to a fixpoint."""
     while True:
-        read = ir.names_in(gast.Module(body=stmts, type_ignores=[]), gast.Load)
-        out = _drop(stmts, read, fn)
+        out = _drop(stmts, analysis.live_after(stmts), fn)
         if _count(out) == _count(stmts):
             return out
         stmts = out
 
 
-def _drop(stmts, read, fn):
+def _drop(stmts, live, fn):
     out = []
-    for i, s in enumerate(stmts):
+    for s in stmts:
         if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and \
-                _pure(s.value, fn) and (s.targets[0].id not in read or _rebound_unread(
-                    s.targets[0].id, stmts[i + 1:])):
+                _pure(s.value, fn) and s.targets[0].id not in live[id(s)]:
             continue
         for field in ("body", "orelse"):
             if getattr(s, field, None):
-                setattr(s, field, _drop(getattr(s, field), read, fn) or [gast.Pass()])
+                setattr(s, field, _drop(getattr(s, field), live, fn) or [gast.Pass()])
         out.append(s)
     return out
-
-
-def _rebound_unread(name, after):
-    """Whether the statements ``after`` bind ``name`` again before anything reads it (the
-    empty list a comprehension started from, once its appends became displays)."""
-    for s in after:
-        if name in analysis.reads(s) or not isinstance(s, gast.Assign) and \
-                name in ir.names_in(s):
-            return False
-        if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name) and \
-                s.targets[0].id == name:
-            return True
-    return False
 
 
 def _pure(value, fn):
