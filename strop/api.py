@@ -170,15 +170,15 @@ class ReverseTransformed(Differentiating):
         """finish() as code, where this transform's code is inlined in other code for these
         ``kinds``: the expression rebuilding the gradients' trees from ``out`` (the inlined
         code's result), or None where there is none to rebuild.  ``read(x, k)`` is ``x[k]``,
-        ``display(treedef, leaves)`` the display of a tree."""
-        trees = [kinds[i][1] if type(kinds[i]) is tuple else None for i in self.wrt_of(kinds)]
+        ``display(kind, leaves)`` the display of the gradient of an argument of ``kind``."""
+        trees = [kinds[i] if type(kinds[i]) is tuple else None for i in self.wrt_of(kinds)]
         if not any(trees):
             return None
         pair = self.has_aux or self.mode != "grad"
         parts = [read(out, 0), read(out, 1)] if pair else [out]
         at = 0 if self.mode == "grad" else 1
         grads = [read(parts[at], k) for k in range(len(trees))] if self.multi else [parts[at]]
-        rebuilt = [display(t, [read(g, j) for j in range(t.num_leaves)]) if t is not None
+        rebuilt = [display(t, [read(g, j) for j in range(t[1].num_leaves)]) if t is not None
                    else g for t, g in zip(trees, grads)]
         parts[at] = gast.Tuple(elts=rebuilt, ctx=gast.Load()) if self.multi else rebuilt[0]
         return gast.Tuple(elts=parts, ctx=gast.Load()) if pair else parts[0]

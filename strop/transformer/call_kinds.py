@@ -95,10 +95,11 @@ class CallKinds:
                 return len(leaves) - 1
             keys = shape[1] if shape[0] == "dict" else range(len(shape[1]))
             children = shape[2] if shape[0] == "dict" else shape[1]
+            written = next(order) if shape[0] == "dict" else None   # (taken as tree_build does)
             parts = {k: sample(self.known_item(a, ir.const(k)), c) for k, c in zip(
                 keys, children)}
-            if shape[0] == "dict":
-                return {k: parts[k] for k in next(order)}
+            if written is not None:
+                return {k: parts[k] for k in written}
             return (tuple if shape[0] == "tuple" else list)(parts.values())
         order = iter(orders)
         made = sample(atom, shape)
@@ -155,7 +156,7 @@ class CallKinds:
         pytree parameter)."""
         kinds = self.param_kinds or {}
         given = given_ranks({p: k for p, k in kinds.items() if type(k) is str})
-        entry = given_ranks(self.entry_leaves)   # (a rebound pytree parameter's leaves)
+        entry = given_ranks(self.leaf_kinds)   # (a rebound parameter's, a gradient's leaves)
         given.update(entry)
         trees = {p: dict(zip(map(tuple, paths), k[2])) for p, k in kinds.items()
                  if type(k) is tuple and p not in self.rebound

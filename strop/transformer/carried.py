@@ -153,7 +153,7 @@ def display_parameters(n, trees):
             if type(index) is int and isinstance(kinds[index], str) and (
                     kinds[index].startswith("array") or kinds[index] in ("scalar", "int")):
                 n.displays[(ARRAY, atom.id)] = True
-                n.entry_leaves[atom.id] = kinds[index]   # (its rank: call_kinds.py)
+                n.leaf_kinds[atom.id] = kinds[index]   # (its rank: call_kinds.py)
         n.emit(ir.assign(name, n.tree_build(shape, iter(atoms), orders=iter(orders) if orders
                                             else None)))
 

@@ -85,6 +85,17 @@ class ContentsGuard(Guard):
         return now is self.value and frozen(now) == self.contents
 
 
+@dataclass(frozen=True)
+class EqualGuard(Guard):
+    """A global or closure variable holding a value known while transforming that the code
+    reads by what it is, not by which object (a treedef ``tree_unflatten`` rebuilds): the
+    code is made again when it holds an unequal one."""
+
+    def holds(self):
+        now = self.now()
+        return now is self.value or now is not _GONE and bool(now == self.value)
+
+
 MAX_DISPLAYED = 64   # a container with more leaves stays data passed on every call
 _SCALARS = (bool, int, float, str, type(None))
 

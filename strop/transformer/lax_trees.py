@@ -192,6 +192,9 @@ class LaxTrees:
                 return self.displays[(_KEY, value.id)]
             if value.id in self.refs:
                 return _object_shape(self.refs[value.id])
+            if value.id in self.trees:   # a pytree parameter never rebound
+                treedef = self.trees[value.id]
+                return _object_shape(treedef.unflatten(list(range(treedef.num_leaves))))
             return LEAF
         if isinstance(value, gast.Subscript) and isinstance(value.slice, gast.Constant):
             base = self.static_shape(value.value)
@@ -250,6 +253,10 @@ class LaxTrees:
         writes them, as tree_build takes them; None where a dict's display is not known."""
         if shape in (LEAF, NONE) or "dict" not in _kinds_in(shape):
             return []
+        if isinstance(atom, gast.Name) and atom.id in self.trees and shape == self.static_shape(
+                atom):   # a pytree parameter: its argument's orders
+            orders = self.tree_orders.get(atom.id)
+            return list(orders) if orders else _sorted_orders(shape)
         out = []
         if shape[0] == "dict":
             items = self.displays.get((_ITEMS, atom.id)) if isinstance(atom, gast.Name) else None
@@ -324,6 +331,15 @@ def text(shape):
     if shape[0] == "list":
         return f"[{inner}]"
     return f"({inner}{',' if len(shape[1]) == 1 else ''})"
+
+
+def _sorted_orders(shape):
+    """Each dict's keys in sorted order (the order ``shape`` keeps), as dict_orders walks."""
+    if shape in (LEAF, NONE):
+        return []
+    children = shape[2] if shape[0] == "dict" else shape[1]
+    return ([shape[1]] if shape[0] == "dict" else []) + [
+        o for c in children for o in _sorted_orders(c)]
 
 
 def _kinds_in(shape):

@@ -76,15 +76,25 @@ class Nested:
             leaves = out
             out = self.once(rebuilt_display(st.fn.result_tree, lambda k: read(leaves, k)),
                             scope)
-        rebuilt = inner.rebuilt_inline(out, kinds, read, lambda treedef, leaves:
-                                       self.tree_display(treedef.unflatten(
-                                           range(len(leaves))), leaves)) if kinds else None
+        rebuilt = inner.rebuilt_inline(out, kinds, read, self.gradient_display) if kinds \
+            else None
         if rebuilt is None:
             return self.arrays_at_leaves(inner, self.to_name(out, into) if into else out)
         made = self.expr(rebuilt, scope, into)
         if all(_of_displays(k[1]) for k in kinds if type(k) is tuple):
             self.mark_array_leaves(made)   # (tree_map over them: normalize_trees.py)
         return self.arrays_at_leaves(inner, made)
+
+    def gradient_display(self, kind, leaves):
+        """The display of a gradient of the pytree argument of ``kind``, from the reads of its
+        ``leaves``: each leaf bound to a name, known to have the rank its argument's leaf has
+        (a loop carrying the parameters it updates keeps their ranks: call_kinds.py)."""
+        named = [self.to_name(leaf, force=True) for leaf in leaves]
+        for atom, leaf_kind in zip(named, kind[2]):
+            atom.normalized = True
+            if isinstance(leaf_kind, str):
+                self.leaf_kinds[atom.id] = leaf_kind
+        return self.tree_display(kind[1].unflatten(range(len(named))), named)
 
     def arrays_at_leaves(self, inner, made):
         """``made``, the result of the transform ``inner`` inlined, with the leaves of its

@@ -72,13 +72,14 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
         self.user_names = {}     # an inlined function's renamed local -> its name there
         self.sequences = set()   # parameters given a list or tuple, never rebound
         self.trees = {}          # parameter -> the structure of its argument, never rebound
+        self.tree_orders = {}    # such a parameter -> flatten.dict_orders of its argument
         self.statics = {}        # parameter -> the function or constant a partial binds
         self.param_kinds = None  # parameter -> its kind, for nested transforms (call_kinds)
         self.assumed = {}        # name -> the rank a nested transform was staged for
         self.rebound = set()     # the names the function assigns
         self.unsteady = set()    # (loop, name) that do not keep their structure (carried.py)
         self.rebound_trees = {}  # parameter rebound -> (its argument's structure, leaf kinds)
-        self.entry_leaves = {}   # name read from a leaf of one at the entry -> the leaf's kind
+        self.leaf_kinds = {}     # name bound to a pytree's leaf of a known kind -> the kind
         self.carried = []        # what the loop body made last carries leaf by leaf
 
     # --- entry -----------------------------------------------------------------------------
@@ -257,8 +258,8 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
 
     def global_atom(self, user_name, owner, value, scope, node, is_cell=False):
         """A global, closure variable or attribute of a user's module, as generated code reads
-        it: a function or module bound once (a guard notices when it is rebound, to transform
-        again), a small container of numbers written as a display (its structure is static:
+        it: a function, module or treedef bound once (a guard notices when it is rebound, to
+        transform again), a small container of numbers written as a display (its structure is static:
         loops over it unroll), other data passed in on every call."""
         var = ir.FreeVar(user_name, owner, is_cell)
         if ir.is_number_structure(value):
@@ -269,6 +270,9 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
             return self.expr(made, scope, into=self.namer.fresh(user_name))
         if ir.is_function_table(value):   # its items are known while transforming
             self.guards.append(ir.ItemsGuard(var, value, tuple(value)))
+            return ir.name(self.bind_ref(user_name, value))
+        if isinstance(value, tree_util.PyTreeDef):   # a structure: known while transforming
+            self.guards.append(ir.EqualGuard(var, value))
             return ir.name(self.bind_ref(user_name, value))
         if ir.is_constant_object(value):
             self.guards.append(var.guard(value))
@@ -621,6 +625,7 @@ def normalize(parsed, check=None, inline_helpers=True, keep_custom=True, classes
         if assume:
             n.param_kinds, n.rebound = dict(kinds or {}), stored
         n.unsteady = unsteady
+        n.tree_orders = {p: kinds[p][3] for p in n.trees if type((kinds or {}).get(p)) is tuple}
         n.rebound_trees = {p: kinds[p][1:] for p in (trees or {})
                            if p in stored and type((kinds or {}).get(p)) is tuple}
         return n.function()

@@ -298,10 +298,16 @@ class Expressions:
         ``seq`` (that generator's iterable, normalized), or None where an iterable's items are
         not known (what was emitted for the items before is dead, and removed)."""
         items = self.display_items(seq)
+        shape = self.static_shape(seq)
+        if items is None and shape[0] in ("list", "tuple"):   # a pytree parameter's, say
+            items = [self.item(seq, i) for i in range(len(shape[1]))]
         if items is None:
             return None
         made = []
         for item in items:
+            for n in gast.walk(e.generators[k].target):   # a name per item: each its rank
+                if isinstance(n, gast.Name):
+                    inner.names[n.id] = self.namer.fresh(n.id)
             self.assign(e.generators[k].target, item, inner)
             if k + 1 == len(e.generators):   # (a value of its own: the target is rebound)
                 value = self.expr(e.elt, inner)

@@ -247,6 +247,9 @@ class _Typer:
         fn = self.callee(node.func)
         if fn is runtime.weak and len(node.args) == 2:   # a Python number, as ``like``
             return self.of(node.args[0])
+        if is_member(fn, AXIS_REDUCTIONS) and node.args and (len(node.args) == 2 or
+                                                            node.keywords):
+            return self.reduced(node)
         if node.keywords or any(isinstance(a, gast.Starred) for a in node.args):
             return UNKNOWN, None
         args = [self.of(a) for a in node.args]
@@ -283,6 +286,36 @@ class _Typer:
             return (ra + rb if 0 in (ra, rb) else _matmul(ra, rb) if max(ra, rb) <= 2
                     else UNKNOWN), None
         return UNKNOWN, None
+
+
+    def reduced(self, node):
+        """(rank, kind) of a reduction given an axis or keepdims (``np.sum(x, -1,
+        keepdims=True)``): the array's rank kept, or less one per axis."""
+        kws = {k.arg: k.value for k in node.keywords}
+        if len(node.args) > 2 or set(kws) - {"axis", "keepdims"} or len(node.args) == 2 and \
+                "axis" in kws:
+            return UNKNOWN, None
+        r, _ = self.of(node.args[0])
+        if not isinstance(r, int):
+            return (r, None) if r == _UNSEEN else (UNKNOWN, None)
+        axis = node.args[1] if len(node.args) == 2 else kws.get("axis", gast.Constant(value=None, kind=None))
+        keep = kws.get("keepdims", gast.Constant(value=False, kind=None))
+        if not isinstance(keep, gast.Constant) or type(keep.value) is not bool:
+            return UNKNOWN, None
+        if keep.value:
+            return r, None
+        if isinstance(axis, gast.Constant) and axis.value is None:
+            return 0, None
+        axes = axis.elts if isinstance(axis, gast.Tuple) else [axis]
+        if not all(isinstance(a, gast.Constant) and type(a.value) is int for a in axes) or \
+                len(axes) > r:
+            return UNKNOWN, None
+        return r - len(axes), None
+
+
+# reductions taking an axis and keepdims, of their array's kind of numbers (not argmax)
+AXIS_REDUCTIONS = {np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod, np.nansum,
+                   np.nanmean}
 
 
 # strop.random's samplers taking (key, shape, ...): an array of the shape's rank

@@ -44,12 +44,6 @@ _SCIPY = ("TransformError: scipy.special.logsumexp has no derivative rule yet (S
           "is a later issue; the error names the program's line)")
 KNOWN_FAILURES = {
     # jx_: programs modeled on JAX's examples and documentation, and on JAX tutorials
-    ("jx_adam_optimizer", "train"):
-        "JitFallbackWarning: Numba: non-precise type pyobject in the jitted update over a "
-        "list of (x, m, v) states closing over the optimizer's functions and a treedef",
-    ("jx_hmm_em", "train"):
-        "JitFallbackWarning: Numba cannot unify the list [log_pi, log_A, log_B] with the "
-        "list the M step's comprehension builds (lax.fori_loop carry under jit)",
     # ag_: programs modeled on scientific scripts written for autograd
     ("ag_convnet", "grad"): _CLOSURE_OBJECTS,
     ("ag_convnet", "jit"): _CLOSURE_OBJECTS,
