@@ -165,3 +165,26 @@ def test_containers_a_loop_carries(f):
     np.testing.assert_allclose(_no_fallback(lambda: strop.jit(f)(x)), f(x), rtol=1e-12)
     xs = rng.randn(4, 3)
     np.testing.assert_allclose(strop.vmap(f)(xs), [f(x) for x in xs], rtol=1e-12)
+
+
+def _last_weights(params, x, y):
+    for layer in params:
+        h = layer["w"]
+    return np.mean(h ** 2)
+
+
+def gradients_replace_the_parameters(params, x, y):
+    value, grads = value_and_grad(_last_weights)(params, x, y)
+    params = grads
+    return params
+
+
+def test_jvp_of_gradients_bound_to_the_rebound_parameter_name():
+    """The gradients' tree rebuilt from the nested transform's result: each leaf read once
+    (a read of a read had no tangent: zeros)."""
+    from strop.testing.oracles import assert_close, fd_jvp
+    tangents = (tree_map(lambda a: rng.randn(*a.shape), DICTS), np.zeros(3), np.zeros(2))
+    args = (DICTS, X[0], Y[0])
+    want = fd_jvp(gradients_replace_the_parameters, args, tangents)
+    got = strop.jvp(gradients_replace_the_parameters, args, tangents)
+    assert_close(got, want, rtol=1e-5, atol=1e-6)

@@ -29,6 +29,9 @@ _KEY = "lax-tree"   # displays[(_KEY, name)]: the structure a name holds (beside
 _ITEMS = "items"    # displays[(_ITEMS, name)]: its elements' atoms, with the names' versions
 _SEQ = "functions"  # displays[(_SEQ, name)]: the constant list or tuple of functions it holds
 ARRAY = "array"     # displays[(ARRAY, name)]: it holds an array (a leaf of a gradient's tree)
+PYTREE = "pytree"   # displays[(PYTREE, name)]: it holds (part of) a pytree argument, whose
+#                     leaves are never lists, tuples or dicts
+NAMED = "namedtuple"  # displays[(NAMED, name)]: it holds a namedtuple (a node, not a leaf)
 
 
 class LaxTrees:
@@ -51,7 +54,15 @@ class LaxTrees:
                 self.displays[(ARRAY, target)] = True
             else:
                 self.displays.pop((ARRAY, target), None)
+            if self.makes_namedtuple(value):
+                self.displays[(NAMED, target)] = True
+            else:
+                self.displays.pop((NAMED, target), None)
             shape = self.static_shape(value)
+            if shape not in (LEAF, NONE) and self.of_pytree(value):
+                self.displays[(PYTREE, target)] = True
+            else:
+                self.displays.pop((PYTREE, target), None)
             for key, known in (((_KEY, target), shape != LEAF and shape),
                                ((_ITEMS, target), items)):
                 if known or known == [] and key[0] == _ITEMS:   # (an empty display too)
@@ -64,6 +75,8 @@ class LaxTrees:
                 self.displays.pop((_KEY, n), None)
                 self.displays.pop((_ITEMS, n), None)
                 self.displays.pop((ARRAY, n), None)
+                self.displays.pop((PYTREE, n), None)
+                self.displays.pop((NAMED, n), None)
 
     def makes_array(self, value):
         """Whether the normalized ``value`` surely makes an array or a number, never a
@@ -83,7 +96,26 @@ class LaxTrees:
             return isinstance(fn, np.ufunc) and fn.nout == 1 or any(fn is r for r in _TO_ARRAYS)
         if isinstance(value, gast.Attribute) and value.attr == "T":
             return self.makes_array(value.value)
+        if isinstance(value, gast.Subscript) and isinstance(value.slice, gast.Constant):
+            return self.of_pytree(value.value) and self.static_shape(value) == LEAF
         return False
+
+    def makes_namedtuple(self, value):
+        """Whether the normalized ``value`` is a namedtuple made here (``Layer(w, b)``, a
+        gradient's node) or a name holding one."""
+        if isinstance(value, gast.Name):
+            return (NAMED, value.id) in self.displays
+        if not isinstance(value, gast.Call):
+            return False
+        cls = self.callee_of(value.func)
+        return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")
+
+    def of_pytree(self, value):
+        """Whether ``value`` (a name, or constant subscripts of one) is part of a pytree
+        argument (a leaf of it is an array or a number: isinstance of a list is False)."""
+        while isinstance(value, gast.Subscript) and isinstance(value.slice, gast.Constant):
+            value = value.value
+        return isinstance(value, gast.Name) and (PYTREE, value.id) in self.displays
 
     def known_item(self, base, index):
         """The atom ``base[index]`` holds, when ``base`` holds a display (``c = (a, b)``),

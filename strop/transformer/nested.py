@@ -89,12 +89,21 @@ class Nested:
         """The display of a gradient of the pytree argument of ``kind``, from the reads of its
         ``leaves``: each leaf bound to a name, known to have the rank its argument's leaf has
         (a loop carrying the parameters it updates keeps their ranks: call_kinds.py)."""
-        named = [self.to_name(leaf, force=True) for leaf in leaves]
+        named = [self.to_name(self.one_read(leaf), force=True) for leaf in leaves]
         for atom, leaf_kind in zip(named, kind[2]):
             atom.normalized = True
             if isinstance(leaf_kind, str):
                 self.leaf_kinds[atom.id] = leaf_kind
         return self.tree_display(kind[1].unflatten(range(len(named))), named)
+
+    def one_read(self, read):
+        """``x[i][j]`` as ``_t = x[i]``, then ``_t[j]`` (one operation per assignment)."""
+        if isinstance(read, gast.Subscript) and isinstance(read.value, gast.Subscript):
+            base = self.to_name(self.one_read(read.value), force=True)
+            base.normalized = True
+            read = gast.Subscript(value=base, slice=read.slice, ctx=gast.Load())
+            read.normalized = True
+        return read
 
     def arrays_at_leaves(self, inner, made):
         """``made``, the result of the transform ``inner`` inlined, with the leaves of its

@@ -22,7 +22,7 @@ from .carried import (CarriedChanged, after_loop, begin_trip, carried_names, dis
 from .controlflow import ITERABLE, canonicalize
 from .inline import Inliner, Scope
 from .lax_lower import LaxLowering
-from .lax_trees import _KEY, ARRAY, NONE, forget
+from .lax_trees import _KEY, ARRAY, NONE, PYTREE, forget
 from .parse import BUILTIN, CLOSURE, UNDEFINED
 from .normalize_calls import Calls, is_local
 from .normalize_exprs import UNSUPPORTED, Expressions, _index_value
@@ -104,6 +104,9 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
             [args.vararg.id] if args.vararg else []) + [a.id for a in args.kwonlyargs]
         for p in self.leaf_params:   # an array or a number: never a container
             self.displays[(ARRAY, p)] = True
+        for p, treedef in self.trees.items():
+            if _plain(treedef):   # (a namedtuple or a class: a node its structure keeps whole)
+                self.displays[(PYTREE, p)] = True
         self.out, self.loc = [], parsed.location(parsed.node)
         display_parameters(self, self.rebound_trees)
         body = self.out + self.block(node.body, scope)
@@ -186,14 +189,16 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
 
     def static_isinstance(self, x, classinfo, scope):
         """``isinstance(x, classinfo)`` where the structure of ``x`` decides it when
-        transforming: a display's (list, tuple, dict), or a container class asked of a value
-        never a container (an array or number parameter, what NumPy makes): what a recursion
-        over a pytree tests to end."""
+        transforming: a display's or a pytree argument's (list, tuple, dict), or a container
+        class asked of a value never a container (an array or number parameter, a pytree
+        argument's leaf, what NumPy makes): what a recursion over a pytree tests to end."""
         classes = self.static_classes(classinfo, scope)
         gen = self.scoped_name(x.id, scope) if isinstance(x, gast.Name) else None
         if classes is None or gen is None:
             return _UNKNOWN
         shape = self.displays.get((_KEY, gen))
+        if not shape and (PYTREE, gen) in self.displays:   # a pytree parameter
+            shape = self.static_shape(ir.name(gen))
         if shape == NONE:
             return issubclass(type(None), classes)
         if shape:
@@ -640,6 +645,12 @@ def normalize(parsed, check=None, inline_helpers=True, keep_custom=True, classes
             if e.key in unsteady:     # that name carried as it is
                 raise AssertionError(f"internal: {e.key} changed twice") from None
             unsteady.add(e.key)
+
+
+def _plain(treedef):
+    """Whether every node of ``treedef`` is a list, tuple, dict or None."""
+    return treedef.node_type in (None, list, tuple, dict, type(None)) and all(
+        _plain(c) for c in treedef.children())
 
 
 def _changed_names(stmts):

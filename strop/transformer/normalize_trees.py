@@ -14,7 +14,7 @@ import gast
 from .. import tree_util
 from . import ir
 from .flatten import Attr, leaf_paths
-from .lax_trees import _KEY, ARRAY, LEAF, NONE
+from .lax_trees import _KEY, ARRAY, LEAF, NAMED, NONE
 
 
 class Trees:
@@ -139,8 +139,8 @@ class Trees:
         transform inlined here returns, rebuilt as its argument's tree)."""
         shape = self.displays.get((_KEY, atom.id)) if isinstance(atom, gast.Name) else None
         if not shape or shape == LEAF:
-            if isinstance(atom, gast.Name):
-                self.displays[(ARRAY, atom.id)] = True
+            if isinstance(atom, gast.Name) and (NAMED, atom.id) not in self.displays:
+                self.displays[(ARRAY, atom.id)] = True   # (a namedtuple: a node, not a leaf)
             return
         if shape == NONE:
             return
