@@ -544,3 +544,27 @@ def comprehensions_of_every_kind(x):
 
 def test_comprehensions_over_constants_ranges_and_with_conditions():
     check_grad(comprehensions_of_every_kind, rng.randn(3))
+
+
+def _score(params, data):
+    if isinstance(data, list):   # a list of sequences: one score each (autograd's HMM EM)
+        return sum(map(functools.partial(_score, params), data))
+    a, b = params
+    return np.sum(np.tanh(a * data)) + np.sum(b) * np.sum(data ** 2)
+
+
+def recursion_over_a_list_argument_of_a_nested_gradient(params, seq_a, seq_b):
+    data = [seq_a * 1.0, seq_b * 2.0]
+    value, g = strop.value_and_grad(_score)(params, data)
+    return value + np.sum(g[0] ** 2)
+
+
+def test_isinstance_on_a_pytree_argument_and_its_items_ends_the_recursion():
+    params = (rng.randn(3), rng.randn(2))
+    seq_a, seq_b = rng.randn(3), rng.randn(3)
+    f = recursion_over_a_list_argument_of_a_nested_gradient
+    check_grad(f, params, seq_a, seq_b, argnums=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+        np.testing.assert_allclose(strop.jit(f)(params, seq_a, seq_b), f(params, seq_a, seq_b),
+                                   rtol=1e-12)

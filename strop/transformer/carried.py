@@ -14,9 +14,11 @@ body's code is made: where it fails (an ``append``, a branch that rebinds the na
 structure), ``CarriedChanged`` says which loop and name, and the function is normalized again
 with that name carried as it is.  A dict's keys keep their order too (the body may walk
 them); where only the first trip changes it (``tree_map`` of the user's ``{'w': .., 'b': ..}``
-makes a dict in sorted order, as JAX's does), a loop of a constant trip count makes its first
-trip on its own (peel_first_trip).  A leaf known to hold an array at the loop's entry is taken to
-hold one in the body where the body's end keeps it one (the same check).
+makes a dict in sorted order, as JAX's does), a loop of a constant trip count makes its
+first trip on its own (peel_first_trip).  A leaf known to hold an array at the loop's entry is
+taken to hold one in the body where the body's end keeps it one (the same check).  An error
+while the body's code is made with these assumptions (``f(*t)`` of a tuple a later trip
+lengthens) makes the function again without them too.
 """
 import gast
 
@@ -138,9 +140,10 @@ def after_loop(n, carried):
 
 def display_parameters(n, trees):
     """At the function's entry, each parameter ``trees`` gives a structure (name -> (treedef,
-    each leaf's kind, flatten.dict_orders); parameters the function rebinds) bound to the display of its leaves'
-    reads: what a loop then does to it is followed (carried_names).  A leaf given an array or
-    a number is marked one.  (A parameter never rebound is read through ``n.trees``.)"""
+    each leaf's kind, flatten.dict_orders): parameters the function rebinds) bound to the
+    display of its leaves' reads: what a loop then does to it is followed (carried_names).  A
+    leaf given an array or a number is marked one.  (A parameter never rebound is read
+    through ``n.trees``.)"""
     for name, (treedef, kinds, orders) in trees.items():
         sample = treedef.unflatten(list(range(treedef.num_leaves)))
         shape = _object_shape(sample)

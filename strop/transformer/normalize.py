@@ -14,7 +14,7 @@ import gast
 import numpy as np
 
 from .. import runtime, tree_util
-from ..errors import TransformError
+from ..errors import StropError, TransformError
 from . import ir
 from .call_kinds import CallKinds, RanksChanged
 from .carried import (CarriedChanged, after_loop, begin_trip, carried_names, display_parameters,
@@ -131,22 +131,27 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
         them): what a name bound before the loop holds, and the loop never rebinds, stays
         known (``**kwargs`` spread in a loop over layers)."""
         carried = []
-        if loop:
+        if loop and stmts:
             stored = _changed_names(stmts)
             mine = {self.scoped_name(n, scope) for n in stored} - {None}
             carried = carried_names(self, mine, str(scope.parsed.location(stmts[0])))
         saved, self.out = self.out, []
         self.outer.append(saved)
         known = self.displays
-        if loop:
+        if loop and stmts:
             self.displays = forget(self.displays, stored | mine)
             begin_trip(self, carried)
         else:
             self.displays = dict(self.displays)
         try:
-            for s in stmts:
-                self.loc = scope.parsed.location(s)
-                self.stmt(s, scope)
+            try:
+                for s in stmts:
+                    self.loc = scope.parsed.location(s)
+                    self.stmt(s, scope)
+            except StropError:   # (an error a structure assumed for a later trip may cause:
+                if carried:      # ``f(*t)`` with t longer after the first) again, without it
+                    raise CarriedChanged(carried[0].key) from None
+                raise
             end_trip(self, carried)
             self.carried = carried   # (the loop's statement is emitted next: after_loop)
             return self.out
@@ -264,8 +269,8 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
     def global_atom(self, user_name, owner, value, scope, node, is_cell=False):
         """A global, closure variable or attribute of a user's module, as generated code reads
         it: a function, module or treedef bound once (a guard notices when it is rebound, to
-        transform again), a small container of numbers written as a display (its structure is static:
-        loops over it unroll), other data passed in on every call."""
+        transform again), a small container of numbers written as a display (its structure is
+        static: loops over it unroll), other data passed in on every call."""
         var = ir.FreeVar(user_name, owner, is_cell)
         if ir.is_number_structure(value):
             self.guards.append(ir.ContentsGuard(var, value, ir.frozen(value)))

@@ -299,8 +299,8 @@ class Expressions:
         not known (what was emitted for the items before is dead, and removed)."""
         items = self.display_items(seq)
         shape = self.static_shape(seq)
-        if items is None and shape[0] in ("list", "tuple"):   # a pytree parameter's, say
-            items = [self.item(seq, i) for i in range(len(shape[1]))]
+        if items is None and self.of_pytree(seq) and shape[0] in ("list", "tuple"):
+            items = [self.item(seq, i) for i in range(len(shape[1]))]   # a pytree argument's
         if items is None:
             return None
         made = []

@@ -287,7 +287,6 @@ class _Typer:
                     else UNKNOWN), None
         return UNKNOWN, None
 
-
     def reduced(self, node):
         """(rank, kind) of a reduction given an axis or keepdims (``np.sum(x, -1,
         keepdims=True)``): the array's rank kept, or less one per axis."""
@@ -298,13 +297,14 @@ class _Typer:
         r, _ = self.of(node.args[0])
         if not isinstance(r, int):
             return (r, None) if r == _UNSEEN else (UNKNOWN, None)
-        axis = node.args[1] if len(node.args) == 2 else kws.get("axis", gast.Constant(value=None, kind=None))
-        keep = kws.get("keepdims", gast.Constant(value=False, kind=None))
-        if not isinstance(keep, gast.Constant) or type(keep.value) is not bool:
+        axis = node.args[1] if len(node.args) == 2 else kws.get("axis")
+        keep = kws.get("keepdims")
+        if keep is not None and not (isinstance(keep, gast.Constant) and type(
+                keep.value) is bool):
             return UNKNOWN, None
-        if keep.value:
+        if keep is not None and keep.value:
             return r, None
-        if isinstance(axis, gast.Constant) and axis.value is None:
+        if axis is None or isinstance(axis, gast.Constant) and axis.value is None:
             return 0, None
         axes = axis.elts if isinstance(axis, gast.Tuple) else [axis]
         if not all(isinstance(a, gast.Constant) and type(a.value) is int for a in axes) or \

@@ -58,6 +58,19 @@ def test_known_ranks_hold():
     assert "mixed" not in known     # bindings of two ranks: nothing known
 
 
+def reductions_along_axes(m):
+    kept = np.sum(m, -1, keepdims=True)
+    rows = np.max(m, axis=1)
+    both = np.mean(m, axis=(0, 1))
+    whole = np.sum(m, keepdims=False)
+    return np.sum(kept) + np.sum(rows) + both + whole
+
+
+def test_reductions_given_an_axis_or_keepdims_have_known_ranks():
+    known = run_checked(reductions_along_axes, (np.ones((2, 3)),))
+    assert [known[n][0] for n in ("kept", "rows", "both", "whole")] == [2, 1, 0, 0]
+
+
 @pytest.mark.parametrize("seed", [5, 6])
 def test_known_ranks_hold_in_generated_programs(seed):
     space, checked = fuzz.Workspace(), 0
