@@ -18,6 +18,7 @@ from . import ir
 from .call_kinds import TREE
 from .flat_results import rebuilt_display
 from .flatten import Attr, leaf_paths
+from .unparse import unparse
 
 
 class Nested:
@@ -89,17 +90,22 @@ class Nested:
         """The display of a gradient of the pytree argument of ``kind``, from the reads of its
         ``leaves``: each leaf bound to a name, known to have the rank its argument's leaf has
         (a loop carrying the parameters it updates keeps their ranks: call_kinds.py)."""
-        named = [self.to_name(self.one_read(leaf), force=True) for leaf in leaves]
+        seen = {}
+        named = [self.to_name(self.one_read(leaf, seen), force=True) for leaf in leaves]
         for atom, leaf_kind in zip(named, kind[2]):
             atom.normalized = True
             if isinstance(leaf_kind, str):
                 self.leaf_kinds[atom.id] = leaf_kind
         return self.tree_display(kind[1].unflatten(range(len(named))), named)
 
-    def one_read(self, read):
-        """``x[i][j]`` as ``_t = x[i]``, then ``_t[j]`` (one operation per assignment)."""
+    def one_read(self, read, seen):
+        """``x[i][j]`` as ``_t = x[i]``, then ``_t[j]`` (one operation per assignment), each
+        inner read made once (``seen``: its source -> its name)."""
         if isinstance(read, gast.Subscript) and isinstance(read.value, gast.Subscript):
-            base = self.to_name(self.one_read(read.value), force=True)
+            key = unparse(read.value)
+            if key not in seen:
+                seen[key] = self.to_name(self.one_read(read.value, seen), force=True)
+            base = ir.clone(seen[key])
             base.normalized = True
             read = gast.Subscript(value=base, slice=read.slice, ctx=gast.Load())
             read.normalized = True

@@ -117,6 +117,7 @@ defvjp(rt.copyto,       "dst, src", "0.0 * g", "unbroadcast(g, src)")
 defvjp(rt.array_vjp,    "v, object", "np.asarray(g, dtype=float)")
 defvjp(rt.iterable,     "x", "iterable_vjp(g, x)")
 defvjp(rt.iterable_vjp, "v, x", "iterable_vjp(g, x)")
+defvjp(rt.like,         "v, x", "like(g, v)")
 defvjp(rt.at_set,       "x, idx, v, mode=None", "at_set(g, idx, 0.0, mode)", None,
                         "at_value_vjp(g, idx, v, mode)")
 defvjp(rt.at_add,       "x, idx, v, mode=None", "g", None, "at_value_vjp(g, idx, v, mode)")
@@ -238,6 +239,7 @@ defjvp(rt.copyto,       "0.0 * ddst", "tangent_like(dsrc, ans)")
 defjvp(rt.array_vjp,    "array_vjp(dv, object)")
 defjvp(rt.iterable,     "iterable(dx)")
 defjvp(rt.iterable_vjp, "iterable_vjp(dv, x)")
+defjvp(rt.like,         "like(dv, x)")
 defjvp(rt.at_set,       "at_set(dx, idx, 0.0, mode=mode)", None,
                         "at_set(zeros_like(x), idx, dv, mode=mode)",
        joint="at_set(dx, idx, dv, mode=mode)")
