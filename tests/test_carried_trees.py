@@ -98,6 +98,21 @@ def history_that_grows(x):
     return np.sum(hist[-1] * hist[1])
 
 
+def appended_in_a_loop(x):
+    hist = [x]
+    for i in range(3):
+        hist.append(np.sin(hist[-1]))
+    return np.sum(hist[-1] * hist[1])
+
+
+def rebound_under_a_branch(x):
+    state = (x, 0.0)
+    for i in range(4):
+        if i % 2 == 0:
+            state = (np.sin(state[0]) + 0.5 * state[0], state[1] + 1.0)
+    return np.sum(state[0]) * state[1]
+
+
 def state_in_a_while_loop(x):
     state = {"pos": x, "t": 0.0}
     while state["t"] < 3.0:
@@ -158,7 +173,8 @@ def test_a_dict_walked_in_a_loop_of_a_trip_count_known_when_it_runs(n):
     check_grad(lambda x: np.sum(keys_walked_n_trips(params, x, n) ** 2), x)
 
 
-@pytest.mark.parametrize("f", [swapped_each_trip, history_that_grows, state_in_a_while_loop])
+@pytest.mark.parametrize("f", [swapped_each_trip, history_that_grows, appended_in_a_loop,
+                               rebound_under_a_branch, state_in_a_while_loop])
 def test_containers_a_loop_carries(f):
     x = rng.randn(3)
     check_grad(f, x)
