@@ -23,7 +23,8 @@ lengthens) makes the function again without them too.
 import gast
 
 from . import ir
-from .lax_trees import _KEY, ARRAY, LEAF, NONE, _object_shape, leaf_name, leaf_paths
+from .lax_trees import (_KEY, ARRAY, LEAF, NONE, _object_shape, _sorted_orders, leaf_name,
+                        leaf_paths)
 
 
 class CarriedChanged(Exception):
@@ -147,8 +148,8 @@ def display_parameters(n, trees):
     for name, (treedef, kinds, orders) in trees.items():
         sample = treedef.unflatten(list(range(treedef.num_leaves)))
         shape = _object_shape(sample)
-        if shape in (LEAF, NONE) or not leaf_paths(shape) or orders and len(orders) != _dicts(
-                shape):   # (a dict inside a namedtuple, which the structure keeps a leaf)
+        if shape in (LEAF, NONE) or not leaf_paths(shape) or orders and len(orders) != len(
+                _sorted_orders(shape)):   # (a dict in a namedtuple: the structure's leaf)
             continue
         atoms = n.tree_leaves(ir.name(name), shape)
         for path, atom in zip(leaf_paths(shape), atoms):
@@ -166,8 +167,3 @@ def _at(tree, path):
         tree = tree[key]
     return tree
 
-
-def _dicts(shape):
-    if shape in (LEAF, NONE):
-        return 0
-    return (shape[0] == "dict") + sum(map(_dicts, shape[2] if shape[0] == "dict" else shape[1]))
