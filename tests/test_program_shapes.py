@@ -568,3 +568,107 @@ def test_isinstance_on_a_pytree_argument_and_its_items_ends_the_recursion():
         warnings.simplefilter("error", strop.errors.JitFallbackWarning)
         np.testing.assert_allclose(strop.jit(f)(params, seq_a, seq_b), f(params, seq_a, seq_b),
                                    rtol=1e-12)
+
+
+# autograd's convnet example: layer objects in a closure list, each owning a parser whose
+# dict maps names (or, in the top-level parser, the layer objects themselves) to a slice and
+# a shape of one flat weight vector
+class _Parser:
+    def __init__(self):
+        self.idxs_and_shapes = {}
+        self.N = 0
+
+    def add_weights(self, name, shape):
+        start = self.N
+        self.N += int(np.prod(shape))
+        self.idxs_and_shapes[name] = (slice(start, self.N), shape)
+
+    def get(self, vect, name):
+        idxs, shape = self.idxs_and_shapes[name]
+        return np.reshape(vect[idxs], shape)
+
+
+class _Full:
+    def __init__(self, size):
+        self.size = size
+
+    def build(self, n_in):
+        self.parser = _Parser()
+        self.parser.add_weights("params", (n_in, self.size))
+        self.parser.add_weights("biases", (self.size,))
+        return self.parser.N
+
+    def forward_pass(self, inputs, param_vector):
+        w = self.parser.get(param_vector, "params")
+        b = self.parser.get(param_vector, "biases")
+        return self.nonlinearity(inputs @ w + b)
+
+
+class _Tanh(_Full):
+    def nonlinearity(self, x):
+        return np.tanh(x)
+
+
+class _Scaled(_Full):
+    scale = 0.5   # a class attribute, read by the method
+
+    @staticmethod
+    def squash(x):
+        return x / (1.0 + x ** 2)
+
+    def nonlinearity(self, x):
+        return self.squash(x) * self.scale
+
+
+def _make_predictions(layer_specs, n_in):
+    parser = _Parser()
+    for layer in layer_specs:
+        parser.add_weights(layer, (layer.build(n_in),))
+        n_in = layer.size
+
+    def predictions(w_vect, inputs):
+        cur = inputs
+        for layer in layer_specs:
+            cur = layer.forward_pass(cur, parser.get(w_vect, layer))
+        return cur
+    return parser, predictions
+
+
+_PARSER, _PREDICT = _make_predictions([_Tanh(4), _Scaled(2)], 3)
+_INPUTS = rng.randn(5, 3)
+
+
+def layers_of_a_closure_list(w_vect):
+    return np.sum(_PREDICT(w_vect, _INPUTS) ** 2)
+
+
+def test_layer_objects_of_a_closure_list_keyed_in_a_parser_by_themselves():
+    w = rng.randn(_PARSER.N)
+    check_grad(layers_of_a_closure_list, w)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", strop.errors.JitFallbackWarning)
+        np.testing.assert_allclose(strop.jit(grad(layers_of_a_closure_list))(w),
+                                   grad(layers_of_a_closure_list)(w), rtol=1e-12)
+
+
+def test_a_changed_parser_entry_or_class_attribute_makes_the_code_again():
+    w = rng.randn(_PARSER.N)
+    g = strop.jit(grad(layers_of_a_closure_list))
+    before = g(w)
+    layer = _PREDICT.__closure__[0].cell_contents[1]   # the _Scaled layer
+    table = layer.parser.idxs_and_shapes
+    saved = table["biases"]
+    try:
+        table["biases"] = (slice(saved[0].start - 2, saved[0].stop - 2), saved[1])
+        check_grad(layers_of_a_closure_list, w)
+        assert not np.allclose(g(w), before)
+    finally:
+        table["biases"] = saved
+    try:
+        _Scaled.scale = 2.0
+        check_grad(layers_of_a_closure_list, w)
+        np.testing.assert_allclose(g(w), grad(layers_of_a_closure_list)(w), rtol=1e-12)
+        assert not np.allclose(g(w), before)
+    finally:
+        _Scaled.scale = 0.5
+    np.testing.assert_allclose(g(w), before, rtol=1e-12)

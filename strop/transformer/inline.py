@@ -330,12 +330,6 @@ def _nested_code(code, node):
     return None
 
 
-# Packages whose functions are never inlined wherever they are installed (a checkout on
-# sys.path, a development install), by top-level module; anything else installed is found
-# by where its file is (``_library_roots``)
-LIBRARIES = frozenset("""numpy scipy jax jaxlib autograd torch sklearn pandas numba llvmlite
-    tensorflow statsmodels sympy networkx cupy dask xarray matplotlib gast""".split())
-
 # what to use instead of a library function strop meets often: (package, name) -> advice
 HINTS = {
     ("scipy", "logsumexp"): "use strop.nn.logsumexp (SciPy's signature: axis=, b=, keepdims=, "
@@ -371,7 +365,7 @@ def library_of(fn):
     top = module.split(".")[0]
     if top in ("strop", "strop_generated"):   # strop's helpers, and the code it generated
         return None
-    if top in LIBRARIES:
+    if top in ir.LIBRARIES:
         return top
     code = getattr(fn, "__code__", None)
     filename = getattr(code, "co_filename", "") or ""

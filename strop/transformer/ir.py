@@ -1,6 +1,8 @@
 """The normalized function every transform takes and returns, and helpers to build its nodes."""
 import builtins
+import functools
 import keyword
+import sys
 import types
 from dataclasses import dataclass, field
 
@@ -118,6 +120,32 @@ def is_number_structure(obj):
     return walk(obj)
 
 
+def is_static_table(obj):
+    """A list, tuple or dict (nested) of constants that is not a number structure: numbers,
+    strings, None, slices, functions, classes and user objects, keyed by numbers, strings
+    or objects (a parameter parser's ``{layer: (slice(0, 18), (2, 1, 3, 3))}``).  Bound as
+    a constant of the code, read with constant keys while transforming."""
+    if type(obj) not in (list, tuple, dict) or is_number_structure(obj):
+        return False
+    leaves = []
+
+    def constant(x):
+        leaves.append(x)
+        return len(leaves) <= MAX_DISPLAYED and (
+            type(x) in _SCALARS and (type(x) is not float or np.isfinite(x))
+            or type(x) is slice and all(type(v) in (int, type(None))
+                                        for v in (x.start, x.stop, x.step))
+            or is_user_object(x) or is_constant_object(x))
+
+    def walk(x):
+        if type(x) in (list, tuple):
+            return all(walk(v) for v in x)
+        if type(x) is dict:
+            return all(constant(k) and walk(v) for k, v in x.items())
+        return constant(x)
+    return walk(obj)
+
+
 def frozen(obj):
     """A hashable, type-exact copy of a number structure (what ContentsGuard compares)."""
     if type(obj) is dict:
@@ -127,20 +155,49 @@ def frozen(obj):
     return type(obj), obj
 
 
-def display(obj):
-    """The gast display (of constants) that builds the number structure ``obj``."""
+def display(obj, ref=None):
+    """The gast display (of constants) that builds the number structure ``obj``; of a static
+    table's item, ``ref(x)`` the atom of each object in it that is not a number or string."""
     if type(obj) is dict:
-        return gast.Dict(keys=[const(k) for k in obj], values=[display(v) for v in obj.values()])
+        return gast.Dict(keys=[display(k, ref) for k in obj],
+                         values=[display(v, ref) for v in obj.values()])
     if type(obj) in (list, tuple):
         kind = gast.List if type(obj) is list else gast.Tuple
-        return kind(elts=[display(v) for v in obj], ctx=gast.Load())
+        return kind(elts=[display(v, ref) for v in obj], ctx=gast.Load())
+    if type(obj) is slice:
+        return call("slice", [const(obj.start), const(obj.stop), const(obj.step)])
+    if ref is not None and type(obj) not in _SCALARS:
+        return ref(obj)
     return const(obj)
 
 
 def is_function_table(obj):
-    """A list or tuple holding functions (``derivatives = [f, grad(f), ...]``)."""
+    """A list or tuple holding functions or user objects (``derivatives = [f, grad(f)]``,
+    ``layers = [Conv(3), Dense(10)]``): its items are known while transforming."""
     return isinstance(obj, (list, tuple)) and any(
-        callable(x) and not isinstance(x, (type, np.ndarray)) for x in obj)
+        callable(x) and not isinstance(x, (type, np.ndarray)) or is_user_object(x)
+        for x in obj)
+
+
+# Installed libraries, by top-level module: their functions are never inlined wherever they
+# are installed (a checkout on sys.path, a development install: inline.library_of), their
+# objects are never user objects
+LIBRARIES = frozenset("""numpy scipy jax jaxlib autograd torch sklearn pandas numba llvmlite
+    tensorflow statsmodels sympy networkx cupy dask xarray matplotlib gast""".split())
+
+
+def is_user_object(obj):
+    """An instance of a class the user wrote (a layer, a parameter parser, a settings
+    object): bound as a constant of the code, its attributes read while transforming as a
+    user module's are (normalize_exprs.py), its methods inlined."""
+    return hasattr(obj, "__dict__") and not isinstance(
+        obj, CONSTANT_KINDS + (np.ndarray, np.generic, functools.partial)) and \
+        _top_module(type(obj)) not in LIBRARIES | {"strop", "strop_generated"} and \
+        _top_module(type(obj)) not in sys.stdlib_module_names
+
+
+def _top_module(cls):
+    return (getattr(cls, "__module__", None) or "").partition(".")[0]
 
 
 @dataclass

@@ -169,6 +169,32 @@ class LaxTrees:
         atom.normalized = True
         return atom
 
+    def table_item(self, base, index):
+        """The display of ``base[index]`` where ``base`` references a static table
+        (ir.is_static_table: ``{layer: (slice(0, 18), (2, 1, 3, 3))}``) and ``index`` is a
+        constant or a reference (a user object), else None.  The table's guard makes the
+        code again when what it holds changes."""
+        table = self.ref_object(base) if isinstance(base, gast.Name) and base.id in \
+            self.refs else None
+        if not ir.is_static_table(table):
+            return None
+        if isinstance(index, gast.Constant):
+            key = index.value
+        elif isinstance(index, gast.Name) and index.id in self.refs:
+            key = self.refs[index.id]
+        else:
+            return None
+        try:
+            item = table[key]
+        except (KeyError, IndexError, TypeError):
+            return None
+
+        def ref(obj):
+            atom = ir.name(self.bind_ref(getattr(obj, "__name__", "item"), obj))
+            atom.normalized = True
+            return atom
+        return ir.display(item, ref)
+
     def trips_over_functions(self, loop, scope):
         """The number of trips of the canonical loop ``for _i in range(...)`` whose body reads
         ``_seq[_i]`` of a constant sequence of functions (each trip calls another: the loop

@@ -268,8 +268,8 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
 
     def global_atom(self, user_name, owner, value, scope, node, is_cell=False):
         """A global, closure variable or attribute of a user's module, as generated code reads
-        it: a function, module or treedef bound once (a guard notices when it is rebound, to
-        transform again), a small container of numbers written as a display (its structure is
+        it: a function, module, treedef or user object bound once (a guard notices when it is
+        rebound, to transform again), a small container of numbers written as a display (its structure is
         static: loops over it unroll), other data passed in on every call."""
         var = ir.FreeVar(user_name, owner, is_cell)
         if ir.is_number_structure(value):
@@ -280,6 +280,12 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
             return self.expr(made, scope, into=self.namer.fresh(user_name))
         if ir.is_function_table(value):   # its items are known while transforming
             self.guards.append(ir.ItemsGuard(var, value, tuple(value)))
+            return ir.name(self.bind_ref(user_name, value))
+        if ir.is_static_table(value):   # read with constant keys while transforming
+            self.guards.append(ir.ContentsGuard(var, value, ir.frozen(value)))
+            return ir.name(self.bind_ref(user_name, value))
+        if ir.is_user_object(value):   # its attributes are read while transforming
+            self.guards.append(var.guard(value))
             return ir.name(self.bind_ref(user_name, value))
         if isinstance(value, tree_util.PyTreeDef):   # a structure: known while transforming
             self.guards.append(ir.EqualGuard(var, value))
@@ -431,13 +437,14 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
     def names_function(self, value, user_name, scope):
         """Whether ``user_name = value`` binds, once in its function, a function known while
         transforming (``value`` a reference to it, or to a module's attribute:
-        ``tree_map = tree_util.tree_map``), or a tree's structure (tree_flatten's)."""
+        ``tree_map = tree_util.tree_map``), a tree's structure (tree_flatten's), a user object
+        or a static table (``layer = LAYERS[0]``)."""
         if not (isinstance(value, gast.Name) and value.id in self.refs or
                 isinstance(value, gast.Attribute) and self.is_ref(value)):
             return False
         obj = self.ref_object(value)
-        return (callable(obj) or isinstance(obj, tree_util.PyTreeDef)) and \
-            self.bound_once(user_name, scope)
+        return (callable(obj) or isinstance(obj, tree_util.PyTreeDef) or ir.is_user_object(obj)
+                or ir.is_static_table(obj)) and self.bound_once(user_name, scope)
 
     def ref_name(self, value):
         """The name of the reference ``value`` (a name, or a module's attribute bound now)."""

@@ -222,15 +222,15 @@ class Calls:
             atom.normalized = True
             return self.call(gast.Call(func=atom, args=[func.value] + list(e.args),
                                        keywords=e.keywords), scope, into)
-        # a method of a user object a global or closure variable holds: its function,
-        # the object bound as self (inlined, so differentiated)
+        # a method of a user object known while transforming: its function, the object
+        # bound as self (inlined, so differentiated)
         held = self.object_method(func, scope)
         if held is not None:
             method, instance = held
             atom = ir.name(self.bind_ref(func.attr, method))
             atom.normalized = True
-            return self.call(gast.Call(func=atom, args=[instance] + list(e.args),
-                                       keywords=e.keywords), scope, into)
+            return self.call(gast.Call(func=atom, args=[instance] * (instance is not None)
+                                       + list(e.args), keywords=e.keywords), scope, into)
         # a method of a local value
         if isinstance(func, gast.Attribute) and not self._names_ref(func.value, scope):
             obj = self.expr(func.value, scope)
@@ -454,30 +454,40 @@ class Calls:
         return method
 
     def object_method(self, func, scope):
-        """(the function, self's atom) of ``obj.m(...)`` where ``obj`` is a global or closure
-        variable holding an instance of a user's class and ``m`` a plain method of it, else
-        None.  The instance is bound as a constant of the code (its attributes are read when
-        the code runs; rebinding the variable makes the code again)."""
-        if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)):
+        """(the function, self's atom) of ``obj.m(...)`` where ``obj`` holds a user object
+        known while transforming (a global or closure variable, an attribute of one, an item
+        of a table of layers, an inlined method's ``self``) and ``m`` a plain method of its
+        class, else None.  The instance is a constant of the code, guarded where it was read
+        (rebinding the variable makes the code again); a static method has no self."""
+        if not isinstance(func, gast.Attribute):
             return None
-        s = scope
-        while s is not None:
-            if func.value.id in s.names:
-                return None   # a local value
-            s = s.parent
-        kind, obj = scope.parsed.resolve(func.value.id)
-        if kind not in (GLOBAL, CLOSURE) or isinstance(obj, (type, np.ndarray, np.generic)) \
-                or inspect.ismodule(obj) or not _is_user_function(
-                    inspect.getattr_static(type(obj), func.attr, None)):
+        obj = self.held_object(func.value, scope)
+        if not ir.is_user_object(obj) or func.attr in vars(obj):
+            return None   # (an attribute holding a function: called as a value)
+        method = inspect.getattr_static(type(obj), func.attr, None)
+        if isinstance(method, staticmethod) and _is_user_function(method.__func__):
+            return method.__func__, None
+        if not _is_user_function(method):
             return None
-        if func.attr in getattr(obj, "__dict__", {}):   # an attribute holding a function
-            return None
-        atom = ir.name(self.bind_ref(func.value.id, obj))
+        atom = self.expr(func.value, scope)   # a reference: nothing is emitted
         atom.normalized = True
-        self.guards.append(ir.Guard(ir.FreeVar(func.value.id, *(
-            (scope.parsed.cells[func.value.id], True) if kind == CLOSURE else
-            (scope.parsed.globals, False))), obj))
-        return getattr(type(obj), func.attr), atom
+        return method, atom
+
+    def held_object(self, node, scope):
+        """The object a name or attribute chain holds where that is known while transforming
+        without emitting anything: a reference (a local bound to one), a global or closure
+        variable, an attribute of a user's module or object; else None."""
+        if isinstance(node, gast.Name):
+            gen = self.scoped_name(node.id, scope)
+            if gen is not None:
+                return self.refs.get(gen)
+            kind, obj = scope.parsed.resolve(node.id)
+            return obj if kind in (GLOBAL, CLOSURE) else None
+        if isinstance(node, gast.Attribute):
+            base = self.held_object(node.value, scope)
+            if inspect.ismodule(base) or ir.is_user_object(base):
+                return inspect.getattr_static(base, node.attr, None)
+        return None
 
     def _names_ref(self, node, scope):
         """Whether ``node`` (a.b.c) names a module or other bound object rather than a value."""

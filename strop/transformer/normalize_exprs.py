@@ -29,11 +29,11 @@ def _is_user_module(obj):
     if not inspect.ismodule(obj):
         return False
     top = obj.__name__.partition(".")[0]
-    return top not in sys.stdlib_module_names and top not in _LIBRARIES or \
+    return top not in sys.stdlib_module_names and top not in ir.LIBRARIES | {"strop"} or \
         obj.__name__.startswith("strop.demo")
 
 
-_LIBRARIES = {"numpy", "strop", "scipy", "numba", "builtins"}
+_MISSING = object()
 
 
 class Expressions:
@@ -57,10 +57,11 @@ class Expressions:
         if kind is gast.Attribute:
             base = self.expr(e.value, scope)
             node = gast.Attribute(value=base, attr=e.attr, ctx=gast.Load())
-            module = self.ref_object(base) if self.is_ref(base) else None
-            if _is_user_module(module) and e.attr in vars(module):
-                # helpers.h, cfg.scale: read like a global of that module (current value)
-                atom = self.global_atom(e.attr, vars(module), getattr(module, e.attr), scope, e)
+            owner = self.attribute_owner(base, e.attr)
+            if owner is not None:
+                # helpers.h, cfg.scale, self.parser: read like a global of that module or
+                # object's (current value)
+                atom = self.global_atom(e.attr, owner, owner[e.attr], scope, e)
                 return self.to_name(atom, into) if into else atom
             if self.is_ref(base):   # np.pi, np.float32: an atom
                 return self.to_name(node, into) if into else node
@@ -134,6 +135,9 @@ class Expressions:
             # c[0] with c = (a, b): a; FUNS[0] with FUNS a tuple of functions: that one
             if item is not None:
                 return self.to_name(item, into) if into else item
+            made = self.table_item(base, index)
+            if made is not None:   # self.shapes[layer] of a static table: its display
+                return self.expr(made, scope, into)
             return self.to_name(gast.Subscript(value=base, slice=index, ctx=gast.Load()), into)
         if kind is gast.Call:
             return self.call(e, scope, into)
@@ -225,6 +229,23 @@ class Expressions:
     def index_value(self, s, scope):
         """An index written with slice syntax, as a value: ``1:, 0`` → ``(slice(1, None), 0)``."""
         return _index_value(self.index(s, scope))
+
+    def attribute_owner(self, base, attr):
+        """The namespace whose ``attr`` the attribute read ``base.attr`` reads, where ``base``
+        is a reference to a user's module or object (its ``__dict__``, or for a value of the
+        object's class that no descriptor computes, the class's), else None."""
+        obj = self.ref_object(base) if self.is_ref(base) else None
+        if _is_user_module(obj) or ir.is_user_object(obj):
+            if attr in vars(obj):
+                return vars(obj)
+            if inspect.ismodule(obj):
+                return None
+            for cls in type(obj).__mro__:
+                found = vars(cls).get(attr, _MISSING)
+                if found is not _MISSING:
+                    return vars(cls) if not hasattr(type(found), "__get__") or isinstance(
+                        found, type) else None
+        return None
 
     def is_ref(self, atom):
         while isinstance(atom, gast.Attribute):
