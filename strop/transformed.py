@@ -23,6 +23,7 @@ from .transformer.keyreuse import check_key_reuse
 from .transformer.normalize import normalize
 from .transformer.parse import parse
 from .transformer.peel import split_first_trips
+from .transformer.rank_tests import decide_rank_tests
 from .transformer.call_kinds import Local
 from .transformer.ranks import given_ranks
 from .transformer.flatten import dict_orders, flatten_params, leaf_paths
@@ -114,7 +115,8 @@ class Transformed:
                 inner = bind_statics(inner, {start[i]: v for i, v in
                                              zip(self.static_argnums, statics)})
             whole, ranks = settings[-1:] == (WHOLE_LOOPS,), given_ranks(kind_of)
-            if not whole and self.backend != "device":   # (a Numba typing aid)
+            if not whole and self.backend != "device":   # (Numba typing aids)
+                inner = decide_rank_tests(inner, ranks, inner.callee)
                 inner = split_first_trips(inner, ranks, first_trip)
             fn = self._build(inner, kind_of)
             donated = [start[i] - sum(1 for j in self.static_argnums if j < i)

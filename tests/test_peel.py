@@ -50,6 +50,17 @@ def chebyshev(c, x):
     return b0 - b1 * x
 
 
+def nested(c, x):
+    # (the number becomes an array on the inner loop's first trip: both first trips apart)
+    s = 0.0
+    n = c.shape[0]
+    for i in range(n):
+        for j in range(i, n):
+            s = s + c[i] * c[j] * np.sin(x * j)
+        s = s * 0.5
+    return s
+
+
 def stays_a_number(x):
     s = 0
     for i in range(x.shape[0]):
@@ -72,7 +83,7 @@ def _compiled(f, *args):
         return jit(f)(*args)
 
 
-@pytest.mark.parametrize("f", [horner, backwards, two_loops, chebyshev])
+@pytest.mark.parametrize("f", [horner, backwards, two_loops, chebyshev, nested])
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 5])
 def test_compiles_and_equals_python(f, n):
     rng = np.random.default_rng(n)
@@ -82,7 +93,7 @@ def test_compiles_and_equals_python(f, n):
     assert type(got) is type(want) or np.shape(got) == np.shape(want) and np.ndim(got)
 
 
-@pytest.mark.parametrize("f", [horner, backwards, two_loops, chebyshev])
+@pytest.mark.parametrize("f", [horner, backwards, two_loops, chebyshev, nested])
 def test_gradients_against_central_differences(f):
     rng = np.random.default_rng(0)
     c, x = rng.normal(size=4), rng.normal(size=3)

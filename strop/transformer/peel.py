@@ -16,7 +16,9 @@ before the loop, where rebinding ``s`` to an array is an ordinary assignment::
 A call whose loop runs no trip (``s`` stays the number 0: a type no compiled code for the
 other calls returns) raises NoTrip, and runs code made without the split (transformed.py).
 Only loops of the function's own body over ``range`` with a constant step are split, and not
-one whose body has ``break``, ``continue`` or an ``else``; a recurrence whose names become
+one whose body has ``break``, ``continue`` or an ``else``; where the name is rebound in a loop
+nested in it (``for i: for j: s = s + a[i, j]``), the nested loop's first trip is written
+apart inside the outer one's; a recurrence whose names become
 arrays one trip after another (``b2 = b1; b1 = b0; b0 = ...``) gets a trip apart for each.
 """
 import dataclasses
@@ -68,26 +70,59 @@ def _widened(before, loop, given, callee):
     """The names ``loop`` (a statement after ``before``) rebinds from a number to an array,
     if it is a loop to split: over a range, each such name rebound by a statement of its own
     body (not inside a branch)."""
-    if not (isinstance(loop, gast.For) and isinstance(loop.target, gast.Name)
-            and not loop.orelse and _range(loop.iter) is not None and not _jumps(loop.body)):
+    if not _splittable(loop):
         return set()
-    stored = {t.id for s in loop.body if isinstance(s, gast.Assign)
-              for t in s.targets if isinstance(t, gast.Name)}
+    stored = _stored(loop)
     if not stored & ir.names_in(gast.Module(body=before, type_ignores=[]), gast.Store):
         return set()
     numbers = {n for n, (r, _) in ranks(before, given, callee).items()
                if r == 0 and n in stored}
     if not numbers:
         return set()
-    # one trip's bindings, each a new name: what they make of the numbers
-    once = ir.clone(loop)
-    for node in gast.walk(once):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and \
-                node.id in numbers:
-            node.id += _AFTER
+    # one trip's bindings, each a new name that the statements after it read: what they
+    # make of the numbers (ranks are joined over a name's bindings)
+    once, latest = ir.clone(loop), {n: n for n in numbers}
+    _versioned(once, latest)
     after = ranks(before + [once], given, callee)
-    return {n for n in numbers if isinstance(after.get(n + _AFTER, (None,))[0], int)
-            and after[n + _AFTER][0] > 0}
+    return {n for n in numbers if latest[n] != n and isinstance(
+        after.get(latest[n], (None,))[0], int) and after[latest[n]][0] > 0}
+
+
+def _versioned(loop, latest, versions=None):
+    """Give each binding of a name of ``latest`` in ``loop``'s body (and in the splittable
+    loops nested in it) a new name, read by the statements after it: one trip's values,
+    in place; ``latest`` maps each name to its last version."""
+    versions = [] if versions is None else versions
+    for s in loop.body:
+        if _splittable(s):
+            _versioned(s, latest, versions)
+            continue
+        for node in gast.walk(s):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and \
+                    node.id in latest:
+                node.id = latest[node.id]
+        for t in s.targets if isinstance(s, gast.Assign) else ():
+            if isinstance(t, gast.Name) and t.id in latest:
+                version = f"{t.id}{_AFTER}{len(versions)}"
+                versions.append(version)
+                latest[t.id], t.id = version, version
+
+
+def _splittable(loop):
+    return isinstance(loop, gast.For) and isinstance(loop.target, gast.Name) \
+        and not loop.orelse and _range(loop.iter) is not None and not _jumps(loop.body)
+
+
+def _stored(loop):
+    """The names the splittable ``loop`` rebinds by statements of its own body, or of the
+    splittable loops nested in it (each of those gets a first trip of its own)."""
+    names = set()
+    for s in loop.body:
+        if isinstance(s, gast.Assign):
+            names |= {t.id for t in s.targets if isinstance(t, gast.Name)}
+        elif _splittable(s):
+            names |= _stored(s)
+    return names
 
 
 def _range(call):
@@ -125,11 +160,17 @@ def _renamed(stmts, renames):
     return stmts
 
 
-def _first(body, renames):
+def _first(body, renames, namer, check):
     """A copy of the loop's body for its first trip: reading the numbers under their new
-    names until it rebinds them."""
+    names until it rebinds them (a nested loop that rebinds them has its own first trip
+    written apart: ``for i: for j: s = s + a[i, j]``)."""
     out, pending, old = [], dict(renames), {new: n for n, new in renames.items()}
     for s in ir.clone(body):
+        inner = _stored(s) & set(pending) if _splittable(s) else set()
+        if inner:
+            _renamed([s], {n: new for n, new in pending.items() if n not in inner})
+            out.extend(_split(s, {n: pending.pop(n) for n in sorted(inner)}, namer, check))
+            continue
         out.append(_renamed([s], pending)[0] if pending else s)
         if isinstance(s, gast.Assign):
             for t in s.targets:
@@ -158,4 +199,4 @@ def _split(loop, renames, namer, check):
         following = [ir.assign(second.id, gast.BinOp(left=ir.clone(start), op=op,
                                                      right=ir.const(abs(step))), loc)]
     rest.iter = ir.call("range", [second, ir.clone(stop), ir.const(step)])
-    return first + _first(loop.body, renames) + following + [rest]
+    return first + _first(loop.body, renames, namer, check) + following + [rest]

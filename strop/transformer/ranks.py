@@ -23,6 +23,7 @@ from .rules.batching import is_member
 UNKNOWN = None
 _UNSEEN = "unseen"   # a name no binding has typed yet (the fixpoint starts from it)
 _SHAPE = "shape"     # a tuple of ints: ``x.shape``, ``np.shape(x)`` (its length as the kind)
+_SLICE = "slice"     # a slice object (``idxs = slice(0, 18)``; ``x[idxs]`` keeps the axis)
 
 # what a number of each kind is; the kind matters only for indices (an int takes an axis, a
 # bool adds one)
@@ -164,6 +165,8 @@ class _Typer:
 
     def of_BinOp(self, node):   # noqa: N802
         a, b = self.of(node.left), self.of(node.right)
+        if isinstance(node.op, gast.Add) and a[0] == b[0] == _SHAPE:   # shapes joined
+            return _joined_shapes(a, b)
         bad = _not_numeric(a, b)
         if bad:
             return bad
@@ -223,6 +226,13 @@ class _Typer:
     def of_Subscript(self, node):   # noqa: N802
         r, k = self.of(node.value)
         if r == _SHAPE:
+            if isinstance(node.slice, gast.Slice):   # x.shape[1:]: a shape of known length
+                bounds = [node.slice.lower, node.slice.upper, node.slice.step]
+                if isinstance(k, int) and all(b is None or isinstance(b, gast.Constant) and
+                                              type(b.value) is int for b in bounds):
+                    cut = slice(*(b.value if b is not None else None for b in bounds))
+                    return _SHAPE, len(range(k)[cut])
+                return UNKNOWN, None
             i = self.of(node.slice)
             return (0, "i") if i == (0, "i") else (UNKNOWN, None)
         if not isinstance(r, int):
@@ -238,6 +248,9 @@ class _Typer:
                 t = self.of(p)
                 if t[0] == _UNSEEN:
                     return _UNSEEN, None
+                if t[0] == _SLICE:
+                    taken, added = taken + 1, added + 1
+                    continue
                 if t != (0, "i"):   # an array, a bool, an Ellipsis: not followed
                     return UNKNOWN, None
                 taken += 1
@@ -258,6 +271,19 @@ class _Typer:
         drawn = _drawn(fn, args)
         if drawn is not None:
             return drawn
+        if fn is np.reshape and len(args) == 2:   # (a shape of n ints, or one int)
+            (r, k), shape = args
+            if _UNSEEN in (r, shape[0]):
+                return _UNSEEN, None
+            n = shape[1] if shape[0] == _SHAPE else 1 if shape == (0, "i") else None
+            return (n, k) if isinstance(r, int) and isinstance(n, int) else (UNKNOWN, None)
+        if fn is np.einsum and node.args and isinstance(node.args[0], gast.Constant) and \
+                isinstance(node.args[0].value, str):
+            return _einsum(node.args[0].value, args[1:])
+        if fn is slice:
+            return _SLICE, None
+        if fn is runtime.plus and len(args) == 2 and args[0][0] == args[1][0] == _SHAPE:
+            return _joined_shapes(*args)   # new_shape += (n, k)
         if fn is float:
             return 0, "f"
         if fn is int or fn is len:
@@ -348,6 +374,32 @@ def _not_numeric(*types):
 
 
 
+
+
+def _joined_shapes(a, b):
+    """A shape of ``a``'s and then ``b``'s ints."""
+    if isinstance(a[1], int) and isinstance(b[1], int):
+        return _SHAPE, a[1] + b[1]
+    return UNKNOWN, None
+
+
+def _einsum(spec, operands):
+    """(rank, kind) of ``np.einsum(spec, *operands)``: its output's letters, and the axes
+    ``...`` stands for (explicit ``->``, or implicit: the letters written once, sorted)."""
+    bad = _not_numeric(*operands)
+    if bad:
+        return bad
+    inputs, arrow, out = spec.replace(" ", "").partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(operands):
+        return UNKNOWN, None
+    dots = max([r - len(t.replace("...", "")) for t, (r, _) in zip(terms, operands)
+                if "..." in t], default=0)
+    if not arrow:
+        letters = inputs.replace("...", "").replace(",", "")
+        out = "..." * ("..." in inputs) + "".join(
+            sorted(c for c in set(letters) if letters.count(c) == 1))
+    return len(out.replace("...", "")) + (max(dots, 0) if "..." in out else 0), None
 
 
 def _matmul(ra, rb):

@@ -38,9 +38,6 @@ _SCIPY = ("TransformError: scipy.special.logsumexp has no derivative rule yet (S
 KNOWN_FAILURES = {
     # (jx_: programs modeled on JAX's examples and documentation, and on JAX tutorials: none)
     # ag_: programs modeled on scientific scripts written for autograd
-    ("ag_convnet", "jit"):
-        "JitFallbackWarning: Numba cannot unify the float 0.0 that `out` starts as in convolve "
-        "with the 4-d array the loop makes it",
     ("ag_hmm_em", "grad"): _SCIPY,
     ("ag_hmm_em", "jit"): _SCIPY,
     ("ag_hmm_em", "train"): _SCIPY,

@@ -71,6 +71,26 @@ def test_reductions_given_an_axis_or_keepdims_have_known_ranks():
     assert [known[n][0] for n in ("kept", "rows", "both", "whole")] == [2, 1, 0, 0]
 
 
+def einsums(a, b, v):
+    explicit = np.einsum('dcyx,co->doyx', a, b)
+    implicit = np.einsum('ij,jk', b, b.T)
+    trace = np.einsum('ii', b @ b.T)
+    batched = np.einsum('...ij,j->...i', a, v)
+    dots_kept = np.einsum('...j,j', a, v)
+    shape = (9, 2)
+    idxs = slice(0, 2)
+    new_shape = a.shape[:2] + (a.shape[2] // 2, 2)
+    pooled = np.max(a.reshape(new_shape + a.shape[3:]), axis=3)
+    reshaped = np.reshape(b, shape) + np.reshape(v[idxs], 2) + b.reshape((-1, 2))
+    return np.sum(reshaped) + np.sum(pooled) + np.sum(explicit) + np.sum(implicit) + trace + np.sum(batched) + np.sum(dots_kept)
+
+
+def test_einsum_reshape_and_shapes_cut_or_joined_have_known_ranks():
+    known = run_checked(einsums, (np.ones((2, 3, 4, 5)), np.ones((3, 6)), np.ones(5)))
+    assert [known[n][0] for n in ("explicit", "implicit", "trace", "batched", "dots_kept",
+                                  "reshaped", "pooled")] == [4, 2, 0, 3, 3, 2, 4]
+
+
 @pytest.mark.parametrize("seed", [5, 6])
 def test_known_ranks_hold_in_generated_programs(seed):
     space, checked = fuzz.Workspace(), 0

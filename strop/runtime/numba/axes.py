@@ -274,6 +274,20 @@ def impl(a, axis=None):
 """, np=np, _norm_axis=_norm_axis, _rest=_rest)
 
 
+@overload(np.prod)
+def _prod_of_numbers(a):
+    """``np.prod(x.shape[1:])``: the product of a tuple of numbers (Numba's takes arrays)."""
+    if isinstance(a, types.UniTuple) and isinstance(a.dtype, (types.Integer, types.Float)):
+        def prod(a):
+            out = 1
+            for v in a:
+                out = out * v
+            return out
+        return prod
+    if isinstance(a, types.Tuple) and len(a) == 0:
+        return lambda a: 1.0   # NumPy: the product of nothing is the float 1.0
+
+
 @overload(np.ndim)
 def _ndim(a):
     if isinstance(a, types.Array):
