@@ -2,6 +2,7 @@
 parameters (``params = tree_map(sgd, params, grads)``), a state tuple, a history that grows.
 Each transform against its oracle: ``grad`` against central differences, ``vmap`` against a
 Python loop, ``jit`` against the plain function, with no fallback."""
+import collections
 import warnings
 
 import numpy as np
@@ -204,3 +205,44 @@ def test_jvp_of_gradients_bound_to_the_rebound_parameter_name():
     want = fd_jvp(gradients_replace_the_parameters, args, tangents)
     got = strop.jvp(gradients_replace_the_parameters, args, tangents)
     assert_close(got, want, rtol=1e-5, atol=1e-6)
+
+
+Layer = collections.namedtuple("Layer", ["w", "b"])
+NAMED = [Layer(w, b) for w, b in TUPLES]
+
+
+def train_namedtuples(params, x, y):
+    for step in range(2):
+        value, grads = value_and_grad(loss_tuples)(params, x, y)
+        params = tree_map(lambda p, g: p - 0.1 * g, params, grads)
+    return params
+
+
+def test_a_list_of_namedtuples_carried_by_a_training_loop_stays_one():
+    """A namedtuple in a carried structure is a node, not a leaf (vmap crashed on the list
+    of Layers; jit(vmap) returned plain tuples)."""
+    want = train_namedtuples(NAMED, X, Y)
+    xs = np.stack([X, 0.5 * X])
+    for transformed in (strop.vmap(train_namedtuples, in_axes=(None, 0, None)),
+                        strop.jit(strop.vmap(train_namedtuples, in_axes=(None, 0, None)))):
+        got = _no_fallback(lambda: transformed(NAMED, xs, Y))
+        assert [type(layer) for layer in got] == [Layer, Layer]
+        for i, x in enumerate(xs):
+            assert_tree_allclose(tree_map(lambda a: a[i], got),
+                                 train_namedtuples(NAMED, x, Y), rtol=1e-9, atol=1e-12)
+    got = _no_fallback(lambda: strop.jit(train_namedtuples)(NAMED, X, Y))
+    assert [type(layer) for layer in got] == [Layer, Layer]
+    assert_tree_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+def test_vmap_returns_the_namedtuples_a_lane_makes():
+    def remade(params, x):
+        return [Layer(layer.w * np.sum(x), layer.b) for layer in params]
+    xs = rng.randn(3, 2)
+    for transformed in (strop.vmap(remade, in_axes=(None, 0)),
+                        strop.jit(strop.vmap(remade, in_axes=(None, 0)))):
+        got = _no_fallback(lambda: transformed(NAMED, xs))
+        assert [type(layer) for layer in got] == [Layer, Layer]
+        for i, x in enumerate(xs):
+            assert_tree_allclose(tree_map(lambda a: a[i], got), remade(NAMED, x),
+                                 rtol=1e-12, atol=0)

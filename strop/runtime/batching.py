@@ -189,7 +189,8 @@ def container_like(old, items):
 def lanes_like(first, n):
     """Room for ``n`` lanes of what one lane's code returned (``first``, a value or a tuple)."""
     if isinstance(first, tuple):
-        return tuple(lanes_like(f, n) for f in first)
+        parts = [lanes_like(f, n) for f in first]
+        return type(first)(*parts) if hasattr(first, "_fields") else tuple(parts)
     first = np.asarray(first)
     return np.empty((n,) + first.shape, first.dtype)
 

@@ -19,7 +19,7 @@ import numpy as np
 from .. import runtime, tree_util
 from . import ir
 from .flatten import dict_orders, leaf_paths
-from .lax_trees import _KEY, ARRAY, LEAF, NONE
+from .lax_trees import _KEY, ARRAY, LEAF, NONE, rebuilt
 from .ranks import given_ranks, ranks
 
 TREE = "tree"
@@ -100,7 +100,7 @@ class CallKinds:
                 keys, children)}
             if written is not None:
                 return {k: parts[k] for k in written}
-            return (tuple if shape[0] == "tuple" else list)(parts.values())
+            return rebuilt(shape, parts.values())
         order = iter(orders)
         made = sample(atom, shape)
         kinds = []

@@ -4,7 +4,8 @@ followed through names and constant subscripts, or held by a bound constant; any
 is a leaf.  A carry is then one variable per leaf, which every transform and Numba handle as
 plain numbers and arrays.
 
-A structure is a tuple: ``LEAF``, ``NONE``, ``("tuple", children)``, ``("list", children)`` or
+A structure is a tuple: ``LEAF``, ``NONE``, ``("tuple", children)``, ``("list", children)``,
+``("tuple", children, cls)`` (a namedtuple: a tuple to every walk, rebuilt as ``cls(...)``) or
 ``("dict", keys, children)``; a dict's leaves come in the order of its sorted keys, as JAX
 flattens it, and a dict is rebuilt in that order.
 """
@@ -44,6 +45,9 @@ class LaxTrees:
             target, value = node.targets[0].id, node.value
             items = _items(value, versions) if not isinstance(value, gast.Name) else \
                 self.displays.get((_ITEMS, value.id))   # versions before the target's
+            if items is None and isinstance(value, gast.Call) and not value.keywords and \
+                    self.makes_namedtuple(value):   # Layer(w, b): its items by position
+                items = _items(gast.Tuple(elts=value.args, ctx=gast.Load()), versions)
             versions[target] = versions.get(target, 0) + 1
             functions = self.function_sequence(value)
             if functions is not None:
@@ -257,6 +261,9 @@ class LaxTrees:
         if isinstance(value, gast.Subscript) and isinstance(value.slice, gast.Constant):
             base = self.static_shape(value.value)
             return _child(base, value.slice.value)
+        if self.makes_namedtuple(value) and not value.keywords:   # Layer(w, b)
+            return "tuple", tuple(self.static_shape(a) for a in value.args), \
+                self.callee_of(value.func)
         return LEAF
 
     def tree_children(self, atom, shape):
@@ -269,6 +276,8 @@ class LaxTrees:
             return [(self.item(atom, k), c) for k, c in zip(keys, children)]
         if isinstance(atom, (gast.Tuple, gast.List)):
             return list(zip(atom.elts, shape[1]))
+        if self.makes_namedtuple(atom) and isinstance(atom, gast.Call):
+            return list(zip(atom.args, shape[1]))
         return [(self.item(atom, i), c) for i, c in enumerate(shape[1])]
 
     def item(self, atom, key):
@@ -300,6 +309,9 @@ class LaxTrees:
             values = dict(zip(shape[1], [self.tree_build(c, leaves, False, orders)
                                          for c in shape[2]]))
             node = gast.Dict(keys=[ir.const(k) for k in keys], values=[values[k] for k in keys])
+        elif len(shape) == 3:   # a namedtuple: its class called
+            cls = ir.name(self.bind_ref(shape[2].__name__, shape[2]))
+            node = ir.call(cls, [self.tree_build(c, leaves, False, orders) for c in shape[1]])
         else:
             cls = gast.Tuple if shape[0] == "tuple" else gast.List
             node = cls(elts=[self.tree_build(c, leaves, False, orders) for c in shape[1]],
@@ -388,7 +400,19 @@ def text(shape):
     inner = ", ".join(text(c) for c in shape[1])
     if shape[0] == "list":
         return f"[{inner}]"
+    if len(shape) == 3:
+        return f"{shape[2].__name__}({inner})"
     return f"({inner}{',' if len(shape[1]) == 1 else ''})"
+
+
+def rebuilt(shape, parts):
+    """The Python container of ``shape``'s kind holding ``parts`` (by key, for a dict; in
+    order, else): a sample tree of a display's structure."""
+    if shape[0] == "dict":
+        return dict(parts)
+    if len(shape) == 3:
+        return shape[2](*parts)
+    return tuple(parts) if shape[0] == "tuple" else list(parts)
 
 
 def _sorted_orders(shape):
@@ -429,6 +453,8 @@ def _object_shape(obj):
     if type(obj) in (tuple, list):
         return ("tuple" if type(obj) is tuple else "list",
                 tuple(_object_shape(o) for o in obj))
+    if isinstance(obj, tuple) and hasattr(type(obj), "_fields"):
+        return "tuple", tuple(_object_shape(o) for o in obj), type(obj)
     if type(obj) is dict and obj and all(isinstance(k, str) for k in obj):
         return _dict(list(obj), [_object_shape(v) for v in obj.values()])
     return LEAF

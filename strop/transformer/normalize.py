@@ -207,7 +207,8 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
         if shape == NONE:
             return issubclass(type(None), classes)
         if shape:
-            return issubclass({"list": list, "tuple": tuple, "dict": dict}[shape[0]], classes)
+            return issubclass(shape[2] if len(shape) == 3 and shape[0] == "tuple" else
+                              {"list": list, "tuple": tuple, "dict": dict}[shape[0]], classes)
         if (ARRAY, gen) in self.displays and all(c in (list, tuple, dict) for c in classes):
             return False
         return _UNKNOWN

@@ -14,7 +14,7 @@ import gast
 from .. import tree_util
 from . import ir
 from .flatten import Attr, leaf_paths
-from .lax_trees import _KEY, ARRAY, LEAF, NAMED, NONE
+from .lax_trees import _KEY, ARRAY, LEAF, NAMED, NONE, rebuilt
 
 
 class Trees:
@@ -129,8 +129,7 @@ class Trees:
             parts = [sample(self.known_item(a, ir.const(k)), c) for k, c in zip(keys, children)]
             if any(p is None for p in parts):
                 return None
-            return dict(zip(keys, parts)) if shape[0] == "dict" else \
-                tuple(parts) if shape[0] == "tuple" else parts
+            return rebuilt(shape, zip(keys, parts) if shape[0] == "dict" else parts)
         made = sample(atom, shape)
         return tree_util.tree_structure(made) if made is not None else None
 

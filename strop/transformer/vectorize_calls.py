@@ -6,6 +6,7 @@ from .. import runtime
 from ..runtime import custom_cotangents
 from . import ir
 from .rules import lookup as rule_lookup
+from .operations import is_namedtuple_call
 from .rules import batching as table
 from .vectorize_base import NotBatchable
 from .vectorize_containers import CONTAINER_CALLS, DISPLAYS
@@ -38,6 +39,8 @@ class Calls:
             receiver = [v.func.value] if isinstance(v.func, gast.Attribute) and \
                 isinstance(fn, tuple) else []
             return v, False, self.call_rank(fn, receiver + args, kws)
+        if is_namedtuple_call(self.fn, v):   # Layer(w, b): a container of lanes
+            return self.lanes_of(v), True, None
         if getattr(fn, "__strop_custom__", False):
             return self.custom(v, fn, args, kws)
         if fn in (float, int, bool):

@@ -5,6 +5,8 @@ import numpy as np
 from .. import runtime
 from ..runtime import custom_cotangents
 from . import ir
+from .operations import is_namedtuple_call
+from .unparse import unparse
 from .vectorize_base import NotBatchable
 
 DISPLAYS = (gast.Tuple, gast.List, gast.Dict)
@@ -42,6 +44,8 @@ class Containers:
         if isinstance(v, gast.Subscript):
             elem = self.element(v.value, v.slice)
             return elem[1] if elem is not None else None
+        if is_namedtuple_call(self.fn, v):   # Layer(w, b): a tuple of its items
+            return NamedElems(((self.rank_of(a), self.elems_of(a)) for a in v.args), v.func)
         fn = self.fn.callee(v.func) if isinstance(v, gast.Call) else None
         if fn in CONTAINER_CALLS:   # a container like the one in this argument
             return self.elems_of(v.args[CONTAINER_CALLS[fn]])
@@ -122,6 +126,8 @@ class Containers:
         if isinstance(v, gast.Dict):
             return gast.Dict(keys=v.keys, values=[e if is_none(e) else self.lanes_of(e)
                                                   for e in v.values])
+        if is_namedtuple_call(self.fn, v):
+            return ir.call(v.func, [e if is_none(e) else self.lanes_of(e) for e in v.args])
         if not isinstance(v, (gast.Tuple, gast.List)):
             return v if elems is not None else self.bcast(v, self.is_b(v))
         return type(v)(elts=[e if is_none(e) else self.lanes_of(e) for e in v.elts],
@@ -172,7 +178,11 @@ def _merge(a, b):
     kind = ListElems if isinstance(a, ListElems) and isinstance(b, ListElems) else tuple
     if len(a) != len(b):
         return kind((None, None) for _ in range(min(len(a), len(b))))
-    return kind(_merge_elem(x, y) for x, y in zip(a, b))
+    merged = (_merge_elem(x, y) for x, y in zip(a, b))
+    if isinstance(a, NamedElems) and isinstance(b, NamedElems) and unparse(a.func) == \
+            unparse(b.func):   # the same class
+        return NamedElems(merged, a.func)
+    return kind(merged)
 
 
 def _merge_elem(x, y):
@@ -190,10 +200,21 @@ class ListElems(tuple):
     """The elements of a list (a tuple's are a tuple): what vmap returns is a list again."""
 
 
+class NamedElems(tuple):
+    """The elements of a namedtuple ``Layer(w, b)``, with the call's function: what vmap
+    returns is made by it again."""
+    def __new__(cls, items, func=None):
+        made = super().__new__(cls, items)
+        made.func = func
+        return made
+
+
 def _container(elems, values):
     """A display of ``values``, one per element of a container like ``elems``."""
     if isinstance(elems, dict):
         return gast.Dict(keys=[ir.const(k) for k in elems], values=list(values))
+    if isinstance(elems, NamedElems) and elems.func is not None:
+        return ir.call(ir.clone(elems.func), list(values))
     cls = gast.List if isinstance(elems, ListElems) else gast.Tuple
     return cls(elts=list(values), ctx=gast.Load())
 
@@ -204,7 +225,8 @@ def _with(elems, key, elem):
         return {**elems, key: elem}
     if elems is None or not isinstance(key, int) or not -len(elems) <= key < len(elems):
         return None
-    return type(elems)(elems[:key % len(elems)] + (elem,) + elems[key % len(elems) + 1:])
+    items = elems[:key % len(elems)] + (elem,) + elems[key % len(elems) + 1:]
+    return NamedElems(items, elems.func) if isinstance(elems, NamedElems) else type(elems)(items)
 
 
 def _pieces(sections):

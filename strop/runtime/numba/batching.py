@@ -255,6 +255,9 @@ def _lane_axes(x):
 def _lanes_like(first, n):
     if isinstance(first, types.BaseTuple):
         parts = "".join(f"one(first[{i}], n), " for i in range(len(first)))
+        if isinstance(first, types.BaseNamedTuple):   # the user's class kept
+            return _unrolled(f"def impl(first, n):\n    return cls({parts})\n",
+                             one=_lanes_one, cls=first.instance_class)
         return _unrolled(f"def impl(first, n):\n    return ({parts})\n", one=_lanes_one)
     return lambda first, n: _lanes_one(first, n)
 
