@@ -12,7 +12,7 @@ derivative NumPy's formula would give is not JAX's, or not finite, the function 
 | relu | ``relu'(0) = 0`` (a ``where``, not ``maximum``, whose tie splits the derivative) |
 | sigmoid | ``exp(-|x|)``: no overflow at either end; derivative ``s * (1 - s)`` |
 | softplus | ``logaddexp(x, 0)``: ``softplus(1000) = 1000``; derivative ``sigmoid(x)`` |
-| logsumexp | the maximum is shifted out (a constant: no derivative flows through it); a maximum of ``-inf`` is replaced by 0, so all ``-inf`` gives ``-inf``, not NaN |
+| logsumexp | the maximum is shifted out (a constant: no derivative flows through it); a maximum of ``-inf`` is replaced by 0, so all ``-inf`` gives ``-inf``, not NaN; a negative sum (``b``) gives NaN without ``return_sign`` |
 | softmax, log_softmax | the same shift: large logits do not overflow |
 | gelu | ``approximate=True`` by default (the tanh form), as JAX |
 | elu | the ``expm1`` branch sees only ``x <= 0``, so its derivative is finite everywhere |
@@ -189,10 +189,9 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
         total = np.sum(e, axis=axis, keepdims=keepdims)
         shift = np.max(a, axis=axis, keepdims=keepdims)
     shift = stop_gradient(np.where(np.isfinite(shift), shift, np.zeros_like(shift)))
-    out = np.log(np.abs(total)) + shift
     if return_sign:
-        return out, np.sign(total)
-    return out
+        return np.log(np.abs(total)) + shift, np.sign(total)
+    return np.log(total) + shift   # (a negative sum: NaN, as SciPy and JAX)
 
 
 def one_hot(x, num_classes, *, dtype=None, axis=-1):

@@ -12,6 +12,7 @@ stays a call, as written; under a derivative it is an error at the user's line
 import functools
 import os
 import site
+import sys
 import sysconfig
 import types
 
@@ -339,6 +340,22 @@ HINTS = {
                           "`e = np.exp(x - np.max(x))` then `e / np.sum(e)`",
     ("scipy", "log_softmax"): "use strop.nn.log_softmax(x, axis=...)",
 }
+
+
+# library functions strop has a twin of, which transformed code runs in their place (as its
+# own code: inlined): module -> {name: twin}.  strop.scipy.special registers SciPy's.
+LIBRARY_TWINS = {}
+
+
+def library_twin(obj):
+    """strop's twin of the library function ``obj`` (``scipy.special.logsumexp``), else None."""
+    for module, twins in LIBRARY_TWINS.items():
+        library = sys.modules.get(module)
+        if library is not None:
+            for name, twin in twins.items():
+                if getattr(library, name, None) is obj:
+                    return twin
+    return None
 
 
 @functools.lru_cache(maxsize=None)

@@ -14,6 +14,7 @@ from ..errors import StropWarning, TransformError, user_stacklevel
 from . import ir
 from .parse import BUILTIN, CLOSURE, GLOBAL
 from .controlflow import ITERABLE
+from .inline import library_twin
 from .normalize_exprs import is_at
 
 # Array methods that are NumPy functions of the array: ``x.sum(0)`` is ``np.sum(x, 0)``.
@@ -47,7 +48,7 @@ ITERATORS = (zip, enumerate, reversed)
 
 
 # strop's modules written as plain NumPy for the user's functions to call: inlined like them
-INLINED_MODULES = ("strop.demo", "strop.nn")
+INLINED_MODULES = ("strop.demo", "strop.nn", "strop.scipy")
 
 
 def _as_comprehension(obj, e, namer):
@@ -281,6 +282,11 @@ class Calls:
                 keywords=[gast.keyword(arg=k, value=bound(v, k))
                           for k, v in obj.keywords.items() if k not in given] + e.keywords),
                 scope, into)
+        twin = library_twin(obj) if obj is not None else None
+        if twin is not None:   # scipy.special.logsumexp: strop.scipy's, inlined in its place
+            atom = self.constant_atom(twin, twin.__name__)
+            atom.normalized = True
+            return self.call(gast.Call(func=atom, args=e.args, keywords=e.keywords), scope, into)
         if getattr(obj, "__strop_debug__", None):   # strop.debug: a call for its effect
             return self.debug_call(obj.__strop_debug__, e, scope, into)
         if getattr(obj, "__strop_lax__", None):   # strop.lax: the Python it means

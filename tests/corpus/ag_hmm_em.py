@@ -2,16 +2,16 @@
 the gradient of the log partition function).
 
 Kept: log_partition_function(natural_params, data) that recurses over a list of sequences with
-`sum(map(partial(log_partition_function, natural_params), data))`, unpacks
-`log_pi, log_A, log_B = natural_params` and runs the forward recursion
-`log_alpha = logsumexp(log_alpha[:, None] + log_A, axis=0) + log_B[:, y]` over the symbols;
-logsumexp imported from scipy.special as written (autograd.scipy.special in the twin, which
-newer autograd uses instead of autograd.scipy.misc; this program measures the SciPy gap);
-normalize with its nested replace_zeros and np.where; the EM update (value_and_grad of the log
-partition function at the logs of the parameters, then normalize each expected statistic) as
-train.  Changed: 3 states, 4 symbols, two sequences of 5 and 4 symbols given as float arrays
-and turned into a list of int arrays inside loss (the original reads a text file); three EM steps
-instead of iterating to a fixed point; autograd.convenience_wrappers' vgrad is today's
+`sum(map(partial(log_partition_function, natural_params), data))`, unpacks `log_pi, log_A,
+log_B = natural_params` and runs the forward recursion `log_alpha = logsumexp(log_alpha[:,
+None] + log_A, axis=0) + log_B[:, y]` over the symbols; logsumexp imported from scipy.special
+as written (autograd.scipy.special in the twin, which newer autograd uses instead of
+autograd.scipy.misc; strop runs strop.scipy.special's logsumexp in its place); normalize with
+its nested replace_zeros and np.where; the EM update (value_and_grad of the log partition
+function at the logs of the parameters, then normalize each expected statistic) as train.
+Changed: 3 states, 4 symbols, two sequences of 5 and 4 symbols given as float arrays and turned
+into a list of int arrays inside loss (the original reads a text file); three EM steps instead
+of iterating to a fixed point; autograd.convenience_wrappers' vgrad is today's
 autograd.value_and_grad.
 """
 from functools import partial

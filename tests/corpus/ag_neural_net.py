@@ -2,12 +2,12 @@
 
 Kept: parameters as a list of (weights, biases) tuples built by a comprehension over
 zip(layer_sizes[:-1], layer_sizes[1:]); neural_net_predict's `for W, b in params` loop with
-tanh and the normalization `outputs - logsumexp(outputs, axis=1, keepdims=True)` with
-logsumexp imported from scipy.special as written (autograd.scipy.special in the twin: this
-program measures the SciPy gap); the L2 prior on all parameters; log_posterior and the negated
-objective.  Changed: layer sizes 5-8-6-3 and 6 random examples instead of MNIST; autograd's
-`flatten` in l2_norm is written as a sum over the (W, b) pairs (autograd.misc is not part of a
-port by imports); the training loop is plain gradient descent over the list of tuples
+tanh and the normalization `outputs - logsumexp(outputs, axis=1, keepdims=True)` with logsumexp
+imported from scipy.special as written (autograd.scipy.special in the twin; strop runs
+strop.scipy.special's logsumexp in its place); the L2 prior on all parameters; log_posterior
+and the negated objective. Changed: layer sizes 5-8-6-3 and 6 random examples instead of MNIST;
+autograd's `flatten` in l2_norm is written as a sum over the (W, b) pairs (autograd.misc is not
+part of a port by imports); the training loop is plain gradient descent over the list of tuples
 (autograd.misc.optimizers.adam flattens the parameters internally).
 """
 import numpy as np

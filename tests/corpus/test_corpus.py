@@ -33,18 +33,9 @@ DATA = os.path.join(HERE, "..", "data", "corpus")
 RTOL, ATOL = 1e-7, 1e-10
 
 # (program, check) -> what fails and why, one line.  Remove an entry when strop is fixed.
-_SCIPY = ("TransformError: scipy.special.logsumexp has no derivative rule yet (SciPy support "
-          "is a later issue; the error names the program's line)")
 KNOWN_FAILURES = {
     # (jx_: programs modeled on JAX's examples and documentation, and on JAX tutorials: none)
     # ag_: programs modeled on scientific scripts written for autograd
-    ("ag_hmm_em", "grad"): _SCIPY,
-    ("ag_hmm_em", "jit"): _SCIPY,
-    ("ag_hmm_em", "train"): _SCIPY,
-    ("ag_neural_net", "grad"): _SCIPY,
-    ("ag_neural_net", "jit"): _SCIPY,
-    ("ag_neural_net", "vmap"): _SCIPY,
-    ("ag_neural_net", "train"): _SCIPY,
     ("ag_min_char_rnn", "jit"):
         "JitFallbackWarning: Numba cannot type the dict hs grown by hs[t] = ... in the loop "
         "(its keys are the loop's values)",

@@ -13,6 +13,7 @@ that stay methods (``x.copy()``), ``("attr", name)`` for attributes (``x.T``).
 """
 import ast
 import builtins
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -125,6 +126,9 @@ def _name(key):
         return "np.linalg." + name
     if mod.startswith("numpy.fft"):
         return "np.fft." + name
+    if isinstance(key, np.ufunc) and getattr(np, name, None) is not key:
+        special = sys.modules.get("scipy.special")   # a ufunc of SciPy's (erf, gammaln)
+        return ("scipy.special." if getattr(special, name, None) is key else "") + name
     return ("np." if mod.startswith("numpy") or isinstance(key, np.ufunc) else "") + name
 
 
