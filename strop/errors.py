@@ -105,6 +105,11 @@ class JitFallbackWarning(StropWarning):
     """Numba could not compile a function; it runs on the python backend instead."""
 
 
+class PerformanceWarning(StropWarning):
+    """Compiled code takes a path known to be slow (a helper run in an object-mode island,
+    at Python's speed): the results are right, the time is not."""
+
+
 class DonationWarning(StropWarning):
     """A donated argument (``jit(donate_argnums=...)``) is overwritten in place: the caller's
     array changes (JAX deletes a donated buffer and raises on its reuse; NumPy cannot)."""

@@ -37,10 +37,11 @@ from .codegen.load import LINEMAPS, load
 from .config import config
 from .dtypes import canonicalize_globals
 from .errors import (DonationWarning, IslandResultError, JitFallbackWarning, LaxTypeError,
-                     StropError, user_stacklevel)
+                     PerformanceWarning, StropError, user_stacklevel)
 from .runtime import fpstatus
 from .runtime.trips import NoTrip
 from .runtime import lax as runtime_lax
+from .runtime.numba import islands as numba_islands
 from .tree_util import tree_leaves
 
 log = logging.getLogger("strop")
@@ -116,6 +117,7 @@ class Staged:
         self.runner = self.generated.function
         self.python = None   # what runs after a fallback, if not this code as Python
         self.pending = []    # the fallback's (or islands') warnings, given once a run succeeds
+        self.slow_warned = set()   # helpers run in object mode that a warning has named
         self.uncached = False  # compiled without Numba's cache, after a fault in it
         self.fp_seen = {}      # flags compiled code raised -> the warnings Python gave for them
         self.fp_registry = {}  # (the warnings module's record of those shown once)
@@ -141,6 +143,7 @@ class Staged:
         values = config._values
         logging_ = values["log_compiles"]
         before = self.runner.compiled if compiled and logging_ else 0
+        runs = numba_islands.RUNS[0]
         try:
             if compiled and self.fn.split is not None:
                 out = self.fn.split(self.runner, args, free)
@@ -170,6 +173,9 @@ class Staged:
             if compiled:   # compiled code has no traceback: run it as Python to find the line
                 self.rerun_as_python(args, free, e)
             raise mapped(e, self.generated) from None
+        if numba_islands.RUNS[0] != runs and compiled:   # helpers run in object mode
+            self.pending += self.slow_helpers(
+                [n for n, k in numba_islands.LAST_RUN.items() if k > runs])
         while self.pending:
             warnings.warn(self.pending.pop(0), stacklevel=user_stacklevel())
         if _RAISED[0] and compiled:
@@ -181,6 +187,25 @@ class Staged:
             self.check_finite(out, args, free)
         if self.fn.result_tree is not None:   # returned as leaves (transformer/flat_results)
             out = rebuild(self.fn.result_tree, out)
+        return out
+
+    def slow_helpers(self, names):
+        """A PerformanceWarning for each helper a call ran in an object-mode island
+        (runtime/numba/islands.py), once each, naming the first line calling it."""
+        out = []
+        for name in [n for n in names if n not in self.slow_warned]:
+            self.slow_warned.add(name)
+            lines = [i for i, text in enumerate(self.generated.source.splitlines(), 1)
+                     if re.search(rf"\b{re.escape(name)}\(", text)]
+            loc = next((loc for loc in (emitter.user_location(self.generated.linemap, i)
+                                        for i in lines) if loc is not None), None)
+            if loc is None:   # (a helper another compiled function called)
+                continue
+            out.append(PerformanceWarning(
+                f"compiled code runs strop's helper {name}() at Python's speed here (in an "
+                f"object-mode island: Numba did not compile it for these arguments' types)",
+                loc, fix="the results are right; strop.source(...) shows the call, and an issue "
+                         "with it helps: this is a gap in strop, not in your code"))
         return out
 
     def remake(self, array_tapes=True, islands=()):

@@ -102,8 +102,11 @@ class Transformed:
             groups = inner.groups or tuple((False, (a.id,)) for a in
                                            inner.node.args.args[:inner.nparams])
             start = [sum(len(g[1]) for g in groups[:i]) for i in range(len(groups))]
-            kind_of = {n: leaf for (tree, names), k in zip(groups, kinds)
-                       for n, leaf in zip(names, k[2] if tree else [k] * len(names))}
+
+            def by_name(kinds):   # each parameter's kind (a tree's: its leaves')
+                return {n: leaf for (tree, names), k in zip(groups, kinds)
+                        for n, leaf in zip(names, k[2] if tree else [k] * len(names))}
+            kind_of = by_name(kinds)
             self._dtypes_now, self._dims_now = (
                 {n: d for (tree, names), ds in zip(groups, by_arg)
                  for n, d in zip(names, ds if tree and ds is not None else [ds] * len(names))
@@ -116,7 +119,10 @@ class Transformed:
                                              zip(self.static_argnums, statics)})
             whole, ranks = settings[-1:] == (WHOLE_LOOPS,), given_ranks(kind_of)
             if not whole and self.backend != "device":   # (Numba typing aids)
-                inner = decide_rank_tests(inner, ranks, inner.callee)
+                # (``inner`` is one lane's code under vmap: its tests read a lane's ranks)
+                lanes = {**by_name(self.inner_kinds(kinds[:nargs]) + kinds[nargs:]),
+                         **free_kinds}
+                inner = decide_rank_tests(inner, given_ranks(lanes), inner.callee)
                 inner = split_first_trips(inner, ranks, first_trip)
             fn = self._build(inner, kind_of)
             donated = [start[i] - sum(1 for j in self.static_argnums if j < i)

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from strop import grad, jit
+from strop import grad, jit, vmap
 from strop.errors import JitFallbackWarning
 
 from helpers import check_grad, x64_fixture
@@ -60,3 +60,17 @@ def test_a_test_after_a_loop_that_keeps_the_rank():
         warnings.simplefilter("error", JitFallbackWarning)
         assert jit(rank_after_a_loop)(x, 2) == rank_after_a_loop(x, 2)
         assert jit(rank_after_a_loop)(np.ones((2, 3)), 1) == 6.0
+
+
+@pytest.mark.parametrize("in_axes", [(0, None), (None, 0)])
+def test_under_vmap_a_test_reads_a_lanes_rank(in_axes):
+    """vmap's code is made from one lane's: its tests are decided for a lane's ranks (a
+    batch of vectors is a matrix, and hstack's axis was once decided for the matrix)."""
+    rng = np.random.default_rng(3)
+    xs, w = rng.normal(size=(4, 5)), rng.normal(size=(5, 3))
+    ws = np.stack([w, w * 0.5])
+    args = (xs, w) if in_axes == (0, None) else (xs[0], ws)
+    lanes = [loss(x, w) for x in xs] if in_axes == (0, None) else [loss(xs[0], v) for v in ws]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JitFallbackWarning)
+        np.testing.assert_allclose(jit(vmap(loss, in_axes=in_axes))(*args), lanes, rtol=1e-12)

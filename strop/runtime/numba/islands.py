@@ -20,6 +20,10 @@ from ...errors import IslandResultError
 from ._common import _unrolled, overload
 
 SIDES = (3, 1)   # the lengths of every axis of the arrays tried, in turn
+# island runs so far, and the count at each helper's latest run (runner.py warns of the
+# helpers a call ran at Python's speed)
+RUNS = [0]
+LAST_RUN = {}
 
 
 def _sample(t, side):
@@ -105,6 +109,8 @@ def _runner(fn, out_type, spec):
 
 
 def _call(fn, spec, args):
+    RUNS[0] += 1
+    LAST_RUN[fn.__name__] = RUNS[0]
     positional, named = [], {}
     for how, value in zip(spec, args):
         if how == "":

@@ -190,27 +190,31 @@ def _elementwise_into(chain, *args):
     rank (and of its shape when run); anything else: elementwise's new array."""
     if not isinstance(chain, types.StringLiteral):
         return None
-    text, args, constants = _chain_of(chain, args)
-    if args and isinstance(args[0], types.Array) and args[0].layout == "C" and \
-            _loops(text, args, constants, least=1):
-        whole = _type_of(parse_source(text, mode="eval").body, args, cpu_target.typing_context,
-                         constants)
-        if args[0].ndim == whole.ndim and args[0].dtype == whole.dtype:
+    text, types_, constants = _chain_of(chain, args)
+    if types_ and isinstance(types_[0], types.Array) and types_[0].layout == "C" and \
+            _loops(text, types_, constants, least=1):
+        whole = _type_of(parse_source(text, mode="eval").body, types_,
+                         cpu_target.typing_context, constants)
+        if types_[0].ndim == whole.ndim and types_[0].dtype == whole.dtype:
             space = {"np": np, "weak": rt.weak, **constants}
-            exec(_source(text, args, into=True), space)
+            exec(_source(text, types_, into=True), space)
             return space["impl"]
-    return lambda chain, *args: rt.elementwise(chain, *args)
+    # elementwise's implementation for these types (a call of it from here would lose the
+    # chain's literal: Numba would not type it, and the call would run in object mode)
+    return _elementwise(chain, *args)
 
 
 @overload(rt.chain_like, prefer_literal=True)
 def _chain_like(chain, *args):
     if not isinstance(chain, types.StringLiteral):
         return None
+    if not any(isinstance(t, types.Array) for t in (
+            tuple(args[0]) if len(args) == 1 and isinstance(args[0], types.StarArgTuple)
+            else args)):
+        return _elementwise(chain, *args)   # numbers: the value itself (its type is all)
     if len(args) == 1 and isinstance(args[0], types.StarArgTuple):
         args = tuple(args[0])
     arrays = [k for k, t in enumerate(args) if isinstance(t, types.Array)]
-    if not arrays:
-        return lambda chain, *args: rt.elementwise(chain, *args)
     ctx = cpu_target.typing_context
     ctx.refresh()
     try:
