@@ -192,12 +192,17 @@ def is_user_object(obj):
     user module's are (normalize_exprs.py), its methods inlined."""
     return hasattr(obj, "__dict__") and not isinstance(
         obj, CONSTANT_KINDS + (np.ndarray, np.generic, functools.partial)) and \
-        _top_module(type(obj)) not in LIBRARIES | {"strop", "strop_generated"} and \
-        _top_module(type(obj)) not in sys.stdlib_module_names
+        _top_module(type(obj)) not in LIBRARIES | {"strop", "strop_generated", "site-packages"} \
+        and _top_module(type(obj)) not in sys.stdlib_module_names
 
 
 def _top_module(cls):
-    return (getattr(cls, "__module__", None) or "").partition(".")[0]
+    """The top-level module of ``cls``'s, or "site-packages" for an installed library's."""
+    module = getattr(cls, "__module__", None) or ""
+    path = getattr(sys.modules.get(module), "__file__", None) or ""
+    if "site-packages" in path or "dist-packages" in path:
+        return "site-packages"
+    return module.partition(".")[0]
 
 
 @dataclass
