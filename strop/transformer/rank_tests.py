@@ -36,7 +36,7 @@ def decide_rank_tests(fn, given, callee):
     if not decider.decided:
         return fn
     node = ir.clone(fn.node)
-    node.body = body
+    node.body = ir.clone(body)   # (fn's own statements stay as they are: it may be shared)
     return dataclasses.replace(fn, node=node)
 
 
