@@ -192,13 +192,11 @@ class Inliner:
         """The error for a call of the library function ``fn`` under a derivative."""
         name = _spelled(fn, e)
         where = fn.__code__.co_filename if hasattr(fn, "__code__") else library
-        hint = HINTS.get((library, fn.__name__))
         return self.error(
             f"`{name}` is {library}'s code ({where}), and strop has no derivative rule for it "
             f"yet: strop differentiates the functions a user writes by reading their source, "
             f"never an installed library's", e, scope,
-            fix=(f"{hint}; or " if hint else "write it with NumPy functions strop "
-                 "differentiates (see docs/rules.md); or ")
+            fix="write it with NumPy functions strop differentiates (see docs/rules.md); or "
             + f"wrap the call in a function decorated with strop.custom_vjp and give its "
               f"derivative with .defvjp; or, if no derivative should flow through it, "
               f"`strop.lax.stop_gradient({name}(...))`")
@@ -329,17 +327,6 @@ def _nested_code(code, node):
         if found is not None:
             return found
     return None
-
-
-# what to use instead of a library function strop meets often: (package, name) -> advice
-HINTS = {
-    ("scipy", "logsumexp"): "use strop.nn.logsumexp (SciPy's signature: axis=, b=, keepdims=, "
-                            "return_sign=), or write it with NumPy: `m = np.max(x)` then "
-                            "`np.log(np.sum(np.exp(x - m))) + m`",
-    ("scipy", "softmax"): "use strop.nn.softmax(x, axis=...), or write it with NumPy: "
-                          "`e = np.exp(x - np.max(x))` then `e / np.sum(e)`",
-    ("scipy", "log_softmax"): "use strop.nn.log_softmax(x, axis=...)",
-}
 
 
 # library functions strop has a twin of, which transformed code runs in their place (as its
