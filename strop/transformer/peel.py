@@ -13,13 +13,13 @@ before the loop, where rebinding ``s`` to an array is an ordinary assignment::
     for i in range(1, n):    # the other trips
         s = s * x + c[i]
 
-A call whose loop runs no trip (``s`` stays the number 0: a type no compiled code for the
-other calls returns) raises NoTrip, and runs code made without the split (transformed.py).
-Only loops of the function's own body over ``range`` with a constant step are split, and not
-one whose body has ``break``, ``continue`` or an ``else``; where the name is rebound in a loop
-nested in it (``for i: for j: s = s + a[i, j]``), the nested loop's first trip is written
-apart inside the outer one's; a recurrence whose names become
-arrays one trip after another (``b2 = b1; b1 = b0; b0 = ...``) gets a trip apart for each.
+A call whose loop runs no trip (``s`` stays the number 0: a type no compiled code for the other
+calls returns) raises NoTrip, and runs code made without the split (transformed.py). Only loops
+of the function's own body over ``range`` with a constant step are split, and not one whose
+body has ``break``, ``continue`` or an ``else``; where the name is rebound in a loop nested in
+it (``for i: for j: s = s + a[i, j]``), the nested loop's first trip is written apart inside
+the outer one's; a recurrence whose names become arrays one trip after another (``b2 = b1; b1 =
+b0; b0 = ...``) gets a trip apart for each.
 """
 import dataclasses
 
