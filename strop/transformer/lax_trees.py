@@ -194,7 +194,7 @@ class LaxTrees:
             return None
 
         def ref(obj):
-            atom = ir.name(self.bind_ref(getattr(obj, "__name__", "item"), obj))
+            atom = self.constant_atom(obj, getattr(obj, "__name__", "item"))
             atom.normalized = True
             return atom
         return ir.display(item, ref)

@@ -269,9 +269,10 @@ class Normalizer(LaxLowering, Expressions, Calls, Nested, Inliner, Spreader, Ope
 
     def global_atom(self, user_name, owner, value, scope, node, is_cell=False):
         """A global, closure variable or attribute of a user's module, as generated code reads
-        it: a function, module, treedef or user object bound once (a guard notices when it is
-        rebound, to transform again), a small container of numbers written as a display (its structure is
-        static: loops over it unroll), other data passed in on every call."""
+        it: a function, module, treedef, user object or static table bound once (a guard
+        notices when it is rebound, to transform again), a small container of numbers written
+        as a display (its structure is static: loops over it unroll), other data passed in on
+        every call."""
         var = ir.FreeVar(user_name, owner, is_cell)
         if ir.is_number_structure(value):
             self.guards.append(ir.ContentsGuard(var, value, ir.frozen(value)))
