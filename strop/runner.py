@@ -68,7 +68,7 @@ class Staged:
         if backend == "device":   # on a GPU, launch by launch (raises Unsupported)
             from .codegen.cuda_program import device_program, twin_refs
             node = device_program(fn.node, refs, weak)
-            companions = tuple(device_program(c, refs, number_params(fn.node, c))
+            companions = tuple(device_program(c, refs, number_params(fn.node, c, refs))
                                for c in fn.companions)
             twin_refs(refs)
         self.array_tapes = set()
@@ -96,7 +96,7 @@ class Staged:
                 stacklevel=user_stacklevel())
         if backend == "cpu" and array_tapes:
             companions = tuple(reuse_dead(
-                loop_chains(fuse(weaken(c, refs, set(weak) | number_params(node, c)), refs), refs),
+                loop_chains(fuse(weaken(c, refs, set(weak) | number_params(node, c, refs)), refs), refs),
                 refs) for c in companions)
             lowered = scalar_names(node.body, {p: r for p, r in dict(ranks).items()
                                                if p in params}, resolver(node, refs))

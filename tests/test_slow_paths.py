@@ -45,19 +45,102 @@ def test_a_chain_of_numbers_in_a_loop_runs_compiled():
                                    rtol=1e-12)
 
 
-def rolled(x):
-    return np.sum(np.roll(x, 1, axis=0) * x)
+def tiled(x):
+    return np.sum(np.tile(x, (2, 1)))
 
 
 def test_a_helper_run_in_object_mode_is_named_at_the_users_line_once():
-    # (np.roll along an axis has no Numba implementation yet: SLOW_PATHS in
-    # test_jit_coverage.py lists such helpers; when it compiles, take another from there)
+    # (np.tile has no Numba implementation yet: SLOW_PATHS in test_jit_coverage.py lists
+    # such helpers; when it compiles, take another from there)
     x = np.random.default_rng(1).normal(size=(4, 3))
-    f = strop.jit(rolled)
+    f = strop.jit(tiled)
     got, slow = _warnings_of(f, x)
     assert len(slow) == 1 and slow[0].category is PerformanceWarning
     message = str(slow[0].message)
-    assert "roll()" in message and "test_slow_paths.py" in message and "line" in message
-    np.testing.assert_allclose(got, rolled(x), rtol=1e-12)
+    assert "tile()" in message and "test_slow_paths.py" in message and "line" in message
+    np.testing.assert_allclose(got, tiled(x), rtol=1e-12)
     _, again = _warnings_of(f, x)
     assert not again   # once per function
+
+
+def payoff_of_a_path(vol, z):
+    # (the per-path Asian option: `s = 100.0` carried into a loop and made a lane of
+    # float32 values there, and `max(..., 0.0)`; its tape's first trip was float64 beside
+    # float32 lanes, so Numba could not type it and the call ran as Python)
+    s = 100.0
+    total = 0.0
+    for t in range(z.shape[0]):
+        s = s * np.exp(0.01 - 0.5 * vol ** 2 + vol * z[t])
+        total = total + s
+    return max(total / z.shape[0] - 100.0, 0.0)
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_a_number_carried_into_a_loop_of_lanes_runs_compiled(x64):
+    z = np.random.default_rng(2).normal(size=(16, 12)) * 0.05
+    with strop.config.override(enable_x64=x64):
+        g = strop.jit(strop.vmap(strop.grad(payoff_of_a_path), in_axes=(None, 0)))
+        got, slow = _warnings_of(g, 0.02, z)
+        assert not slow, [str(w.message) for w in slow]
+        want = np.array([strop.grad(payoff_of_a_path)(0.02, lane) for lane in z])
+    assert got.dtype == want.dtype == (np.float64 if x64 else np.float32)
+    assert np.count_nonzero(want) > 8
+    np.testing.assert_allclose(got, want, rtol=1e-12 if x64 else 1e-4)
+
+
+def kalman_likelihood(theta, ys):
+    # (a matrix written with a parameter inside, `np.array([[1.0, 1.0], [0.0, a]])`, had no
+    # compiled cotangent and sent the whole call to Python; the solve's cotangents ran in
+    # object-mode islands each trip)
+    a, q, r = theta[0], theta[1], theta[2]
+    A = np.array([[1.0, 1.0], [0.0, a]])
+    H = np.array([[1.0, 0.0]])
+    m, P = np.zeros(2), np.eye(2)
+    ll = 0.0
+    for t in range(ys.shape[0]):
+        m = A @ m
+        P = A @ P @ A.T + q * np.eye(2)
+        S = H @ P @ H.T + r
+        v = ys[t] - H @ m
+        K = np.linalg.solve(S, H @ P).T
+        m = m + K @ v
+        P = P - K @ H @ P
+        ll = ll - 0.5 * (np.log(S[0, 0]) + v[0] ** 2 / S[0, 0])
+    return ll
+
+
+def test_a_matrix_of_parameters_and_a_solve_in_a_loop_run_compiled():
+    theta = np.array([0.9, 0.1, 0.5])
+    ys = np.random.default_rng(3).normal(size=(12, 1))
+    got, slow = _warnings_of(strop.jit(strop.grad(kalman_likelihood)), theta, ys)
+    assert not slow, [str(w.message) for w in slow]
+    np.testing.assert_allclose(got, strop.grad(kalman_likelihood)(theta, ys), rtol=1e-10)
+    step = 1e-6 * np.eye(3)
+    numeric = [(kalman_likelihood(theta + e, ys) - kalman_likelihood(theta - e, ys)) / 2e-6
+               for e in step]
+    np.testing.assert_allclose(got, numeric, rtol=1e-6)
+
+
+def lorenz_by_rk4(s0, dt):
+    # (the state built by `np.array([...])` each step and read item by item: each item's
+    # cotangent was an array of zeros the size of the state, added to the sum)
+    def f(s):
+        return np.array([10.0 * (s[1] - s[0]), s[0] * (28.0 - s[2]) - s[1],
+                         s[0] * s[1] - 8.0 / 3.0 * s[2]])
+    s = s0
+    for _ in range(30):
+        k1 = f(s)
+        k2 = f(s + dt / 2 * k1)
+        k3 = f(s + dt / 2 * k2)
+        k4 = f(s + dt * k3)
+        s = s + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    return np.sum(s ** 2)
+
+
+def test_a_state_built_item_by_item_runs_compiled():
+    s0 = np.array([1.0, 1.0, 1.0])
+    got, slow = _warnings_of(strop.jit(strop.grad(lorenz_by_rk4)), s0, 0.01)
+    assert not slow, [str(w.message) for w in slow]
+    numeric = [(lorenz_by_rk4(s0 + e, 0.01) - lorenz_by_rk4(s0 - e, 0.01)) / 2e-6
+               for e in 1e-6 * np.eye(3)]
+    np.testing.assert_allclose(got, numeric, rtol=1e-6)

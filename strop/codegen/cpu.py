@@ -246,6 +246,8 @@ def weaken(node, refs, params=(), scalars=()):
     ``x ** 2`` stays an integer power (multiplies; Numba keeps a float32 number float32): of
     an array, Numba would take the 2 for an int64 array and make float64 of float32."""
     local = names_in(node) - set(refs)
+    stored = names_in(node, gast.Store) | {a.id for a in gast.walk(node.args)
+                                           if isinstance(a, gast.Name)}
 
     def bind():
         return _bind(refs, runtime.weak, "weak", local)
@@ -270,6 +272,10 @@ def weaken(node, refs, params=(), scalars=()):
             fn = untwin(fn)     # (lowering put twins in)
             if isinstance(fn, np.ufunc) and fn.nin == 2 and len(node.args) >= 2:
                 pairs = ((0, 1), (1, 0))
+            elif _builtin_extremum(node, refs, stored) and len(node.args) >= 2:
+                # max(x32, 0.0): Python returns either; Numba would make both float64
+                pairs = tuple((i, j) for i in range(len(node.args))
+                              for j in range(len(node.args)) if i != j)
             else:
                 pairs = ELEMENTWISE_OPERANDS.get(fn, ()) if _hashable(fn) else ()
             args = list(node.args)
@@ -296,6 +302,14 @@ def weaken(node, refs, params=(), scalars=()):
                         args=[c, other], keywords=[]))
             return node
     return Weaken().visit(node)
+
+
+def _builtin_extremum(call, refs, stored):
+    """Whether ``call`` is Python's own ``max(...)`` or ``min(...)`` (``stored``: the names
+    the function binds, which may hide them)."""
+    f = call.func
+    return isinstance(f, gast.Name) and f.id in ("max", "min") and f.id not in stored and \
+        refs.get(f.id, builtins.max if f.id == "max" else builtins.min) in (max, min)
 
 
 # (operand, the operand it is weak against) of NumPy's elementwise functions that are not
@@ -341,12 +355,13 @@ def _stored_once(node):
     return {name for name, count in stores.items() if count == 1}
 
 
-def number_params(caller, callee):
+def number_params(caller, callee, refs):
     """The parameters of ``callee`` (a companion: vmap's per-lane code) to which every call in
-    ``caller`` passes a Python number or a name ``caller`` binds once to one (``dt = 0.01``
-    hoisted out of a lane group): as weak in the callee as in the caller."""
+    ``caller`` passes a Python number or a name that holds one in ``caller`` (``dt = 0.01``
+    hoisted out of a lane group, ``n = z.shape[1:][0]``): as weak in the callee as in the
+    caller."""
     params = [a.id for a in callee.args.args]
-    numbers, found = _number_names(caller), None
+    numbers, found = _number_names(caller) | _weak_names(caller, refs), None
     for n in gast.walk(caller):
         if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and \
                 n.func.id == callee.name and not n.keywords:
@@ -386,9 +401,17 @@ def _weak_names(node, refs, params=()):
             for a in n.args + n.posonlyargs + n.kwonlyargs + [n.vararg, n.kwarg]:
                 if a is not None:
                     bind(a, _RANGE if a.id in params else None)
-    shapes = {name for name, values in bindings.items() if len(values) == 1 and (
-        isinstance(values[0], gast.Attribute) and values[0].attr == "shape"
-        or _calls(values[0], np.shape, refs, local))}
+    shapes = set()
+
+    def is_shape(v):   # x.shape, np.shape(x), and a cut of one (vmap's lane shape[1:])
+        if isinstance(v, gast.Subscript) and isinstance(v.slice, gast.Slice):
+            v = v.value
+            return isinstance(v, gast.Name) and v.id in shapes or is_shape(v)
+        return isinstance(v, gast.Attribute) and v.attr == "shape" or _calls(
+            v, np.shape, refs, local)
+    for name, values in bindings.items():   # (in the order bound: a cut follows its shape)
+        if len(values) == 1 and values[0] is not None and is_shape(values[0]):
+            shapes.add(name)
     weak = {name for name, values in bindings.items() if all(v is not None for v in values)}
 
     def is_weak(e):

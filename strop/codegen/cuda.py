@@ -62,7 +62,7 @@ def kernel_function(fn, lanes, weak=()):
     _device_calls(node, dataclasses.replace(fn, refs=refs), checked)
     lane = _checked(node, checked, arrays)
     lane.local_arrays = bool(arrays)    # (compiled inlined: its arrays live in the kernel)
-    companions = tuple(_checked(weaken(c, refs, number_params(fn.node, c)), checked)
+    companions = tuple(_checked(weaken(c, refs, number_params(fn.node, c, refs)), checked)
                        for c in fn.companions)
     params = [a.id for a in fn.node.args.args]
     outs = [f"_out{i}" for i in range(len(lanes.outputs))]

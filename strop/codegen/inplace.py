@@ -221,16 +221,18 @@ def _target(s):
     return (t.elts[0] if isinstance(t, gast.Tuple) else t).id
 
 
-def _calls(node, refs, fn):
-    """``(block, position, call)`` of each ``name = fn(names...)`` statement."""
+def _calls(node, refs, fn, constants=False):
+    """``(block, position, call)`` of each ``name = fn(names...)`` statement (``constants``:
+    its arguments may be constants too: ``getitem_vjp(g, s, 2)``)."""
     helpers = {n: o for n, o in refs.items() if n in runtime.__all__}
+    taken = (gast.Name, gast.Constant) if constants else gast.Name
     for block in _blocks(node):
         for k, s in enumerate(block):
             v = s.value if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(
                 s.targets[0], gast.Name) else None
             if isinstance(v, gast.Call) and isinstance(v.func, gast.Name) and \
                     helpers.get(v.func.id) is fn and not v.keywords and all(
-                        isinstance(a, gast.Name) for a in v.args):
+                        isinstance(a, taken) for a in v.args):
                 yield block, k, v
 
 
@@ -243,24 +245,25 @@ def _counts(node, ctx):
 
 
 def _accumulations(node, refs):
-    """``t = getitem_vjp(g, x, i)`` then ``acc = add(acc, t)``, ``t`` read nowhere else, become
-    ``acc = add_at_index(acc, g, x, i)`` (where nothing the first reads is rebound between):
-    a cotangent of ``x[i]`` goes into ``acc`` without a zero array the size of ``x``.  Returns
-    the statements made, for Owned.at to judge."""
+    """``t = getitem_vjp(g, x, i)`` then ``acc = add(acc, t)`` (or ``acc + t``), ``t`` read
+    nowhere else, become ``acc = add_at_index(acc, g, x, i)`` (where nothing the first reads
+    is rebound between): a cotangent of ``x[i]`` goes into ``acc`` without a zero array the
+    size of ``x``.  Returns the statements made, for Owned.at to judge."""
     loads = _counts(node, gast.Load)
     vjps = {(id(b), b[k].targets[0].id): (k, v)
-            for b, k, v in _calls(node, refs, runtime.getitem_vjp)}
+            for b, k, v in _calls(node, refs, runtime.getitem_vjp, constants=True)}
     found = []
-    for block, j, add in list(_calls(node, refs, runtime.add)):
-        s, names = block[j], [a.id for a in add.args]
-        acc = s.targets[0].id
-        if len(names) != 2 or acc not in names or names[0] == names[1]:
+    sums = [(block, j) for block in _blocks(node) for j, s in enumerate(block)
+            if _summands(s, refs) is not None]
+    for block, j in sums:
+        s = block[j]
+        names, acc = _summands(s, refs), s.targets[0].id
+        if acc not in names or names[0] == names[1]:
             continue
         t = names[1 - names.index(acc)]
         i, vjp = vjps.get((id(block), t), (None, None))
         if vjp is None or i > j or loads.get(t) != 1 or len(vjp.args) != 3 or any(
-                ({a.id for a in vjp.args} | {acc}) & names_in(b, gast.Store)
-                for b in block[i + 1:j]):
+                (names_in(vjp) | {acc}) & names_in(b, gast.Store) for b in block[i + 1:j]):
             continue
         s.value = ir.call(_helper(refs, runtime.add_at_index), [ir.name(acc), *vjp.args])
         block[i] = gast.Pass()

@@ -4,6 +4,7 @@ import gast
 import numpy as np
 
 from . import ir
+from ..config import config
 from .operations import BINOPS
 from .rules import batching as table
 from .vectorize_base import NotBatchable
@@ -21,7 +22,13 @@ class Expressions:
         """``node`` as a batched value (an unbatched one repeated in every lane)."""
         if batched:
             return node
-        return ir.call(self.helper("broadcast_lanes"), [node, ir.name(self.size)])
+        lanes = ir.call(self.helper("broadcast_lanes"), [node, ir.name(self.size)])
+        if config.read("enable_x64"):
+            return lanes
+        # the 64-bit policy: a Python number repeated in lanes is a 32-bit array, as the
+        # values it meets are (a loop's tape holds a carried `s = 100.0` in its first trip
+        # beside the float32 lanes of the trips after it: one dtype, or Numba cannot type it)
+        return ir.call(self.helper("narrow"), [lanes])
 
     def expr(self, v, mask, pre):
         """(new expression, batched?, rank of a lane or None) of an assigned value."""

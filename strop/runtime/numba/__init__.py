@@ -9,7 +9,8 @@ compile fails and jit falls back to the python backend with a JitFallbackWarning
 below is the order in which Numba tries a helper's implementations: numeric's overloads come
 after their helpers' own source.
 """
-from numba.np import arraymath, arrayobj, linalg  # noqa: F401
+from numba.np import arraymath, arrayobj  # noqa: F401
+from numba.np import linalg as _numba_linalg  # noqa: F401
 from numba.np.polynomial import polynomial_functions  # noqa: F401
 
 from ... import runtime as rt
@@ -18,14 +19,14 @@ from ... import runtime as rt
 # Numba tries them before ours in axes.py: ours serve only the arguments its
 # own do not take)
 from . import (arithmetic, axes, base, batching, containers, fpstatus,  # noqa: F401
-               indexing, products, reductions, shape, sums)
+               indexing, linalg, products, reductions, shape, sums)
 from ._common import compile_the_rest
 
 compile_the_rest((rt.base, rt.arithmetic, rt.containers, rt.indexing, rt.reductions, rt.shape,
                   rt.products, rt.linalg, rt.numeric, rt.batching, rt.iteration, rt.trips),
                  base.IMPLEMENTED | arithmetic.IMPLEMENTED | containers.IMPLEMENTED
                  | indexing.IMPLEMENTED | reductions.IMPLEMENTED | products.IMPLEMENTED
-                 | batching.IMPLEMENTED | shape.IMPLEMENTED
+                 | batching.IMPLEMENTED | shape.IMPLEMENTED | linalg.IMPLEMENTED
                  | {rt.polyval_vjp_p, rt.polyval_slope}    # numeric.py's (their source fails)
                  | {rt.elementwise, rt.elementwise_into, rt.chain_like, rt.unbroadcast_chain,   # loops.py's
                     rt.add_at_index_chain})

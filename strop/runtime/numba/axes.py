@@ -295,3 +295,78 @@ def _ndim(a):
         return lambda a: n
     if isinstance(a, (types.Number, types.Boolean)):
         return lambda a: 0
+
+
+@register_jitable
+def _around(a, axis):
+    """``a`` as a C-contiguous (before, along, after) array around ``axis``."""
+    ax = _norm_axis(axis, a.ndim)
+    before, after = 1, 1
+    for i in range(ax):
+        before *= a.shape[i]
+    for i in range(ax + 1, a.ndim):
+        after *= a.shape[i]
+    return np.ascontiguousarray(a).reshape((before, a.shape[ax], after))
+
+
+@register_jitable
+def _roll_along(a, shift, axis):
+    b = _around(a, axis)
+    n = b.shape[1]
+    out = np.empty_like(b)
+    if n > 0:
+        s = shift % n
+        out[:, s:, :] = b[:, :n - s, :]
+        out[:, :s, :] = b[:, n - s:, :]
+    return out.reshape(a.shape)
+
+
+@overload(np.roll)
+def _roll(a, shift, axis=None):
+    """Along given axes (Numba's own rolls the flattened array only)."""
+    if not isinstance(a, types.Array) or a.ndim == 0 or _none(axis):
+        return None
+    if isinstance(axis, types.Integer) and isinstance(shift, types.Integer):
+        return lambda a, shift, axis=None: _roll_along(a, shift, axis)
+    pairs = isinstance(axis, types.BaseTuple) and all(
+        isinstance(t, types.Integer) for t in axis)
+    if pairs and isinstance(shift, types.BaseTuple) and len(shift) == len(axis) and all(
+            isinstance(t, types.Integer) for t in shift):
+        steps = "".join(f"    out = _roll_along(out, shift[{i}], axis[{i}])\n"
+                        for i in range(len(axis)))
+        return _unrolled(f"def impl(a, shift, axis=None):\n    out = a\n{steps}"
+                         "    return np.ascontiguousarray(out)\n", np=np,
+                         _roll_along=_roll_along)
+    if pairs and isinstance(shift, types.Integer):
+        steps = "".join(f"    out = _roll_along(out, shift, axis[{i}])\n"
+                        for i in range(len(axis)))
+        return _unrolled(f"def impl(a, shift, axis=None):\n    out = a\n{steps}"
+                         "    return np.ascontiguousarray(out)\n", np=np,
+                         _roll_along=_roll_along)
+    return None
+
+
+@register_jitable
+def _flip_along(a, axis):
+    b = _around(a, axis)
+    return np.ascontiguousarray(b[:, ::-1, :]).reshape(a.shape)
+
+
+@overload(np.flip)
+def _flip(m, axis=None):
+    """Along given axes (an int or a tuple of ints), or all of them."""
+    if not isinstance(m, types.Array) or m.ndim == 0:
+        return None
+    if isinstance(axis, types.Integer):
+        return lambda m, axis=None: _flip_along(m, axis)
+    if _none(axis):
+        axes = tuple(range(m.ndim))
+    elif isinstance(axis, types.BaseTuple) and all(isinstance(t, types.Integer) for t in axis):
+        axes = None
+    else:
+        return None
+    n = m.ndim if axes is not None else len(axis)
+    pick = (lambda i: str(i)) if axes is not None else (lambda i: f"axis[{i}]")
+    steps = "".join(f"    out = _flip_along(out, {pick(i)})\n" for i in range(n))
+    return _unrolled(f"def impl(m, axis=None):\n    out = m\n{steps}"
+                     "    return np.ascontiguousarray(out)\n", np=np, _flip_along=_flip_along)

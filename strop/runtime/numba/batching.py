@@ -262,6 +262,22 @@ def _lanes_like(first, n):
     return lambda first, n: _lanes_one(first, n)
 
 
+@overload(rt.broadcast_lanes)
+def _broadcast_lanes(x, n):
+    """A number or an array repeated in ``n`` lanes (a fresh array); containers and None
+    are left to the helper's own source."""
+    if isinstance(x, (types.Number, types.Boolean)):
+        dt = as_dtype(x)
+        return lambda x, n: np.full(n, x, dt)
+    if isinstance(x, types.Array):
+        def impl(x, n):
+            out = np.empty((n,) + x.shape, x.dtype)
+            for j in range(n):
+                out[j] = x
+            return out
+        return impl
+
+
 @register_jitable
 def _lanes_one_array(first, n):
     return np.empty((n,) + first.shape, first.dtype)

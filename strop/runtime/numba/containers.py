@@ -8,7 +8,7 @@ from numba.extending import register_jitable
 from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
-from ._common import CHECKED, overload, put_into
+from ._common import CHECKED, _unrolled, overload, put_into
 
 
 @overload(rt.tape_array)
@@ -111,6 +111,23 @@ def _setitem_split_kept(g, idx, v, x):
         put_into(g, idx, 0)
         return rt.add_at_index_inplace(g, part, x, idx), part
     return impl
+
+
+@overload(rt.minmax_vjp)
+def _minmax_vjp(g, args, ans):
+    """``max(a, b, ...)`` of numbers or arrays (a tuple): g to the first argument equal to
+    the result, zeros of g's type to the others."""
+    if not (isinstance(args, types.BaseTuple) and len(args) >= 2 and all(
+            isinstance(t, (types.Number, types.Boolean, types.Array)) for t in args)):
+        return None
+    n = len(args)
+    zero = "np.zeros_like(g)" if isinstance(g, types.Array) else "dt(0)"
+    text = "def impl(g, args, ans):\n    given = False\n" + "".join(
+        f"    hit{i} = (not given) and bool(np.all(args[{i}] == ans))\n"
+        f"    given = given or hit{i}\n" for i in range(n)) + \
+        "    return (" + "".join(f"g if hit{i} else {zero}, " for i in range(n)) + ")\n"
+    dt = None if isinstance(g, types.Array) else as_dtype(g).type
+    return _unrolled(text, np=np, dt=dt)
 
 
 def _own(x):

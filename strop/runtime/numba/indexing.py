@@ -66,7 +66,7 @@ def _holds_array(idx):
     return isinstance(idx, types.BaseTuple) and any(isinstance(p, types.Array) for p in idx)
 
 
-@overload(rt.add_at_index_inplace, jit_options=CHECKED)
+@overload(rt.add_at_index_inplace, jit_options=CHECKED, prefer_literal=True)
 def _add_at_index_inplace(acc, g, x, idx):
     """acc[idx] += g when acc can hold the sum (an array of x's rank and the cotangent's
     dtype; its shape is checked when run), else the new array add_at_index makes."""

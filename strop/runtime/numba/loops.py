@@ -225,9 +225,10 @@ def _chain_like(chain, *args):
         return None
     shape = f"np.broadcast_shapes({', '.join(f'args[{k}].shape' for k in arrays)})" \
         if len(arrays) > 1 else f"args[{arrays[0]}].shape"
-    space = {"np": np, "DTYPE": np.dtype(str(whole.dtype))}
-    exec(f"def impl(chain, *args):\n    return np.broadcast_to(np.zeros((), DTYPE), {shape})\n",
-         space)
+    # a view of a constant zero, which Numba freezes into the code: no allocation per call
+    # (a tape keeps each: an array made each trip and kept is a heap block per trip)
+    space = {"np": np, "ZERO": np.zeros((), np.dtype(str(whole.dtype)))}
+    exec(f"def impl(chain, *args):\n    return np.broadcast_to(ZERO, {shape})\n", space)
     return space["impl"]
 
 

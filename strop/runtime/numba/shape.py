@@ -203,6 +203,12 @@ def _array_vjp(g, object):
 
 
 def _part_of(t):
+    """Whether ``t`` is a number, an array, or a list or tuple of such parts (a matrix
+    written ``np.array([[1.0, 1.0], [0.0, a]])``)."""
+    if isinstance(t, types.List):
+        return _part_of(t.dtype)
+    if isinstance(t, types.BaseTuple):
+        return all(_part_of(e) for e in t)
     return isinstance(t, (types.Float, types.Integer)) or isinstance(t, types.Array)
 
 
@@ -214,6 +220,12 @@ def _array_part(gk, ok):
 def _array_part_impl(gk, ok):
     if isinstance(ok, types.Array):
         return lambda gk, ok: np.ascontiguousarray(gk).reshape(ok.shape)
+    if isinstance(ok, types.List):
+        return lambda gk, ok: [_array_part(gk[j], ok[j]) for j in range(len(ok))]
+    if isinstance(ok, types.BaseTuple):
+        parts = "".join(f"_array_part(gk[{j}], ok[{j}]), " for j in range(len(ok)))
+        return _unrolled(f"def impl(gk, ok):\n    return ({parts})\n",
+                         _array_part=_array_part)
     return lambda gk, ok: gk
 
 

@@ -1,0 +1,99 @@
+"""Compiled NumPy functions along an axis that Numba implements over whole arrays only
+(runtime/numba/axes.py, reductions.py, linalg.py), called from njit code and compared with
+NumPy over every axis, negative ones, tuples of axes, empty axes and ties."""
+import numba
+import numpy as np
+import pytest
+
+import strop.runtime as rt
+import strop.runtime.numba  # noqa: F401  (registers the implementations)
+
+X = np.random.default_rng(0).normal(size=(4, 3, 5))
+
+
+@numba.njit
+def _roll(x, shift, axis):
+    return np.roll(x, shift, axis)
+
+
+@numba.njit
+def _roll_pairs(x):
+    return np.roll(x, (1, -2), (0, 2))
+
+
+@numba.njit
+def _roll_axes(x):
+    return np.roll(x, 2, (0, -1))
+
+
+@numba.njit
+def _flip(x, axis):
+    return np.flip(x, axis)
+
+
+@numba.njit
+def _flip_all(x):
+    return np.flip(x)
+
+
+@numba.njit
+def _flip_axes(x):
+    return np.flip(x, (0, 2))
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1, -3])
+@pytest.mark.parametrize("shift", [-7, -1, 0, 1, 3, 8])
+def test_roll_along_an_axis(shift, axis):
+    np.testing.assert_array_equal(_roll(X, shift, axis), np.roll(X, shift, axis))
+
+
+def test_roll_along_axes_and_an_empty_axis():
+    np.testing.assert_array_equal(_roll_pairs(X), np.roll(X, (1, -2), (0, 2)))
+    np.testing.assert_array_equal(_roll_axes(X), np.roll(X, 2, (0, -1)))
+    np.testing.assert_array_equal(_roll(X[:, :0], 1, 1), np.roll(X[:, :0], 1, 1))
+    with pytest.raises(ValueError, match="axis"):
+        _roll(X, 1, 3)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+def test_flip(axis):
+    np.testing.assert_array_equal(_flip(X, axis), np.flip(X, axis))
+    np.testing.assert_array_equal(_flip(X[:, ::2], axis), np.flip(X[:, ::2], axis))
+
+
+def test_flip_all_and_axes():
+    np.testing.assert_array_equal(_flip_all(X), np.flip(X))
+    np.testing.assert_array_equal(_flip_axes(X), np.flip(X, (0, 2)))
+
+
+@numba.njit
+def _extremum_grad(a, ans, axis, keepdims):
+    return rt.extremum_grad(a, ans, axis, keepdims)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1, (0, 2), (1,)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_extremum_grad_along_axes_splits_ties_and_keeps_nan(axis, keepdims):
+    a = np.round(X, 0)            # ties
+    a[1, 1, 1] = np.nan
+    for top in (np.max, np.min):
+        ans = top(a, axis=axis, keepdims=keepdims)
+        np.testing.assert_array_equal(_extremum_grad(a, ans, axis, keepdims),
+                                      rt.extremum_grad(a, ans, axis, keepdims))
+
+
+@numba.njit
+def _solve_vjps(g, a, b, ans):
+    return rt.solve_vjp_a(g, a, b, ans), rt.solve_vjp_b(g, a, b)
+
+
+@pytest.mark.parametrize("columns", [None, 2])
+def test_solve_vjps_of_one_system(columns):
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=(3, 3)) + 3 * np.eye(3)
+    b = rng.normal(size=3 if columns is None else (3, columns))
+    ans = np.linalg.solve(a, b)
+    g = rng.normal(size=ans.shape)
+    got = _solve_vjps(g, a, b, ans)
+    np.testing.assert_allclose(got[0], rt.solve_vjp_a(g, a, b, ans), rtol=1e-12)
+    np.testing.assert_allclose(got[1], rt.solve_vjp_b(g, a, b), rtol=1e-12)
