@@ -97,3 +97,41 @@ def test_solve_vjps_of_one_system(columns):
     got = _solve_vjps(g, a, b, ans)
     np.testing.assert_allclose(got[0], rt.solve_vjp_a(g, a, b, ans), rtol=1e-12)
     np.testing.assert_allclose(got[1], rt.solve_vjp_b(g, a, b), rtol=1e-12)
+
+
+@numba.njit
+def _stack_list(rows, axis):
+    return np.stack(rows, axis)
+
+
+@numba.njit
+def _stack_list_default(x):
+    return np.stack([x[0], x[1]])
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1, -3])
+def test_stack_of_a_list_along_each_axis(axis):
+    rows = [X[0], X[1] * 2.0, X[2]]
+    np.testing.assert_array_equal(_stack_list(rows, axis), np.stack(rows, axis))
+
+
+def test_stack_of_a_list_display_with_the_axis_left_out():
+    np.testing.assert_array_equal(_stack_list_default(X), np.stack([X[0], X[1]]))
+
+
+@numba.njit
+def _expand_number(v):
+    return np.expand_dims(v, (-2, -1))
+
+
+@numba.njit
+def _expand_axes(x, axes):
+    return np.expand_dims(x, axes)
+
+
+def test_expand_dims_of_a_number_and_along_axes():
+    np.testing.assert_array_equal(_expand_number(2.5), np.expand_dims(2.5, (-2, -1)))
+    for axes in ((0, 2), (-1, 0), (1, 4), (0, 1, 2)):
+        np.testing.assert_array_equal(_expand_axes(X, axes), np.expand_dims(X, axes))
+    with pytest.raises(ValueError):
+        _expand_axes(X, (1, 1))

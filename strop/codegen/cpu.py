@@ -103,6 +103,7 @@ def lower(node, refs, replace=lambda obj: None):
 
     node = Lower().visit(node)
     node = _never_filled(_appends_in_place(node, helpers, refs), refs)
+    _displays_as_tuples(node, refs)
     split_records(node, refs, bind)
     return node
 
@@ -224,6 +225,60 @@ def _appends_in_place(node, helpers, refs):
                 s.value.args[0] = copy(s.value.args[0])
             return s
     return InPlace().visit(node)
+
+
+def _displays_as_tuples(node, refs):
+    """``t = [a, b, c]`` as ``t = (a, b, c)`` where ``t`` is bound once and only made an array
+    (``np.array(t)``), taped for that array's cotangent (``array_vjp(g, t)``) or given to it:
+    a tuple is a value to Numba, a list a heap object (``np.array([...])`` of a state each
+    step of a loop: a list made, taped and freed per step).  NumPy reads both alike."""
+    stores = {}   # (a pop may bind the pushed name again: the reverse sweep's reading)
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+            stores[n.id] = stores.get(n.id, 0) + 1
+        if isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(
+                n.targets[0], gast.Name) and _is_pop(n.value):
+            stores[n.targets[0].id] = stores.get(n.targets[0].id, 0) - 1
+    displays = {s.targets[0].id: s for s in gast.walk(node) if isinstance(s, gast.Assign)
+                and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name)
+                and isinstance(s.value, gast.List) and s.value.elts
+                and not any(isinstance(e, gast.Starred) for e in s.value.elts)
+                and stores.get(s.targets[0].id) == 1}
+    if not displays:
+        return
+    read, pushed, popped = set(), {}, {}   # Name nodes read as allowed; tape -> names
+    for n in gast.walk(node):
+        if isinstance(n, gast.Call):
+            fn = untwin(callee_of(n, refs))
+            at = 0 if fn in (np.array, np.asarray) else 1 if fn is runtime.array_vjp else None
+            if at is not None and len(n.args) > at and isinstance(n.args[at], gast.Name):
+                read.add(id(n.args[at]))
+            if _is_push(n):
+                read.add(id(n.args[0]))
+                pushed.setdefault(n.func.value.id, set()).add(n.args[0].id)
+        if isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(
+                n.targets[0], gast.Name) and _is_pop(n.value):
+            popped.setdefault(n.value.func.value.id, set()).add(n.targets[0].id)
+    # a tape holds tuples only if all it holds are such displays, and what it gives back
+    # is read as they are: the names pushed on a tape and popped from it stand or fall together
+    groups = [(held, held | popped.get(tape, set())) for tape, held in pushed.items()
+              if held & set(displays)]
+    names = set(displays).union(*(group for _, group in groups))
+    changed = True
+    while changed:
+        changed = False
+        for held, group in groups:
+            if (not held <= set(displays) or not group <= names) and group & names:
+                names -= group
+                changed = True
+        for n in gast.walk(node):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and \
+                    n.id in names and id(n) not in read:
+                names.discard(n.id)
+                changed = True
+    for name in names & set(displays):
+        s = displays[name]
+        s.value = gast.Tuple(elts=s.value.elts, ctx=gast.Load())
 
 
 def _is_push(node):

@@ -370,3 +370,44 @@ def _flip(m, axis=None):
     steps = "".join(f"    out = _flip_along(out, {pick(i)})\n" for i in range(n))
     return _unrolled(f"def impl(m, axis=None):\n    out = m\n{steps}"
                      "    return np.ascontiguousarray(out)\n", np=np, _flip_along=_flip_along)
+
+
+@overload(np.expand_dims)
+def _expand_dims(a, axis):
+    """Of a number, or along a tuple of axes (Numba's own takes an array and one axis)."""
+    if isinstance(axis, types.Integer):
+        k, axes = 1, "(axis,)"
+    elif isinstance(axis, types.BaseTuple) and all(isinstance(t, types.Integer) for t in axis):
+        k, axes = len(axis), "axis"
+    else:
+        return None
+    if isinstance(a, (types.Number, types.Boolean)):
+        ones = _tuple(["1"] * k)
+        return _unrolled(f"""
+def impl(a, axis):
+    for ax in {axes}:
+        _norm_axis(ax, {k})
+    return np.full({ones}, a)
+""", np=np, _norm_axis=_norm_axis)
+    if not isinstance(a, types.Array) or isinstance(axis, types.Integer):
+        return None
+    n = a.ndim + k
+    shape = _tuple(f"sh[{i}]" for i in range(n))
+    return _unrolled(f"""
+def impl(a, axis):
+    kept = np.zeros({n}, np.bool_)
+    for ax in axis:
+        i = _norm_axis(ax, {n})
+        if kept[i]:
+            raise ValueError("repeated axis")
+        kept[i] = True
+    sh = np.empty({n}, np.intp)
+    j = 0
+    for i in range({n}):
+        if kept[i]:
+            sh[i] = 1
+        else:
+            sh[i] = a.shape[j]
+            j += 1
+    return np.ascontiguousarray(a).reshape({shape})
+""", np=np, _norm_axis=_norm_axis)

@@ -130,6 +130,22 @@ def _minmax_vjp(g, args, ans):
     return _unrolled(text, np=np, dt=dt)
 
 
+_WALKED_AS_THEY_ARE = (types.Array, types.List, types.BaseTuple, types.ListType)
+
+
+@overload(rt.iterable)
+def _iterable(x):
+    """Arrays, lists and tuples are walked as they are (dicts and others: the source's)."""
+    if isinstance(x, _WALKED_AS_THEY_ARE):
+        return lambda x: x
+
+
+@overload(rt.iterable_vjp)
+def _iterable_vjp(g, x):
+    if isinstance(x, _WALKED_AS_THEY_ARE):
+        return lambda g, x: g
+
+
 def _own(x):
     return x
 

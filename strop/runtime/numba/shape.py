@@ -281,9 +281,9 @@ def impl(tup):
 def _stack_list(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     """np.stack of a list (Numba's takes tuples): of numbers, the vector of them; of arrays of
     one type, each given a new axis, concatenated along it."""
-    if not (isinstance(arrays, (types.List, types.ListType)) and isinstance(axis, types.Integer)
-            and _none(out) and _none(dtype)):
-        return None
+    if not (isinstance(arrays, (types.List, types.ListType)) and isinstance(
+            axis, (types.Integer, types.Omitted, int)) and _none(out) and _none(dtype)):
+        return None     # (an axis left out comes as Omitted(0), or as the default itself)
     item = arrays.dtype
     if isinstance(item, SCALARS):
         def numbers(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
@@ -294,8 +294,8 @@ def _stack_list(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     if not isinstance(item, types.Array):
         return None
     n = item.ndim
-    shape = "(" + "".join(f"1 if k == ax else a.shape[k - (k > ax)], " for k in range(n + 1)) \
-        + ")"
+    shape = "(" + "".join(f"1 if {k} == ax else a.shape[{k} - ({k} > ax)], "
+                          for k in range(n + 1)) + ")"
     return _unrolled(f"""
 def impl(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     ax = _norm_axis(axis, {n + 1})
