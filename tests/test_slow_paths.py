@@ -144,3 +144,13 @@ def test_a_state_built_item_by_item_runs_compiled():
     numeric = [(lorenz_by_rk4(s0 + e, 0.01) - lorenz_by_rk4(s0 - e, 0.01)) / 2e-6
                for e in 1e-6 * np.eye(3)]
     np.testing.assert_allclose(got, numeric, rtol=1e-6)
+
+
+def test_per_example_gradients_of_a_state_built_item_by_item_run_compiled():
+    # (each lane's `np.array([...])` of its numbers ran in an object-mode island)
+    s0 = np.random.default_rng(4).normal(size=(6, 3)) + 1.0
+    g = strop.jit(strop.vmap(strop.grad(lorenz_by_rk4), in_axes=(0, None)))
+    got, slow = _warnings_of(g, s0, 0.01)
+    assert not slow, [str(w.message) for w in slow]
+    want = np.array([strop.grad(lorenz_by_rk4)(s, 0.01) for s in s0])
+    np.testing.assert_allclose(got, want, rtol=1e-12)

@@ -421,6 +421,27 @@ def _trace_lanes(x):
     return impl
 
 
+@overload(rt.array_lanes)
+def _array_lanes(items, dtype=None):
+    """Of a flat list or tuple of batched arrays of one type (each lane's state built as
+    ``np.array([a, b, c])`` of its numbers): the items side by side along axis 1."""
+    if not (isinstance(items, (types.List, types.UniTuple)) and _none(dtype)
+            and isinstance(items.dtype, types.Array) and items.dtype.ndim >= 1):
+        return None
+    dt = as_dtype(items.dtype.dtype)
+
+    def impl(items, dtype=None):
+        first = items[0]
+        out = np.empty((first.shape[0], len(items)) + first.shape[1:], dt)
+        for k in range(len(items)):
+            if items[k].shape != first.shape:
+                raise ValueError("setting an array element with a sequence: the items "
+                                 "have different shapes")
+            out[:, k] = items[k]
+        return out
+    return impl
+
+
 @overload(rt.array_lanes_vjp)
 def _array_lanes_vjp(g, items):
     """Of a list or a tuple of arrays of one type (np.array([x]) of a lane's number)."""
