@@ -95,9 +95,9 @@ class Staged:
                     "result: x = f(x)), or do not donate it"),
                 stacklevel=user_stacklevel())
         if backend == "cpu" and array_tapes:
-            companions = tuple(reuse_dead(
-                loop_chains(fuse(weaken(c, refs, set(weak) | number_params(node, c, refs)), refs), refs),
-                refs) for c in companions)
+            companions = tuple(reuse_dead(loop_chains(fuse(weaken(
+                c, refs, set(weak) | number_params(node, c, refs)), refs), refs), refs)
+                for c in companions)
             lowered = scalar_names(node.body, {p: r for p, r in dict(ranks).items()
                                                if p in params}, resolver(node, refs))
             node = loop_chains(fuse(weaken(node, refs, weak, numbers | lowered), refs), refs)

@@ -328,22 +328,20 @@ def _roll(a, shift, axis=None):
         return None
     if isinstance(axis, types.Integer) and isinstance(shift, types.Integer):
         return lambda a, shift, axis=None: _roll_along(a, shift, axis)
-    pairs = isinstance(axis, types.BaseTuple) and all(
-        isinstance(t, types.Integer) for t in axis)
-    if pairs and isinstance(shift, types.BaseTuple) and len(shift) == len(axis) and all(
+    if not (isinstance(axis, types.BaseTuple) and all(isinstance(t, types.Integer)
+                                                      for t in axis)):
+        return None
+    if isinstance(shift, types.Integer):      # one shift along every axis named
+        pick = "shift"
+    elif isinstance(shift, types.BaseTuple) and len(shift) == len(axis) and all(
             isinstance(t, types.Integer) for t in shift):
-        steps = "".join(f"    out = _roll_along(out, shift[{i}], axis[{i}])\n"
-                        for i in range(len(axis)))
-        return _unrolled(f"def impl(a, shift, axis=None):\n    out = a\n{steps}"
-                         "    return np.ascontiguousarray(out)\n", np=np,
-                         _roll_along=_roll_along)
-    if pairs and isinstance(shift, types.Integer):
-        steps = "".join(f"    out = _roll_along(out, shift, axis[{i}])\n"
-                        for i in range(len(axis)))
-        return _unrolled(f"def impl(a, shift, axis=None):\n    out = a\n{steps}"
-                         "    return np.ascontiguousarray(out)\n", np=np,
-                         _roll_along=_roll_along)
-    return None
+        pick = "shift[{i}]"
+    else:
+        return None
+    steps = "".join(f"    out = _roll_along(out, {pick.format(i=i)}, axis[{i}])\n"
+                    for i in range(len(axis)))
+    return _unrolled(f"def impl(a, shift, axis=None):\n    out = a\n{steps}"
+                     "    return np.ascontiguousarray(out)\n", np=np, _roll_along=_roll_along)
 
 
 @register_jitable

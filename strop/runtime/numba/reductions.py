@@ -67,37 +67,26 @@ def _extremum_grad(a, ans, axis=None, keepdims=False, where=True):
     return impl
 
 
-def _share_along(a, ans, axis, keepdims, dt):
-    pass
+@overload(rt.extremum_grad, prefer_literal=True)
+def _extremum_grad_along(a, ans, axis=None, keepdims=False, where=True):
+    """Over given axes (an int or a tuple of ints), ``where`` left True: the elements equal
+    to their reduction's result share it evenly; NaN where that result is NaN."""
+    if not (isinstance(a, types.Array) and a.ndim > 0 and (_true(where) or _none(where)) and (
+            isinstance(axis, types.Integer) or isinstance(axis, types.BaseTuple) and all(
+                isinstance(t, types.Integer) for t in axis))):
+        return None
+    dt = _float_of(a)
 
-
-@overload(_share_along)
-def _share_along_impl(a, ans, axis, keepdims, dt):
-    """extremum_grad over given axes: the elements equal to their reduction's result share
-    it evenly; NaN where that result is NaN."""
-    def impl(a, ans, axis, keepdims, dt):
+    def impl(a, ans, axis=None, keepdims=False, where=True):
         top = rt.expand_to(ans, a, axis, keepdims)
         hit = a == top
-        hits = np.sum(hit, axis=axis, keepdims=True)
-        share = (hit / np.maximum(hits, 1)).astype(dt)
+        share = (hit / np.maximum(np.sum(hit, axis=axis, keepdims=True), 1)).astype(dt)
         flat, nan = share.reshape(-1), np.isnan(top).reshape(-1)
         for i in range(flat.size):
             if nan[i]:
                 flat[i] = np.nan
         return share
     return impl
-
-
-@overload(rt.extremum_grad, prefer_literal=True)
-def _extremum_grad_along(a, ans, axis=None, keepdims=False, where=True):
-    """Over given axes (an int or a tuple of ints), ``where`` left True."""
-    if not (isinstance(a, types.Array) and a.ndim > 0 and (_true(where) or _none(where)) and (
-            isinstance(axis, types.Integer) or isinstance(axis, types.BaseTuple) and all(
-                isinstance(t, types.Integer) for t in axis))):
-        return None
-    dt = _float_of(a)
-    return lambda a, ans, axis=None, keepdims=False, where=True: _share_along(
-        a, ans, axis, keepdims, dt)
 
 
 IMPLEMENTED = {rt.mean_grad, rt.extremum_grad}
