@@ -43,7 +43,8 @@ OPERANDS = {
     "zeros": (np.zeros(300), np.zeros(300), np.ones(300)),
 }
 CHAINS = ["_0 - weak(2, _1) * _1 + _2", "(_0 + _1) / _2", "-_0 * _1 ** 2 - _2",
-          "(_0 < _1) & (_2 >= 0)", "_0 // _1 % _2 + _0"]
+          "(_0 < _1) & (_2 >= 0)", "_0 // _1 % _2 + _0",
+          "np.sqrt(np.abs(_0)) + np.exp(_1) * _2", "np.maximum(_0, _1) - power_int(_2, 3)"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -51,7 +52,7 @@ def numba_expression(text):
     """The chain as Numba's own array expression: what compiled code ran before."""
     from numba import njit
     from strop.runtime import numba as _implementations  # noqa: F401
-    space = {"weak": runtime.weak}
+    space = {"weak": runtime.weak, "power_int": runtime.power_int, "np": np}
     exec(f"def chain(_0, _1, _2):\n    return {text}\n", space)
     return njit(error_model="numpy")(space["chain"])
 
@@ -77,7 +78,10 @@ def test_a_chain_compiled_is_the_array_expression_it_replaces(chain, operands):
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_array_equal(got, want)
     if numpy.dtype == want.dtype:  # (Numba types some integer arithmetic otherwise)
-        np.testing.assert_allclose(got, numpy, rtol=1e-6 if want.dtype == np.float32 else 1e-14)
+        # (power_int multiplies where NumPy calls pow: an ulp of the power apart)
+        scale = np.max(np.abs(numpy)) if "power_int" in chain else 0.0
+        np.testing.assert_allclose(got, numpy, rtol=1e-6 if want.dtype == np.float32 else 1e-14,
+                                   atol=1e-15 * scale)
 
 
 def chained(u, alpha, beta):          # three views of one array, a number, and a second chain
@@ -112,7 +116,7 @@ def rewritten(src):
     from strop.codegen.loops import loop_chains
     from strop.transformer.unparse import unparse
     node = gast.parse(textwrap.dedent(src)).body[0]
-    loop_chains(node, {"weak": runtime.weak, "f": np.sin})
+    loop_chains(node, {"weak": runtime.weak, "f": np.sum, "sin": np.sin, "np": np})
     return unparse(node)
 
 
@@ -122,6 +126,7 @@ def test_only_chains_over_three_names_become_loops():
             x = a * b + c * a
             y = a * 2.0 + b
             z = f(a) + b + c
+            s = sin(a) + b * np.exp(c)
             w = weak(2, a) * b - c
             u = a * weak(d, a) + c
             v = a @ b + c
@@ -129,10 +134,46 @@ def test_only_chains_over_three_names_become_loops():
         """)
     assert "x = elementwise('_0 * _1 + _2 * _0', a, b, c)" in text
     assert "y = a * 2.0 + b" in text              # two names: Numba's loop vectorizes
-    assert "z = f(a) + b + c" in text             # a call: not a chain
+    assert "z = f(a) + b + c" in text             # a call of no ufunc: not a chain
+    assert "s = elementwise('np.sin(_0) + _1 * np.exp(_2)', a, b, c)" in text   # ufuncs: steps
     assert "w = elementwise('weak(2, _0) * _1 - _2', a, b, c)" in text
     assert "u = elementwise('_0 * weak(_1, _0) + _2', a, d, c)" in text  # a number's name
     assert "v = a @ b + c" in text
+
+
+def ufuncs_among_operators(x, y):
+    z = np.sqrt(x) + 1.0
+    w = np.abs(z * y) - np.maximum(x, -y) * np.tanh(y)
+    return z, w, x ** 3, y ** -3
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_ufunc_calls_and_int_powers_are_steps_of_chains(dtype):
+    """np.sqrt(x) + 1.0 was two statements, two arrays and two passes (15x njit's one fused
+    loop), and x ** 3 a float pow per element (60x): one chain each, multiplying for the
+    power, with the python backend's values and dtypes."""
+    x = np.linspace(0.5, 2.0, 300).astype(dtype)
+    y = np.cos(x)
+    f = jit(ufuncs_among_operators)
+    got, want = f(x, y), jit(ufuncs_among_operators, backend="python")(x, y)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype == dtype
+        np.testing.assert_allclose(g, w, rtol=1e-6 if dtype == np.float32 else 1e-13)
+    text = strop.source(f)
+    assert "z = np.sqrt(x) + weak(1.0, np.sqrt(x))" not in text   # (typed, not computed)
+    assert "np.sqrt(x)" in text and "_t1 = np.sqrt(x)" not in text
+    # (tanh: NumPy's SIMD loop for large arrays, runtime/via_numpy.py; not a step)
+    assert "elementwise_into('np.absolute(_3 * _1) - np.maximum(_2, -_1) * _0', _t" in text
+    assert "power_int(x, 3)" in text and "power_int(y, -3)" in text
+
+
+def test_a_fused_ufunc_still_warns_as_numpy_does():
+    def f(x):
+        return np.log(x) + 1.0
+    x = np.array([1.0, -1.0, 2.0])
+    with pytest.warns(RuntimeWarning, match="invalid value"):
+        got = jit(f)(x)
+    assert np.isnan(got[1]) and got[0] == 1.0
 
 
 def powers_of_negative_numbers(a, b, c):     # (-0.3) ** 2 is a folded constant -0.3 squared

@@ -14,7 +14,8 @@ import gast
 import numpy as np
 
 from .. import runtime
-from ..transformer.ir import Namer, clone, names_in
+from ..runtime.arithmetic import multiplied_power
+from ..transformer.ir import Namer, clone, name as ir_name, names_in
 from .records import split_records
 from ..syntax import gast_parse
 
@@ -293,13 +294,16 @@ def _is_pop(node):
         node.func.attr == "pop" and not node.args and isinstance(node.func.value, gast.Name)
 
 
-def weaken(node, refs, params=(), scalars=()):
+def weaken(node, refs, params=(), scalars=(), int_powers=True):
     """Python numbers in arithmetic, as NumPy types them: weak (float32 * 0.5 is float32),
     where Numba would make float64 of it.  Run after the passes that read constants (tapes).
     ``params``: the parameters passed Python ints, or (a companion's) Python numbers
     (number_params); see _weak_names.  ``scalars``: names surely holding a number, whose
     ``x ** 2`` stays an integer power (multiplies; Numba keeps a float32 number float32): of
-    an array, Numba would take the 2 for an int64 array and make float64 of float32."""
+    an array, Numba would take the 2 for an int64 array and make float64 of float32, so with
+    ``int_powers`` an array's ``x ** 3`` is ``power_int(x, 3)``, which multiplies too (a
+    weak 3 would be a float exponent: ``pow`` per element).  Powers LLVM turns into
+    arithmetic itself (``x ** 2.0``: ``x * x``) stay weak."""
     local = names_in(node) - set(refs)
     stored = names_in(node, gast.Store) | {a.id for a in gast.walk(node.args)
                                            if isinstance(a, gast.Name)}
@@ -342,6 +346,12 @@ def weaken(node, refs, params=(), scalars=()):
 
         def visit_BinOp(self, node):
             self.generic_visit(node)
+            if int_powers and isinstance(node.op, gast.Pow) and _is_number(node.right) and \
+                    multiplied_power(node.right.value) and not is_number(node.left) \
+                    and isinstance(node.left, gast.Name) and node.left.id not in scalars:
+                return gast.Call(func=ir_name(_bind(refs, runtime.power_int, "power_int",
+                                                    local)),
+                                 args=[node.left, node.right], keywords=[])
             for side, other in (("left", node.right), ("right", node.left)):
                 c = getattr(node, side)
                 if isinstance(node.op, gast.Pow) and side == "right" and _is_number(c) and \

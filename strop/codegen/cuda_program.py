@@ -43,7 +43,8 @@ def device_program(node, refs, weak=()):
     numbers weak, elementwise chains fused, and ``np.f`` bound to f's device twin (``refs``
     gains them).  Raises Unsupported for a call of what has no twin.  Once every function of
     the code is made so, ``twin_refs`` binds the names it imports to their twins."""
-    node = loop_chains(fuse(weaken(clone(node), refs, weak), refs), refs, min_names=1)
+    node = loop_chains(fuse(weaken(clone(node), refs, weak, int_powers=False), refs,
+                            calls=False), refs, min_names=1, calls=False)
     _check(node, refs)
     local = names_in(node) - set(refs)
 

@@ -3,9 +3,10 @@
 Numba compiles the array operators of one expression into one loop with no temporary arrays,
 but generated code is three-address: one operator per statement, so one temporary array per
 operator (``_t20 = h ** 2; _t21 = 1 - _t20; _bt2 = bh * _t21``: three passes over memory,
-three allocations).  A temporary that is assigned once from an operator and read once, as an
-operand of an operator of a later statement of the same block, is written into that operand
-(``_bt2 = bh * (1 - h ** 2)``: one pass).  It never moves across control flow, a call made
+three allocations).  A temporary that is assigned once from an operator (or a ufunc a chain may
+call: ``np.exp(z)``, loops.is_chain_call) and read once, as an operand of such a step of a
+later statement of the same block, is written into that operand (``_bt2 = bh * (1 - h ** 2)``:
+one pass).  It never moves across control flow, a call made
 for its effect, or a statement that rebinds a name it reads (an update in place rebinds its
 array), so it reads the same values where it lands.  Compiled code only: NumPy fuses nothing.
 
@@ -26,21 +27,23 @@ import gast
 from .. import runtime
 from ..transformer import ir
 from .cpu import _bind, callee_of
-from .loops import chain_text, is_chain
+from .loops import chain_text, is_chain, is_chain_call
 
 TEMP = re.compile(r"_b?t\d+$")          # the temporaries the transforms make
 OPERATORS = (gast.BinOp, gast.UnaryOp, gast.Compare)
 
 
-def fuse(node, refs):
-    """``node`` (a FunctionDef) with single-use elementwise temporaries written in place."""
+def fuse(node, refs, calls=True):
+    """``node`` (a FunctionDef) with single-use elementwise temporaries written in place;
+    ``calls``: ufunc calls are steps of chains too (``np.sqrt(x) + 1``: one loop, not two
+    arrays; loops.is_chain_call), as Numba fuses them (not the device's kernels)."""
     names = [n for n in gast.walk(node) if isinstance(n, gast.Name)]
     loads = Counter(n.id for n in names if isinstance(n.ctx, gast.Load))
     stores = Counter(n.id for n in names if isinstance(n.ctx, gast.Store))
     shapes = Counter(a.id for a in (_shape_of(n, refs) for n in gast.walk(node)) if a)
     likes = _likes(node, refs)
     fusion = _Fusion(refs, shapes, likes, lambda t: loads[t] - shapes[t] - likes[t] == 1 and
-                     stores[t] == 1 and TEMP.match(t))
+                     stores[t] == 1 and TEMP.match(t), calls)
     fusion.block(node.body)
     if fusion.stand_ins:
         fusion.stand_in(node, ir.names_in(node) - set(refs))
@@ -64,8 +67,9 @@ def _shape_of(node, refs):
 
 
 class _Fusion:
-    def __init__(self, refs, shapes, likes, single):
+    def __init__(self, refs, shapes, likes, single, calls):
         self.refs, self.shapes, self.likes, self.single = refs, shapes, likes, single
+        self.calls = calls
         self.stand_ins = {}     # fused temporary read for its shape -> its value
 
     def block(self, stmts):
@@ -89,18 +93,23 @@ class _Fusion:
             for t in [t for t, d in pending.items() if _reads(d.value) & written]:
                 del pending[t]
             target = s.targets[0]
-            if isinstance(target, gast.Name) and self.single(target.id) and isinstance(
-                    s.value, OPERATORS) and not _matmul(s.value) and self.shape_read_later(
-                    target.id, s.value, stmts[i + 1:]):
+            if isinstance(target, gast.Name) and self.single(target.id) and self.step(
+                    s.value) and self.shape_read_later(target.id, s.value, stmts[i + 1:]):
                 pending[target.id] = s
         stmts[:] = [s for s in stmts if id(s) not in fused]
+
+    def step(self, value):
+        """Whether ``value`` is one elementwise step a chain may take in: an operator (not
+        ``@``), or with ``calls`` a ufunc call."""
+        return isinstance(value, OPERATORS) and not _matmul(value) or \
+            self.calls and is_chain_call(value, self.refs)
 
     def shape_read_later(self, t, value, later):
         """Whether every ``shape_like(t)`` is in ``later`` (this block), where the names of
         the chain ``value`` still hold what they hold here."""
         if not self.shapes[t]:
             return True
-        if not is_chain(value, self.refs):
+        if not is_chain(value, self.refs, self.calls):
             return False
         reads, seen = _reads(value), 0
         for s in later:
@@ -159,6 +168,9 @@ class _Substitute(gast.NodeTransformer):
         at = _CONSUMERS.get(callee_of(node, self.fusion.refs))
         if at is not None and len(node.args) == at[1] and not node.keywords:
             node.args[at[0]] = self.operand(node.args[at[0]])
+            return node
+        if self.fusion.calls and is_chain_call(node, self.fusion.refs):
+            node.args = [self.operand(a) for a in node.args]
             return node
         return self.generic_visit(node)
 

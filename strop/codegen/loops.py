@@ -16,7 +16,7 @@ view.  Compiled code only; as Python, ``elementwise`` evaluates the text.
 import gast
 
 from .. import runtime
-from ..runtime.arithmetic import CHAIN_OPERATORS
+from ..runtime.arithmetic import CHAIN_OPERATORS, CHAIN_UFUNCS
 from ..transformer import ir
 from ..transformer.unparse import unparse
 from .cpu import _bind, callee_of
@@ -24,13 +24,13 @@ from .cpu import _bind, callee_of
 MIN_NAMES = 3
 
 
-def loop_chains(node, refs, min_names=MIN_NAMES):
+def loop_chains(node, refs, min_names=MIN_NAMES, calls=True):
     """``node`` (a lowered FunctionDef) with each chain over ``min_names`` or more names as a
     call of runtime.elementwise; ``refs`` gains the name it is bound to.  (The device's
-    code takes every chain of operators: one kernel each.)"""
+    code takes every chain of operators: one kernel each, and no calls: ``calls=False``.)"""
     local = ir.names_in(node) - set(refs)
     for s in gast.walk(node):
-        consumed = _consumed_chain(s, refs)
+        consumed = _consumed_chain(s, refs, calls)
         if consumed is not None:
             helper, at, call = consumed
             text, names = chain_text(call.args[at], refs)
@@ -39,7 +39,7 @@ def loop_chains(node, refs, min_names=MIN_NAMES):
             s.value = ir.call(fn, [*rest[:at], ir.const(text), *rest[at:], *map(ir.name, names)])
             continue
         if not (isinstance(s, gast.Assign) and len(s.targets) == 1
-                and isinstance(s.targets[0], gast.Name) and is_chain(s.value, refs)
+                and isinstance(s.targets[0], gast.Name) and is_chain(s.value, refs, calls)
                 and not isinstance(s.value, (gast.Name, gast.Constant, gast.Call))):
             continue
         text, names = chain_text(s.value, refs)
@@ -59,23 +59,40 @@ def chain_text(e, refs):
     return unparse(_Placeholders(names, refs).visit(ir.clone(e))), names
 
 
-def is_chain(e, refs):
-    """Whether ``e`` is operators over names, numbers and ``weak(number, name)`` only."""
+def is_chain(e, refs, calls=True):
+    """Whether ``e`` is operators over names, numbers and ``weak(number, name)`` only, and
+    with ``calls``, the ufuncs of CHAIN_UFUNCS and ``power_int(chain, int)``."""
     if isinstance(e, gast.Name):
         return True
     if isinstance(e, gast.Constant):
         return type(e.value) in (bool, int, float)
     if isinstance(e, gast.Call):     # (the second argument: for its dtype only)
-        return callee_of(e, refs) is runtime.weak and len(e.args) == 2 and not e.keywords \
-            and isinstance(e.args[0], (gast.Constant, gast.Name)) and is_chain(e.args[1], refs)
+        if callee_of(e, refs) is runtime.weak:
+            return len(e.args) == 2 and not e.keywords and isinstance(
+                e.args[0], (gast.Constant, gast.Name)) and is_chain(e.args[1], refs, calls)
+        return calls and is_chain_call(e, refs) and all(is_chain(a, refs, calls) for a in e.args)
     if isinstance(e, gast.BinOp):
-        return type(e.op).__name__ in CHAIN_OPERATORS and is_chain(e.left, refs) and is_chain(e.right, refs)
+        return type(e.op).__name__ in CHAIN_OPERATORS and is_chain(e.left, refs, calls) and \
+            is_chain(e.right, refs, calls)
     if isinstance(e, gast.UnaryOp):
-        return type(e.op).__name__ in CHAIN_OPERATORS and is_chain(e.operand, refs)
+        return type(e.op).__name__ in CHAIN_OPERATORS and is_chain(e.operand, refs, calls)
     if isinstance(e, gast.Compare):
         return len(e.ops) == 1 and type(e.ops[0]).__name__ in CHAIN_OPERATORS and \
-            is_chain(e.left, refs) and is_chain(e.comparators[0], refs)
+            is_chain(e.left, refs, calls) and is_chain(e.comparators[0], refs, calls)
     return False
+
+
+def is_chain_call(e, refs):
+    """Whether call ``e`` may be a step of a chain: a ufunc of CHAIN_UFUNCS of its operands
+    (the ufunc itself: a twin lowering put in has its reasons), or ``power_int(x, int)``."""
+    if not isinstance(e, gast.Call) or e.keywords or any(
+            isinstance(a, gast.Starred) for a in e.args):
+        return False
+    fn = callee_of(e, refs)
+    if fn is runtime.power_int:
+        return len(e.args) == 2 and isinstance(e.args[1], gast.Constant) and \
+            type(e.args[1].value) is int
+    return fn in CHAIN_UFUNCS and len(e.args) == fn.nin
 
 
 # helpers fuse.py writes a chain into -> (the argument, the helper taking the chain's text
@@ -84,7 +101,7 @@ CONSUMERS = {runtime.unbroadcast: (0, runtime.unbroadcast_chain),
              runtime.add_at_index_inplace: (1, runtime.add_at_index_chain)}
 
 
-def _consumed_chain(s, refs):
+def _consumed_chain(s, refs, calls):
     """(the chain's helper, the argument, the call) of ``t = unbroadcast(<chain>, x)`` or
     ``acc = add_at_index_inplace(acc, <chain>, x, i)`` (fuse.py), or None."""
     v = getattr(s, "value", None) if isinstance(s, gast.Assign) and len(s.targets) == 1 \
@@ -94,7 +111,8 @@ def _consumed_chain(s, refs):
         return None
     at, helper = entry
     chain = v.args[at] if at < len(v.args) else None
-    if chain is None or isinstance(chain, (gast.Name, gast.Constant)) or not is_chain(chain, refs):
+    if chain is None or isinstance(chain, (gast.Name, gast.Constant)) or \
+            not is_chain(chain, refs, calls):
         return None
     return helper, at, v
 
@@ -107,10 +125,11 @@ def _typed_weak(e, refs):
 
 
 def _in_order(e):
-    """The names in ``e``, left to right as they are written."""
+    """The names in ``e``, left to right as they are written (a call's operands: not the
+    name of what it calls)."""
     if isinstance(e, gast.Name):
         yield e
-    for child in gast.iter_child_nodes(e):
+    for child in e.args if isinstance(e, gast.Call) else gast.iter_child_nodes(e):
         yield from _in_order(child)
 
 
@@ -119,10 +138,20 @@ def _is_weak(n, refs):
 
 
 class _Placeholders(gast.NodeTransformer):
-    """The chain's names as ``_0``, ``_1``, ...; the weak helper as ``weak``."""
+    """The chain's names as ``_0``, ``_1``, ...; the weak helper as ``weak``, power_int as
+    ``power_int`` and a ufunc as ``np.<its name>``, however the code named them."""
 
     def __init__(self, names, refs):
         self.names, self.refs = names, refs
+
+    def visit_Call(self, node):
+        fn = callee_of(node, self.refs)
+        node.args = [self.visit(a) for a in node.args]
+        if fn is runtime.weak or fn is runtime.power_int:
+            node.func = ir.name(fn.__name__)
+        else:
+            node.func = gast.Attribute(value=ir.name("np"), attr=fn.__name__, ctx=gast.Load())
+        return node
 
     def visit_Name(self, node):
         weak = self.refs.get(node.id) is runtime.weak

@@ -8,13 +8,28 @@ import numpy as np
 from .base import add, like, unbroadcast, zeros_like
 from .indexing import add_at_index_inplace
 
-__all__ = ["weak", "elementwise", "elementwise_into", "chain_like", "unbroadcast_chain", "add_at_index_chain", "balanced_eq", "plus", "plus_inplace", "plus_vjp", "times", "times_vjp", "times_jvp"]
+__all__ = ["weak", "power_int", "elementwise", "elementwise_into", "chain_like", "unbroadcast_chain", "add_at_index_chain", "balanced_eq", "plus", "plus_inplace", "plus_vjp", "times", "times_vjp", "times_jvp"]
 
 
 def weak(number, like):
     """A Python number in arithmetic with ``like``: as it is (NumPy already treats it as weak,
     taking ``like``'s precision); compiled code casts it to ``like``'s type (Numba would not)."""
     return number
+
+
+def power_int(x, n):
+    """``x ** n`` for an int ``n`` written in the code (``x ** 3``), as NumPy computes it with
+    ``n`` weak.  Compiled code raises a float to it by multiplying, as Numba's ``**`` of a float
+    number does and JAX's ``integer_pow``: a float exponent (what ``weak`` would make of it)
+    calls ``pow`` for every element."""
+    return x ** n
+
+
+def multiplied_power(n):
+    """Whether ``x ** n`` is worth ``power_int``: an int exponent, but not one whose float
+    power LLVM already computes as arithmetic (``x ** 2.0``: ``x * x``), nor one so large that
+    repeated squaring's rounding shows."""
+    return type(n) is int and n not in (-1, 0, 1, 2) and abs(n) <= 64
 
 
 # the operators of a chain elementwise runs (Python's ast names), as functions
@@ -26,13 +41,24 @@ CHAIN_OPERATORS = {"Add": operator.add, "Sub": operator.sub, "Mult": operator.mu
                    "Gt": operator.gt, "GtE": operator.ge, "Eq": operator.eq, "NotEq": operator.ne}
 
 
+# the NumPy ufuncs a chain may call, written ``np.<name>(...)`` in its text: elementwise on
+# numbers as on arrays, in Numba as in NumPy (codegen/fuse.py writes them into chains)
+CHAIN_UFUNCS = frozenset((
+    np.sqrt, np.cbrt, np.square, np.exp, np.exp2, np.expm1, np.log, np.log2, np.log10,
+    np.log1p, np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh,
+    np.tanh, np.arcsinh, np.arccosh, np.arctanh, np.absolute, np.negative, np.sign, np.floor,
+    np.ceil, np.trunc, np.maximum, np.minimum, np.fmax, np.fmin, np.arctan2, np.hypot,
+    np.logaddexp, np.copysign))
+
+
 def elementwise(chain, *operands):
     """The elementwise ``chain`` of operators (source text naming the operands ``_0``, ``_1``,
     ...) on ``operands``: what compiled code calls for a chain over three or more arrays
     (codegen/loops.py), which its Numba implementation runs as one loop where the arrays share
     one shape (Numba's own loop for an expression keeps broadcasting checks inside it, so it
     does not vectorize).  As Python, the expression itself."""
-    return eval(chain, {"weak": weak}, {f"_{i}": v for i, v in enumerate(operands)})
+    return eval(chain, {"weak": weak, "power_int": power_int, "np": np},
+                {f"_{i}": v for i, v in enumerate(operands)})
 
 
 def elementwise_into(chain, *operands):

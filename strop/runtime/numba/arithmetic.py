@@ -1,6 +1,6 @@
 """Numba implementations of arithmetic.py's ``weak`` (a Python number cast to the type of what
-it meets, as NumPy types it: Numba would make float64 of it) and ``balanced_eq`` (one loop in
-the operands' float type)."""
+it meets, as NumPy types it: Numba would make float64 of it), ``power_int`` (a float raised to
+an int by multiplying) and ``balanced_eq`` (one loop in the operands' float type)."""
 import numpy as np
 from numba import types
 from numba.np.numpy_support import as_dtype
@@ -19,6 +19,29 @@ def _weak(number, like):
         cast = as_dtype(kind).type
         return lambda number, like: cast(number)
     return lambda number, like: number
+
+
+@overload(rt.power_int, prefer_literal=True)
+def _power_int(x, n):
+    """A float raised to an int by multiplying (Numba's ``**`` of a float number and an int
+    keeps the float's type; a constant exponent is unrolled): one loop over a float array, of
+    its dtype; anything else as ``x ** weak(n, x)``, NumPy's types."""
+    if not isinstance(n, types.Integer):
+        return None
+    power = str(n.literal_value) if isinstance(n, types.IntegerLiteral) else "n"
+    if isinstance(x, types.Float):
+        source = f"def impl(x, n):\n    return x ** {power}\n"
+    elif isinstance(x, types.Array) and isinstance(x.dtype, types.Float):
+        flat = "x" if x.layout == "C" else "np.ascontiguousarray(x)"   # (the same products)
+        source = (f"def impl(x, n):\n    out = np.empty(x.shape, x.dtype)\n"
+                  f"    o, xf = out.reshape(-1), {flat}.reshape(-1)\n"
+                  f"    for i in range(o.size):\n        o[i] = xf[i] ** {power}\n"
+                  f"    return out\n")
+    else:
+        return lambda x, n: x ** rt.weak(n, x)
+    space = {"np": np}
+    exec(source, space)
+    return space["impl"]
 
 
 def _float(t):
@@ -124,4 +147,4 @@ def _plus_inplace(a, b):
     return array
 
 
-IMPLEMENTED = {rt.weak, rt.plus_inplace}
+IMPLEMENTED = {rt.weak, rt.power_int, rt.plus_inplace}

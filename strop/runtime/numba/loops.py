@@ -19,14 +19,14 @@ from numba.np.numpy_support import as_dtype
 from numba.core.registry import cpu_target
 
 from ... import runtime as rt
-from ...runtime.arithmetic import CHAIN_OPERATORS
+from ...runtime.arithmetic import CHAIN_OPERATORS, CHAIN_UFUNCS
 from ._common import overload
 from .fpstatus import ERROR_MODEL
 from ...syntax import parse as parse_source
 
 # arrays below this size run the array expression: the loop's shape checks cost more there
 LOOP_SIZE = 64
-_CALLS = {"weak": rt.weak}
+_CALLS = {"weak": rt.weak, "power_int": rt.power_int}
 _OPERATORS = set(CHAIN_OPERATORS.values())
 
 
@@ -59,6 +59,10 @@ def _type_of(node, args, ctx, consts=None):
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
             node.func.id in _CALLS and not node.keywords:
         return resolve(_CALLS[node.func.id], *node.args)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            isinstance(node.func.value, ast.Name) and node.func.value.id == "np" and \
+            getattr(np, node.func.attr, None) in CHAIN_UFUNCS and not node.keywords:
+        return resolve(getattr(np, node.func.attr), *node.args)
     return None
 
 
@@ -166,19 +170,25 @@ def _typed_weaks(text, args):
     return text, constants
 
 
+def _space(constants):
+    """The names a chain's implementation reads: NumPy, the helpers a chain calls, ``rt``
+    and the chain's typed numbers."""
+    return {"np": np, "rt": rt, **_CALLS, **constants}
+
+
 @overload(rt.elementwise, prefer_literal=True, jit_options={"error_model": ERROR_MODEL})
 def _elementwise(chain, *args):
     if not isinstance(chain, types.StringLiteral):
         return None
     text, args, constants = _chain_of(chain, args)
     if _loops(text, args, constants):
-        space = {"np": np, "weak": rt.weak, **constants}
+        space = _space(constants)
         whole = _type_of(parse_source(text, mode="eval").body, args, cpu_target.typing_context,
                          constants)
         space["DTYPE"] = np.dtype(str(whole.dtype))
         exec(_source(text, args), space)
         return space["impl"]
-    space = {"weak": rt.weak, **constants}
+    space = _space(constants)
     exec("def impl(chain, *args):\n" + "".join(f"    _{k} = args[{k}]\n" for k in range(len(args)))
          + f"    return {text}\n", space)
     return space["impl"]
@@ -196,7 +206,7 @@ def _elementwise_into(chain, *args):
         whole = _type_of(parse_source(text, mode="eval").body, types_,
                          cpu_target.typing_context, constants)
         if types_[0].ndim == whole.ndim and types_[0].dtype == whole.dtype:
-            space = {"np": np, "weak": rt.weak, **constants}
+            space = _space(constants)
             exec(_source(text, types_, into=True), space)
             return space["impl"]
     # elementwise's implementation for these types (a call of it from here would lose the
@@ -267,7 +277,7 @@ def _unbroadcast_chain(chain, x, *args):
     if not isinstance(chain, types.StringLiteral):
         return None
     text, args, constants = _chain_of(chain, args)
-    space = {"np": np, "weak": rt.weak, "rt": rt, **constants}
+    space = _space(constants)
     if isinstance(x, (types.Number, types.Boolean)) and _loops(text, args, constants, least=1):
         whole = _type_of(parse_source(text, mode="eval").body, args, cpu_target.typing_context,
                          constants)
@@ -286,7 +296,7 @@ def _add_at_index_chain(acc, chain, x, idx, *args):
     if not isinstance(chain, types.StringLiteral):
         return None
     text, args, constants = _chain_of(chain, args)
-    space = {"np": np, "weak": rt.weak, "rt": rt, **constants}
+    space = _space(constants)
     fallback = f"    return rt.add_at_index_inplace(acc, {text}, x, idx)\n"
     arrays = [k for k, t in enumerate(args) if isinstance(t, types.Array)]
     if arrays and _into_view(acc, x, idx, args[arrays[0]].ndim) and \
