@@ -233,12 +233,18 @@ def _chain_like(chain, *args):
         whole = None
     if not isinstance(whole, types.Array):
         return None
-    shape = f"np.broadcast_shapes({', '.join(f'args[{k}].shape' for k in arrays)})" \
-        if len(arrays) > 1 else f"args[{arrays[0]}].shape"
+    first = f"args[{arrays[0]}].shape"
+    same = " and ".join(f"args[{k}].shape == {first}" for k in arrays[1:]) if all(
+        args[k].ndim == whole.ndim for k in arrays) else ""
+    shape = f"np.broadcast_shapes({', '.join(f'args[{k}].shape' for k in arrays)})"
     # a view of a constant zero, which Numba freezes into the code: no allocation per call
-    # (a tape keeps each: an array made each trip and kept is a heap block per trip)
+    # (a tape keeps each: an array made each trip and kept is a heap block per trip); the
+    # operands' common shape where they have one (np.broadcast_shapes is slow compiled)
+    body = f"    return np.broadcast_to(ZERO, {first})\n" if len(arrays) == 1 else (
+        f"    if {same or 'False'}:\n        return np.broadcast_to(ZERO, {first})\n"
+        f"    return np.broadcast_to(ZERO, {shape})\n")
     space = {"np": np, "ZERO": np.zeros((), np.dtype(str(whole.dtype)))}
-    exec(f"def impl(chain, *args):\n    return np.broadcast_to(ZERO, {shape})\n", space)
+    exec("def impl(chain, *args):\n" + body, space)
     return space["impl"]
 
 
