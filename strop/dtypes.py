@@ -50,7 +50,7 @@ _KEPT = (int, bool, str, type(None))
 
 def is_float_leaf(value):
     return isinstance(value, float) or (
-        isinstance(value, (np.ndarray, np.generic)) and np.issubdtype(value.dtype, np.inexact))
+        isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "fc")  # inexact
 
 
 def default_float():

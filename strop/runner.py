@@ -32,6 +32,7 @@ from .codegen.objmode import island_at, refused_statement, with_islands
 from .codegen.squeeze import squeeze_known_axes
 from .codegen.tapes import arrays_for_tapes, shapes_for_tapes
 from .transformer.flat_results import rebuild
+from .transformer.ir import guards_check
 from .transformer.ranks import scalar_names
 from .codegen.load import LINEMAPS, load
 from .config import config
@@ -57,6 +58,7 @@ class Staged:
         """``ranks``: (parameter, rank) the call gave; ``weak``: the parameters it passed
         Python ints (NumPy types them as weak)."""
         self.fn, self.backend, self.origin = fn, backend, origin
+        self.guards_hold = guards_check(fn.guards)   # (checked before every call)
         self.made = (fn, origin, backend, reason, donated, ranks, weak)
         self.islands = tuple(islands)   # (path, length) of statements run in object mode
         self.with_array_tapes = array_tapes

@@ -75,6 +75,7 @@ class Transformed:
             1 for p in self.signature.parameters.values()
             if p.kind is p.POSITIONAL_OR_KEYWORD) == len(self.signature.parameters)
         self._arity = _arity(fun)
+        self._nparams = len(self.signature.parameters)
         self.shape_keyed = self.shape_keyed or getattr(fun, "shape_keyed", False)
         self.batches = self.batches or getattr(fun, "batches", False)
 
@@ -82,7 +83,7 @@ class Transformed:
         """The Staged code for ``key`` (by default: the last call's, else all leaves)."""
         key = key or self._last_key or (self.default_kinds(), (), _settings())
         st = self._cache.get(key)
-        if st is not None and not all(g.holds() for g in st.fn.guards):
+        if st is not None and not st.guards_hold():
             # a function it calls was rebound: transform it again.  Checked here, not only
             # on a call, so that an outer transform (jit(grad(f))) never re-transforms this
             # one's stale code
@@ -194,7 +195,7 @@ class Transformed:
 
     def __call__(self, *args, **kwargs):
         npos, star, nkw = self._arity
-        if not kwargs and (self._positional and len(args) == len(self.signature.parameters)
+        if not kwargs and (self._positional and len(args) == self._nparams
                            or star and not nkw and not self._bound and len(args) >= npos):
             return self.call_positional(list(args))   # the common case, without binding
         return self.call_positional(_bind(self.fun, args, kwargs, self.signature, self._bound))
@@ -236,7 +237,7 @@ class Transformed:
             args = [x for a, k in zip(args, dynamic) for x in (
                 tree_leaves(a) if type(k) is tuple else [a])]
         st = self._cache.get(key)
-        if st is None or not all(g.holds() for g in st.fn.guards):
+        if st is None or not st.guards_hold():
             st = self.staged(key)     # new, or a function it calls was rebound
         if not st.branches_checked:
             if st.backend == "python" and "branch_type(" in st.generated.source:
@@ -380,18 +381,22 @@ class Transformed:
 
 SCALAR, ARRAY, TREE = "scalar", "array", "tree"
 INT = "int"   # a Python int: a number, which NumPy treats as weak (float32 array * 2: float32)
+_ARRAY_OF_RANK = tuple(f"{ARRAY}{n}" for n in range(65))   # (NumPy's most axes: 64)
 
 
 def _kind(a):
     """What generated code may assume of an argument: a number (specialized as a scalar), an
     array, a dict/list/tuple flattened to its leaves ((TREE, its structure, each leaf's kind)),
-    or another container (differentiated leaf by leaf)."""
-    if type(a) is int:
+    or another container (differentiated leaf by leaf).  (On every call: kept cheap.)"""
+    t = type(a)
+    if t is np.ndarray:
+        return _ARRAY_OF_RANK[a.ndim]   # the rank: vmap lines lanes up by it
+    if t is int:
         return INT
-    if isinstance(a, (float, int, np.floating, np.integer)):
+    if t is float or isinstance(a, (float, int, np.floating, np.integer)):
         return SCALAR
     if isinstance(a, np.ndarray):
-        return f"{ARRAY}{a.ndim}"   # the rank: vmap lines lanes up by it
+        return _ARRAY_OF_RANK[a.ndim]
     leaves = tree_leaves(a)
     if len(leaves) == 1 and leaves[0] is a:
         return ARRAY
@@ -403,6 +408,8 @@ def _kind(a):
 
 def _kinds(args, static=()):
     """The kind of each argument; static arguments are bound as constants."""
+    if not static:
+        return tuple([_kind(a) for a in args])
     out = [_kind(a) for a in args]
     for i in sorted(static):
         out.insert(i, ARRAY)

@@ -2,6 +2,7 @@
 import builtins
 import functools
 import keyword
+import operator
 import sys
 import types
 from dataclasses import dataclass, field
@@ -61,6 +62,33 @@ class Guard:
 
 
 _GONE = object()
+
+
+def guards_check(guards):
+    """A function saying whether all of ``guards`` hold, cheap enough for every call: the plain
+    guards of one module's globals (most: the functions and modules the code calls) compared
+    at once, each by identity, the others one by one."""
+    plain, rest = {}, []
+    for g in guards:
+        if type(g) is Guard and not g.var.is_cell:
+            owner, names, values = plain.setdefault(id(g.var.owner), (g.var.owner, [], []))
+            names.append(g.var.user_name)
+            values.append(g.value)
+        else:
+            rest.append(g)
+    groups = [(owner, operator.itemgetter(*names) if len(names) > 1 else
+               (lambda d, n=names[0]: (d[n],)), tuple(values))
+              for owner, names, values in plain.values()]
+
+    def hold():
+        try:
+            if not all([all(map(operator.is_, get(owner), values))
+                        for owner, get, values in groups]):
+                return False
+        except KeyError:   # deleted
+            return False
+        return all(g.holds() for g in rest)
+    return hold
 
 
 @dataclass(frozen=True)
