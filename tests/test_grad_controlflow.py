@@ -288,6 +288,27 @@ def test_parts_of_arguments_picked_by_the_loop_index_are_made_again():
                                        rtol=1e-6, atol=1e-9)
 
 
+def transposed_fixed(w, xs):
+    a = w * 0.5
+    h = np.zeros(w.shape[0])
+    for t in range(xs.shape[0]):
+        at = a.T                   # the transpose of a value bound once: made again
+        h = np.tanh(at @ h + xs[t])
+    return np.sum(h ** 2)
+
+
+def test_the_transpose_of_a_fixed_array_is_made_again_not_taped():
+    rng = np.random.default_rng(1)
+    w, xs = rng.normal(size=(3, 3)), rng.normal(size=(5, 3))
+    g = grad(transposed_fixed, argnums=(0, 1))
+    assert "_tape_at" not in strop.source(g), strop.source(g)
+    for compiled in (False, True):
+        got = (jit(g) if compiled else g)(w, xs)
+        for i, a in enumerate(got):
+            np.testing.assert_allclose(a, numeric_vjp(transposed_fixed, [w, xs], i, 1.0),
+                                       rtol=1e-6, atol=1e-9)
+
+
 def _random_expr(rng, depth):
     """A random expression tree over x, holding number constants of either sign (as the
     normalizer folds ``-4`` into one Constant) in every operand position."""

@@ -6,8 +6,9 @@ do not change.
 values, ``r`` is never rebound, so ``_t3 = t - 1; _t4 = r[_t3]; _t5 = _t4 ** 2`` gives the
 same number as the forward iteration did — cheaper than a list push and pop, and no memory.
 Only numbers (an array would be recomputed at the cost of making it) and an array's part
-picked by numbers (``xs[t]``: a view, no data made; ``view``), only arithmetic, comparisons,
-indexing and ufuncs, and only from values that hold the same thing during the whole backward
+picked by numbers (``xs[t]``: a view, no data made; ``view``) or its transpose (``A.T``),
+only arithmetic, comparisons, indexing and ufuncs, and only from values that hold the same
+thing during the whole backward
 sweep: the loop's index (when its body does not assign it), and names bound once, outside every
 loop (parameters never rebound included).
 """
@@ -79,6 +80,10 @@ def view(loop, v, numbers, fixed, callee):
     defs = [s for s in loop.body if isinstance(s, gast.Assign) and
             isinstance(s.targets[0], gast.Name) and s.targets[0].id == v]
     value = defs[0].value if len(defs) == 1 else None
+    if isinstance(value, gast.Attribute) and value.attr == "T" and isinstance(
+            value.value, gast.Name) and value.value.id in fixed and \
+            value.value.id not in analysis.block_writes(loop.body):
+        return [copy.deepcopy(defs[0])]   # the transpose of a fixed array (Kalman's A.T)
     index = {loop.target.id} if isinstance(loop, gast.For) and isinstance(
         loop.target, gast.Name) and _calls_range(loop.iter) else set()
     if not (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) and
