@@ -262,14 +262,15 @@ def _displays_as_tuples(node, refs):
             popped.setdefault(n.value.func.value.id, set()).add(n.targets[0].id)
     # a tape holds tuples only if all it holds are such displays, and what it gives back
     # is read as they are: the names pushed on a tape and popped from it stand or fall together
+    shown = set(displays)
     groups = [(held, held | popped.get(tape, set())) for tape, held in pushed.items()
-              if held & set(displays)]
-    names = set(displays).union(*(group for _, group in groups))
+              if held & shown]
+    names = shown.union(*(group for _, group in groups))
     changed = True
     while changed:
         changed = False
         for held, group in groups:
-            if (not held <= set(displays) or not group <= names) and group & names:
+            if (not held <= shown or not group <= names) and group & names:
                 names -= group
                 changed = True
         for n in gast.walk(node):
@@ -277,7 +278,7 @@ def _displays_as_tuples(node, refs):
                     n.id in names and id(n) not in read:
                 names.discard(n.id)
                 changed = True
-    for name in names & set(displays):
+    for name in names & shown:
         s = displays[name]
         s.value = gast.Tuple(elts=s.value.elts, ctx=gast.Load())
 
