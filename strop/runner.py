@@ -192,8 +192,9 @@ class Staged:
         return out
 
     def slow_helpers(self, names):
-        """A PerformanceWarning for each helper a call ran in an object-mode island
-        (runtime/numba/islands.py), once each, naming the first line calling it."""
+        """A PerformanceWarning for each helper a call ran in object mode (an island,
+        runtime/numba/islands.py, or NumPy's on small arrays, _common._through_numpy), once
+        each, naming the first line calling it."""
         out = []
         for name in [n for n in names if n not in self.slow_warned]:
             self.slow_warned.add(name)
@@ -204,8 +205,8 @@ class Staged:
             if loc is None:   # (a helper another compiled function called)
                 continue
             out.append(PerformanceWarning(
-                f"compiled code runs strop's helper {name}() at Python's speed here (in an "
-                f"object-mode island: Numba did not compile it for these arguments' types)",
+                f"compiled code runs strop's helper {name}() at Python's speed here "
+                f"({numba_islands.WHY.get(name, 'in object mode')})",
                 loc, fix="the results are right; strop.source(...) shows the call, and an issue "
                          "with it helps: this is a gap in strop, not in your code"))
         return out

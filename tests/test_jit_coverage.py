@@ -426,9 +426,10 @@ FALLS_BACK = {
 }
 
 
-# (transform, function name) -> the helpers its compiled code runs in object-mode islands, at
-# Python's speed (a PerformanceWarning each): the slow paths still to remove (issue 35).
-# Strict: a helper that compiles fails the test until its entry goes.
+# (transform, function name) -> the helpers its compiled code runs in object mode, at
+# Python's speed (a PerformanceWarning each: an island, or NumPy's product on arrays this
+# small): the slow paths still to remove (issue 35).  Strict: a helper that compiles fails
+# the test until its entry goes.
 SLOW_PATHS = {
     ('jit', 'cumprod_axis'): ['cumprod'],
     ('jit', 'tile'): ['tile'],
@@ -450,7 +451,10 @@ SLOW_PATHS = {
     ('grad', 'trace'): ['diagonal_vjp'],
     ('grad', 'einsum'): ['einsum', 'einsum_vjp'],
     ('grad', 'kron'): ['kron_vjp_a', 'kron_vjp_b'],
-    ('grad', 'tensordot'): ['tensordot'],
+    ('grad', 'tensordot'): ['tensordot', 'tensordot_vjp_a', 'tensordot_vjp_b'],
+    ('grad', 'dot_of_3d'): ['tensordot_vjp_a', 'tensordot_vjp_b'],
+    ('grad', 'dot_of_3d_vector'): ['tensordot_vjp_a', 'tensordot_vjp_b'],
+    ('grad', 'tensordot_axes_pairs'): ['tensordot_vjp_a', 'tensordot_vjp_b'],
     ('grad', 'sort'): ['sort'],
     ('grad', 'cholesky'): ['cholesky_vjp'],
     ('grad', 'eigh'): ['eigh_vjp'],
@@ -473,6 +477,15 @@ SLOW_PATHS = {
     ('vmap', 'sort'): ['sort'],
     ('vmap', 'fftshift'): ['fftshift'],
     ('vmap', 'polyval'): ['polyval'],
+    ('vmap', 'np_matmul'): ['matmul_lanes'],
+    ('vmap', 'dot_stack'): ['matmul_lanes'],
+    ('vmap', 'faq_centered'): ['matmul'],
+    ('vmap', 'matmul'): ['matmul'],
+    ('vmap', 'solve'): ['matmul'],
+    ('vmap', 'inv'): ['matmul'],
+    ('vmap', 'det'): ['matmul'],
+    ('vmap', 'cholesky'): ['matmul'],
+    ('vmap', 'eigh'): ['matmul'],
 }
 
 

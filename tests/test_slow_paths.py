@@ -154,3 +154,33 @@ def test_per_example_gradients_of_a_state_built_item_by_item_run_compiled():
     assert not slow, [str(w.message) for w in slow]
     want = np.array([strop.grad(lorenz_by_rk4)(s, 0.01) for s in s0])
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def dotted(a, b):
+    t = np.dot(np.stack([b, b]), a)       # (a fuzzer's program, seed 3501)
+    return np.sum(np.sin(t))
+
+
+def contracted(a, b):
+    return np.sum(np.tensordot(a, b, axes=([0], [1])))
+
+
+def test_np_dot_gradients_run_compiled_and_small_products_through_numpy_warn():
+    """np.dot's cotangents went through NumPy in object mode, silently: ~100 us a call on
+    3-element arrays, 60x njit's forward.  They are matmul's now, compiled; what still goes
+    through NumPy on small arrays (tensordot over other axes) says so at the user's line."""
+    rng = np.random.default_rng(2)
+    a, b = rng.normal(size=(3, 4)), rng.normal(size=3)
+    g = strop.jit(strop.grad(dotted, argnums=(0, 1)))
+    got, slow = _warnings_of(g, a, b)
+    assert not slow, [str(w.message) for w in slow]
+    for x, y in zip(got, strop.grad(dotted, argnums=(0, 1))(a, b)):
+        np.testing.assert_allclose(x, y, rtol=1e-12)
+    a, b = rng.normal(size=(3, 2)), rng.normal(size=(4, 3))
+    g = strop.jit(strop.grad(contracted))
+    got, slow = _warnings_of(g, a, b)
+    np.testing.assert_allclose(got, strop.grad(contracted)(a, b), rtol=1e-12)
+    # (np.tensordot itself runs in an island: SLOW_PATHS in test_jit_coverage.py)
+    assert {w.category for w in slow} == {PerformanceWarning}, [str(w.message) for w in slow]
+    message = next(str(w.message) for w in slow if "tensordot_vjp_a()" in str(w.message))
+    assert "through NumPy" in message and "test_slow_paths.py" in message

@@ -115,16 +115,41 @@ def _unrolled(text, **names):
     return space["impl"]
 
 
+# helpers run in object mode so far, the count at each one's latest run, and why it ran there
+# (runner.py warns once of each a call ran at Python's speed, naming the user's line)
+RUNS = [0]
+LAST_RUN = {}
+WHY = {}
+# arrays of fewer elements than this, all told, are small: object mode's fixed cost (tens of
+# microseconds) is most of a call through NumPy
+SMALL = 4096
+
+
+def note_slow_run(name, why):
+    RUNS[0] += 1
+    LAST_RUN[name] = RUNS[0]
+    WHY[name] = why
+
+
 def _through_numpy(fn, out_type):
     """``fn(*args)`` run through NumPy from compiled code (BLAS products), its result
-    C-contiguous in ``out_type``'s dtype; called as ``run((a, b, ...))``."""
+    C-contiguous in ``out_type``'s dtype; called as ``run((a, b, ...))``.  Where its arrays
+    are small the trip costs more than the work: noted, for a PerformanceWarning."""
     dt = out_type.dtype.name
 
     def run(args):
         with numba.objmode(out=out_type):
             out = np.ascontiguousarray(fn(*args), dtype=dt)
+            _note_if_small(fn, args)
         return out
     return register_jitable(run)
+
+
+def _note_if_small(fn, args):
+    """(Python: an object-mode block compiles no generator.)"""
+    if sum(a.size for a in args if isinstance(a, np.ndarray)) < SMALL:
+        note_slow_run(getattr(fn, "__name__", "?"), "through NumPy in object mode, whose "
+                      "cost is most of a call on arrays this small")
 
 
 def compile_the_rest(families, implemented):

@@ -17,13 +17,9 @@ from numba import types
 from numba.extending import register_jitable
 
 from ...errors import IslandResultError
-from ._common import _unrolled, overload
+from ._common import LAST_RUN, RUNS, WHY, _unrolled, note_slow_run, overload  # noqa: F401
 
 SIDES = (3, 1)   # the lengths of every axis of the arrays tried, in turn
-# island runs so far, and the count at each helper's latest run (runner.py warns of the
-# helpers a call ran at Python's speed)
-RUNS = [0]
-LAST_RUN = {}
 
 
 def _sample(t, side):
@@ -109,8 +105,8 @@ def _runner(fn, out_type, spec):
 
 
 def _call(fn, spec, args):
-    RUNS[0] += 1
-    LAST_RUN[fn.__name__] = RUNS[0]
+    note_slow_run(fn.__name__, "in an object-mode island: Numba did not compile it for these "
+                               "arguments' types")
     positional, named = [], {}
     for how, value in zip(spec, args):
         if how == "":

@@ -424,7 +424,9 @@ def _dot_axes(a, b):
 
 def _tensordot_vjp(fn, wrt):
     """The cotangent of one operand of np.tensordot has that operand's rank whatever the
-    axes: computed by NumPy, declared as such."""
+    axes: computed by NumPy, declared as such.  np.dot's (its gradient's form: ``axes`` from
+    dot_axes, operands of one or two axes and one float dtype) is matmul's, compiled: the trip
+    through object mode cost tens of microseconds a call."""
     def impl(g, a, b, axes=2):
         x = a if wrt == "a" else b
         other = b if wrt == "a" else a
@@ -433,8 +435,25 @@ def _tensordot_vjp(fn, wrt):
             return None
         dt = numba.from_dtype(np.result_type(_float_of(g), _float_of(other)))
         run = _through_numpy(fn, types.Array(dt, x.ndim, "C"))
-        return lambda g, a, b, axes=2: run((g, a, b, axes))
+        dtypes = {getattr(t, "dtype", t) for t in (g, a, b)}
+        if not (1 <= a.ndim <= 2 and 1 <= b.ndim <= 2 and len(dtypes) == 1 and
+                isinstance(dtypes.pop(), types.Float) and _dot_axes_type(axes)):
+            return lambda g, a, b, axes=2: run((g, a, b, axes))
+        vjp = rt.matmul_vjp_x if wrt == "a" else rt.matmul_vjp_y
+
+        def dot(g, a, b, axes=2):
+            if axes[0][0] == a.ndim - 1 and axes[1][0] == max(b.ndim - 2, 0):
+                return np.ascontiguousarray(vjp(g, a, b))
+            return run((g, a, b, axes))
+        return dot
     return impl
+
+
+def _dot_axes_type(axes):
+    """Whether ``axes`` is typed as dot_axes makes it: a pair of one-int tuples."""
+    return isinstance(axes, types.BaseTuple) and len(axes) == 2 and all(
+        isinstance(t, types.BaseTuple) and len(t) == 1 and isinstance(t[0], types.Integer)
+        for t in axes)
 
 
 overload(rt.tensordot_vjp_a)(_tensordot_vjp(rt.tensordot_vjp_a, "a"))
