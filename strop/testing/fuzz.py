@@ -1,7 +1,7 @@
 """Differential fuzzing of every transform:
 
     python -m strop.testing.fuzz --n N --seed S [--seconds T] [--only grad,vmap] [--out DIR]
-                                 [--shapes trees|arrays|all] [--jit SHARE]
+                                 [--shapes trees|arrays|all] [--jit SHARE] [--perf]
 
 Generates N programs (the same seed gives the same programs): ``--shapes arrays``, scalars
 and small arrays (generate.py); ``trees``, the shapes real programs have: pytree parameters
@@ -19,12 +19,19 @@ jit_vmap) run on every array program and on a share ``--jit`` (default 0.25) of 
 programs.
 Every mismatch and crash is written to DIR as a standalone script, minimized (minimize.py) for
 the first few failures of each kind.  Exits 1 when any mismatch or crash happened.
+
+``--perf`` times the programs instead of checking them (perf.py): strop's jit, jit(grad) and
+jit(vmap) against Numba's njit of the plain function and against the python backend; prints
+the distribution of the ratios and writes each outlier to DIR as a script that times it
+again.  ``--only`` picks among jit,jit_grad,jit_vmap there; ``--jit`` does not apply (every
+program njit compiles is timed).  Exits 1 when any ratio is over its bound.
 """
 import argparse
 import importlib.util
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -314,8 +321,13 @@ def main(argv=None):
     p.add_argument("--jit", type=float, default=0.25, dest="jit_share",
                    help="share of tree programs the compiled transforms run on (compiling "
                         "is the slow part)")
+    p.add_argument("--perf", action="store_true",
+                   help="time the compiled transforms against njit and the python backend "
+                        "instead of checking their answers (perf.py)")
     p.add_argument("-v", "--verbose", action="store_true", help="print every outcome not ok")
     a = p.parse_args(argv)
+    if a.perf:
+        return _perf(a)
     only = a.only.split(",") if a.only else None
     unknown = [o for o in only or () if o not in ORACLES]
     if unknown:
@@ -327,6 +339,19 @@ def main(argv=None):
     if report.failures:
         print(f"{len(report.failures)} failures written to {a.out}/")
     return 1 if report.failed else 0
+
+
+def _perf(a):
+    from . import perf     # (perf.py reads this module's programs: imported here, not above)
+    signal.signal(signal.SIGTERM, perf.stop)     # a stopped run still prints what it timed
+    log = (lambda s: print(s, flush=True)) if a.verbose else None
+    only = [o for o in a.only.split(",") if o in perf.TRANSFORMS] if a.only else perf.TRANSFORMS
+    report = perf.run(a.n, a.seed, a.seconds, a.out, a.minimize_seconds, a.max_minimized,
+                      a.timeout, log, shapes=a.shapes, only=only)
+    print(report.table())
+    if report.outliers:
+        print(f"{len(report.outliers)} outliers written to {a.out}/")
+    return 1 if report.outliers else 0
 
 
 if __name__ == "__main__":
