@@ -53,7 +53,9 @@ def kernel_function(fn, lanes, weak=()):
     cuda_arrays.Unsupported for lane code a kernel cannot run."""
     refs = dict(fn.refs, index_in=helpers.index_in, cuda=helpers.cuda())
     checked = {f.name for f in (fn.node, *fn.companions)}
-    weak_fn = dataclasses.replace(fn, node=_dicts_as_tuples(weaken(fn.node, refs, weak)),
+    # (int_powers: the device has no power_int; a lane's x ** 3 is a number's power anyway)
+    weak_fn = dataclasses.replace(fn, node=_dicts_as_tuples(weaken(fn.node, refs, weak,
+                                                                int_powers=False)),
                                   refs=refs)
     node, arrays = local_arrays(weak_fn, lanes.samples or {})
     if arrays:
@@ -62,7 +64,8 @@ def kernel_function(fn, lanes, weak=()):
     _device_calls(node, dataclasses.replace(fn, refs=refs), checked)
     lane = _checked(node, checked, arrays)
     lane.local_arrays = bool(arrays)    # (compiled inlined: its arrays live in the kernel)
-    companions = tuple(_checked(weaken(c, refs, number_params(fn.node, c, refs)), checked)
+    companions = tuple(_checked(weaken(c, refs, number_params(fn.node, c, refs),
+                                         int_powers=False), checked)
                        for c in fn.companions)
     params = [a.id for a in fn.node.args.args]
     outs = [f"_out{i}" for i in range(len(lanes.outputs))]
