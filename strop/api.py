@@ -84,8 +84,9 @@ def _check_real(name, fun, argnums):
     def check_args(args):
         for i in argnums(len(args)) if callable(argnums) else argnums:
             a = args[i]
-            if type(a) is np.ndarray and a.dtype.kind == "f" or type(a) is float:
-                continue   # the common case, cheap
+            if isinstance(a, (np.ndarray, np.generic)) and a.dtype.kind == "f" \
+                    or type(a) is float:
+                continue   # the common cases, cheap
             for leaf in tree_leaves(a):
                 if not dtypes.is_float_leaf(leaf) or np.iscomplexobj(leaf):
                     dtype = np.result_type(leaf) if _is_data(leaf) or isinstance(
@@ -130,8 +131,9 @@ def _check_data(fun, static):
     "not a valid JAX type"): a string or an object would reach the user's code as it is."""
     def check_args(args):
         for i, a in enumerate(args):
-            if type(a) is np.ndarray and a.dtype.kind in "biufc" or type(a) is float:
-                continue   # the common case, cheap
+            if type(a) in dtypes.PYTHON_NUMBERS or isinstance(a, (np.ndarray, np.generic)) \
+                    and a.dtype.kind in "biufc":
+                continue   # the common cases, cheap
             bad = next((leaf for leaf in tree_leaves(a) if not _is_data(leaf)), _OK)
             if bad is _OK:
                 continue

@@ -11,7 +11,7 @@ _NARROW = {np.dtype(np.float64): np.float32, np.dtype(np.int64): np.int32,
 def canonicalize(value):
     """A leaf as the transformed code sees it: Python floats become NumPy scalars of the
     default float width, and with x64 off 64-bit arrays become 32-bit ones."""
-    x64 = config.read("enable_x64")
+    x64 = config._values["enable_x64"]   # (read on every call: config.read's checks cost)
     if isinstance(value, bool):
         return value
     if isinstance(value, float):
@@ -24,8 +24,11 @@ def canonicalize(value):
 
 
 def canonicalize_tree(tree):
-    if type(tree) is np.ndarray and (tree.dtype not in _NARROW or config._values["enable_x64"]):
-        return tree   # the common case, kept cheap: an array already of its final dtype
+    if isinstance(tree, np.ndarray):   # the common case, kept cheap (a leaf, subclass or not)
+        return tree if tree.dtype not in _NARROW or config._values["enable_x64"] else \
+            canonicalize(tree)
+    if type(tree) in PYTHON_NUMBERS or isinstance(tree, np.generic):
+        return canonicalize(tree)   # a leaf: tree_map's flattening costs more than the work
     if type(tree) is dict:   # the user's order of keys kept (tree_map sorts them, as JAX's)
         return {k: canonicalize_tree(v) for k, v in tree.items()}
     if type(tree) in (list, tuple):
@@ -46,6 +49,7 @@ def canonicalize_globals(values):
 
 
 _KEPT = (int, bool, str, type(None))
+PYTHON_NUMBERS = (float, int, bool, complex)
 
 
 def is_float_leaf(value):

@@ -247,20 +247,27 @@ class Vectorized(api.Transformed):
         return [self.in_axes] * n
 
     def check_args_axes(self, args):
-        names = api.arg_names(self.fun, len(args))
+        def name(i):    # (only for messages: inspect.signature costs tens of us a call)
+            names = api.arg_names(self.fun, len(args))
+            return names[i] if i < len(names) else str(i)
         sizes = []
         for i, (a, spec) in enumerate(zip(args, self.arg_axes(len(args)))):
-            for leaf, axis in _leaf_axes(a, spec, names[i] if i < len(names) else str(i)):
+            if spec is None:
+                continue
+            if type(a) is np.ndarray and type(spec) is int:   # the common case, cheap
+                if -a.ndim <= spec < a.ndim:
+                    sizes.append((i, spec, a.shape[spec]))
+                    continue
+            for leaf, axis in _leaf_axes(a, spec, lambda: name(i)):
                 if axis is None:
                     continue
                 nd = np.ndim(leaf)
                 if not -nd <= axis < max(nd, 1) or nd == 0:
-                    name = names[i] if i < len(names) else str(i)
-                    tree = f"an item of argument {name!r}, a {type(a).__name__}," if \
-                        leaf is not a else f"argument {name!r}"
+                    tree = f"an item of argument {name(i)!r}, a {type(a).__name__}," if \
+                        leaf is not a else f"argument {name(i)!r}"
                     fix = (f"\nFix: vmap maps each leaf of a {type(a).__name__} (a pytree) "
                            f"along its own axis, as JAX does; to map over the items, pass "
-                           f"np.array({name})" if type(a) in (list, tuple) else
+                           f"np.array({name(i)})" if type(a) in (list, tuple) else
                            "\nFix: give that leaf in_axes=None (in_axes may be a prefix of "
                            "the argument's tree)" if leaf is not a else
                            "\nFix: give in_axes=None to this argument if it is not batched, "
@@ -270,7 +277,7 @@ class Vectorized(api.Transformed):
                         f"implies that its rank should be at least {axis + 1 if axis >= 0 else -axis}"
                         f", but {tree} has rank {nd} (shape {np.shape(leaf)})"
                         f"{api.defined_at(self.fun)}{fix}")
-                sizes.append((names[i] if i < len(names) else str(i), axis, np.shape(leaf)[axis]))
+                sizes.append((i, axis, np.shape(leaf)[axis]))
         if not sizes and self.axis_size is None:
             raise ValueError(f"vmap must have at least one non-None value in in_axes, or be "
                              f"given axis_size= (every argument is unbatched, so the batch "
@@ -279,8 +286,8 @@ class Vectorized(api.Transformed):
         found = {s for _, _, s in sizes} | ({self.axis_size} if self.axis_size is not None
                                            else set())
         if len(found) > 1:
-            lines = "\n".join(f"  argument {n!r} has size {s} along axis {ax}"
-                              for n, ax, s in sizes)
+            lines = "\n".join(f"  argument {name(i)!r} has size {s} along axis {ax}"
+                              for i, ax, s in sizes)
             extra = f"\n  axis_size={self.axis_size}" if self.axis_size is not None else ""
             raise ValueError(f"vmap got inconsistent sizes for array axes to be mapped:\n"
                              f"{lines}{extra}{api.defined_at(self.fun)}\nFix: give every batched argument the same size along its "
@@ -400,13 +407,15 @@ def _tree_axes(treedef, spec, name):
 
 
 def _leaf_axes(value, spec, name):
-    """(leaf, axis) for each leaf of an argument, ``spec`` a prefix of its structure."""
+    """(leaf, axis) for each leaf of an argument, ``spec`` a prefix of its structure.  ``name``:
+    the argument's, for a message, or a function of nothing giving it (computed only then)."""
     if _is_axis(spec):
         return [(leaf, spec) for leaf in tree_leaves(value)]
     try:
         parts = tree_structure(spec, is_leaf=lambda x: x is None).flatten_up_to(value)
     except ValueError:
-        raise ValueError(f"vmap in_axes {spec!r} for argument {name!r} does not match its "
+        raise ValueError(f"vmap in_axes {spec!r} for argument "
+                         f"{name() if callable(name) else name!r} does not match its "
                          f"structure {tree_structure(value)}: in_axes must be an int or None, "
                          f"or a tree prefix of the argument") from None
     specs = tree_leaves(spec, is_leaf=lambda x: x is None)
