@@ -1,5 +1,6 @@
 """jit against the uncompiled function (the oracle), and its promises from DESIGN."""
 import functools
+import re
 import warnings
 
 import numpy as np
@@ -9,6 +10,7 @@ import strop
 from strop import config, grad, jit
 from strop.errors import JitFallbackWarning
 from helpers import numeric_vjp
+from test_slow_paths import lorenz_by_rk4
 
 
 @pytest.fixture(autouse=True)
@@ -692,8 +694,47 @@ def test_arrays_taped_for_their_shape_keep_no_memory():
     src = strop.source(jg)
     # the update's value is taped for its shape only (a stand-in); the slices, of lap's
     # shape (transformer/shapes.py), are not taped at all
-    assert ".append(shape_like(_t" in src and "_tape_lap.append(lap)" in src
+    # (one record of the trip's values: codegen/tapes.records_for_tapes)
+    assert re.search(r"_tape_trip\.append\(\(shape_like\(_t\d+\), lap\)\)", src), src
     assert "_tape_t1" not in src
+
+
+def branchy_trips(x, n):
+    total = 0.0
+    for i in range(n):
+        a = x[i % 3] * 2.0
+        if a > 0.5:
+            b = np.sin(a) * x
+            c = a * a
+        else:
+            b = np.cos(a) * x
+            c = a + 1.0
+        for j in range(2):
+            d = b[j] * c
+            total = total + d * d
+        total = total + np.sum(b * c)
+    return total
+
+
+@pytest.mark.parametrize("fn, args", [
+    (lorenz_by_rk4, (np.array([1.0, 1.0, 1.0]), 0.01)),
+    (branchy_trips, (np.array([0.1, 0.7, -0.4]), 7))])
+def test_the_values_a_trip_tapes_are_one_record(fn, args):
+    """Tapes pushed together and popped together are one tape of tuples (one push and one pop
+    a trip; RK4 taped 73 values a trip, each a list's push and pop), their values paired up
+    again going back: in branches and nested loops too."""
+    g = grad(fn)
+    jg = jit(g)
+    got = jg(*args)
+    np.testing.assert_allclose(got, g(*args), rtol=1e-12)
+    np.testing.assert_allclose(got, numeric_vjp(fn, list(args), 0, 1.0), rtol=1e-6)
+    assert jg.last_backend == "cpu"
+    src = strop.source(jg)
+    assert "_tape_trip" in src
+    if fn is lorenz_by_rk4:   # the trip's values, and s's shape pushed before s is overwritten
+        assert src.count(".append(") == 2 and src.count(".pop()") == 2, src
+    code = [line for line in src.splitlines() if not line.lstrip().startswith("#")]
+    assert max(map(len, code)) <= 99   # a record's long line is broken
 
 
 def sum_and_first(x):

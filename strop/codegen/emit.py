@@ -5,6 +5,8 @@ the returned line map sends every generated line back to the user's file and lin
 """
 import dataclasses
 import importlib
+import io
+import tokenize
 import types
 
 import gast
@@ -15,6 +17,7 @@ from ..transformer.ir import clone
 from ..transformer.unparse import unparse
 
 INDENT = "    "
+WIDTH = 99    # a statement longer than this is broken after commas inside its brackets
 
 
 class Emitter:
@@ -58,12 +61,49 @@ class Emitter:
         elif isinstance(s, gast.For):
             self.line(f"for {unparse(s.target)} in {unparse(s.iter)}:", depth, loc)
             self.block(s.body, depth + 1)
-        else:
+        elif isinstance(s, gast.Return):   # one line: fpchecks.hidden finds its check there
             for text in unparse(s).splitlines():
                 self.line(text, depth, loc)
+        else:
+            for text in unparse(s).splitlines():
+                for part in wrapped(text, WIDTH - len(INDENT) * depth):
+                    self.line(part, depth, loc)
 
     def block(self, stmts, depth):
         self.body(stmts, depth) if stmts else self.line("pass", depth)
+
+
+def wrapped(text, width):
+    """``text`` (one line of code) as lines of at most ``width`` where it can be broken: after
+    the commas of its outermost brackets that hold any, continued one indent deeper."""
+    if len(text) <= width:
+        return [text]
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return [text]
+    depth, commas = 0, []
+    for t in tokens:
+        if t.type == tokenize.OP and t.string in "([{":
+            depth += 1
+        elif t.type == tokenize.OP and t.string in ")]}":
+            depth -= 1
+        elif t.type == tokenize.OP and t.string == "," and depth:
+            commas.append((depth, t.end[1]))
+    if not commas:
+        return [text]
+    outer = min(d for d, _ in commas)
+    cuts = [0] + [end for d, end in commas if d == outer] + [len(text)]
+    pieces = [text[a:b].strip() for a, b in zip(cuts, cuts[1:])]
+    lines, current = [], pieces[0]
+    for piece in pieces[1:]:
+        if len(current) + 1 + len(piece) > width - (len(INDENT) if lines else 0):
+            lines.append(current)
+            current = piece
+        else:
+            current += " " + piece
+    lines.append(current)
+    return [lines[0]] + [INDENT + line for line in lines[1:]]
 
 
 def _short(filename):
@@ -128,8 +168,15 @@ def imports(refs):
         else:
             injected[n] = obj
     if helpers:
-        lines.append(f"from strop.runtime import {', '.join(helpers)}")
+        lines += helper_imports(helpers)
     return lines, injected
+
+
+def helper_imports(names):
+    """The lines importing runtime helpers ``names``, in parentheses where they are long."""
+    line = f"from strop.runtime import {', '.join(names)}"
+    return [line] if len(line) <= WIDTH else wrapped(
+        f"from strop.runtime import ({', '.join(names)})", WIDTH)
 
 
 def emit(fn, origin):

@@ -14,7 +14,7 @@ import numpy as np
 from ..runtime import fpstatus
 from ..transformer import ir
 from .cpu import _bind
-from .emit import user_location
+from .emit import helper_imports, user_location
 from .load import LINEMAPS
 
 # NumPy's words for each flag (np.errstate's names)
@@ -41,9 +41,11 @@ def hidden(text, names):
     text = re.sub(rf"^([ \t]*return ){leave}\((.*)\)$", r"\1\2", text, flags=re.M)
 
     def unimported(match):
-        kept = [n for n in match.group(1).split(", ") if n not in names]
-        return f"from strop.runtime import {', '.join(kept)}\n" if kept else ""
-    return re.sub(r"^from strop\.runtime import (.*)\n", unimported, text, count=1, flags=re.M)
+        listed = match.group(1) if match.group(1) is not None else match.group(2)
+        kept = [n for n in re.split(r",\s*", listed.strip()) if n and n not in names]
+        return "".join(line + "\n" for line in helper_imports(kept)) if kept else ""
+    return re.sub(r"^from strop\.runtime import (?:\(([^)]*)\)|(.*))\n", unimported, text,
+                  count=1, flags=re.M)
 
 
 def _returns(stmts):

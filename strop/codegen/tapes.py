@@ -6,6 +6,10 @@ sweep takes it back in ``for i in range(n - 1, -1, -1)``, it is an array of n nu
 by ``i``: no list growth, and the loops vectorize like a hand-written adjoint.  Over any
 other range (``range(1, n)``), an iteration that cannot end early pushes once and the
 backward loop pops once per trip: the array is indexed by a count of the trips.
+
+Tapes that stay lists and are pushed together and popped together (each trip's end pushes
+the values the backward trip reads, its start pops them) are one list of tuples: one push and
+one pop per trip instead of one per value (records_for_tapes).
 """
 import copy
 
@@ -246,3 +250,100 @@ def _shape_read(n, parents, shape_only):
     return (isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
             and call.func.id in shape_only and n in call.args
             and call.args.index(n) == shape_only[call.func.id])
+
+
+def records_for_tapes(node):
+    """Lists tapes pushed by statements of one statement list and popped by statements of
+    another become one tape of tuples: ``_tape_a.append(a)``, ``_tape_b.append(shape_like(b))``
+    then ``b = _tape_b.pop()``, ``a = _tape_a.pop()`` are ``_tape_trip.append((a,
+    shape_like(b)))`` then ``[a, b] = _tape_trip.pop()``.  A list's push and pop each cost
+    more than copying a number into a tuple (Lorenz by RK4 taped 73 values a trip), and tapes
+    pushed and popped together always hold as many entries, so their tuples pair up.  Only
+    tapes made at the top (``[]``), pushed once and popped once, nothing else; the pushes
+    move to the last of them, the pops to the first, where nothing between reads or writes
+    what they move.  Returns the new tapes' names."""
+    body = node.body
+    top = {s.targets[0].id: s for s in body if isinstance(s, gast.Assign) and isinstance(
+        s.targets[0], gast.Name) and isinstance(s.value, gast.List) and not s.value.elts}
+    uses = {}
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and n.id in top:
+            uses[n.id] = uses.get(n.id, 0) + 1
+    pushes, pops = {}, {}   # tape -> (the statement list, the statement)
+    for stmts in _statement_lists(node):
+        for s, tape, _ in _appends_of_any(stmts):
+            pushes[tape] = (stmts, s)
+        for s, tape, _ in _pops(stmts):
+            pops[tape] = (stmts, s)
+    groups = {}
+    for tape in sorted(set(pushes) & set(pops)):
+        if uses.get(tape) == 3:
+            groups.setdefault((id(pushes[tape][0]), id(pops[tape][0])), []).append(tape)
+    namer = ir.Namer(ir.names_in(node))
+    made = []
+    for tapes in groups.values():
+        if len(tapes) < 2:
+            continue
+        fwd, back = pushes[tapes[0]][0], pops[tapes[0]][0]
+        tapes = sorted(tapes, key=lambda t: fwd.index(pushes[t][1]))
+        while len(tapes) >= 2:   # the earliest pushes dropped until the rest can move together
+            pushed = [pushes[t][1] for t in tapes]   # (a carried value is pushed before the
+            popped = sorted((pops[t][1] for t in tapes), key=back.index)
+            if _movable(fwd, pushed) and _movable(back, popped):   # statement overwriting it,
+                break                                               # not at the trip's end)
+            tapes = tapes[1:]
+        if len(tapes) < 2:
+            continue
+        record = namer.fresh("_tape_trip")
+        push = gast.Expr(value=ir.call(ir.attr(record, "append"), [gast.Tuple(
+            elts=[s.value.args[0] for s in pushed], ctx=gast.Load())]))
+        push.loc = getattr(pushed[-1], "loc", None)
+        fwd[fwd.index(pushed[-1])] = push
+        for s in pushed[:-1]:
+            fwd.remove(s)
+        # ([...] = : a target in brackets, which the emitter can break over lines)
+        pop = gast.Assign(targets=[gast.List(elts=[ir.name(s.targets[0].id, store=True)
+                                                   for s in popped], ctx=gast.Store())],
+                          value=ir.call(ir.attr(record, "pop"), []), type_comment=None)
+        pop.loc = getattr(popped[0], "loc", None)
+        back[back.index(popped[0])] = pop
+        for s in popped[1:]:
+            back.remove(s)
+        allocs = sorted((top[t] for t in tapes), key=body.index)
+        body[body.index(allocs[0])] = ir.assign(
+            record, gast.List(elts=[], ctx=gast.Load()), getattr(allocs[0], "loc", None))
+        for s in allocs[1:]:
+            body.remove(s)
+        made.append(record)
+    return made
+
+
+def _statement_lists(stmt):
+    for field in ("body", "orelse"):
+        stmts = getattr(stmt, field, None)
+        if isinstance(stmts, list):
+            yield stmts
+            for s in stmts:
+                yield from _statement_lists(s)
+
+
+def _appends_of_any(stmts):
+    """(statement, tape, value) of each ``tape.append(value)``, the value any expression."""
+    return [(s, s.value.func.value.id, s.value.args[0]) for s in stmts
+            if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call)
+            and isinstance(s.value.func, gast.Attribute) and s.value.func.attr == "append"
+            and isinstance(s.value.func.value, gast.Name) and len(s.value.args) == 1]
+
+
+def _movable(stmts, moved):
+    """Whether the statements ``moved`` (of ``stmts``, in order) can all run where the last
+    or the first of them is: nothing between them writes what they read, or reads or writes
+    what they write."""
+    at = [stmts.index(s) for s in moved]
+    between = [s for s in stmts[at[0]:at[-1] + 1] if not any(s is m for m in moved)]
+    reads = set().union(*(ir.names_in(s, gast.Load) for s in moved))
+    writes = set().union(*(ir.names_in(s, gast.Store) for s in moved))
+    for s in between:
+        if ir.names_in(s, gast.Store) & (reads | writes) or ir.names_in(s, gast.Load) & writes:
+            return False
+    return True
