@@ -359,6 +359,20 @@ def test_product(f, shapes):
     check_grad(f, a, b, argnums=(0, 1), rtol=1e-5, atol=1e-6)
 
 
+def test_solves_cotangents_are_made_of_one_solve():
+    """Both of solve's cotangents are made of solve(aᵀ, g): the adjoint makes it once
+    (adjoints.shared_calls), compiled as the python backend runs it."""
+    import strop
+    a, b = randn(3, 3) + 3.0 * np.eye(3), randn(3)
+    g = strop.grad(l_solve, argnums=(0, 1))
+    want = check_grad(l_solve, a, b, argnums=(0, 1), rtol=1e-5, atol=1e-6)
+    got = strop.jit(g)(a, b)
+    for x, y in zip(got, want):
+        np.testing.assert_allclose(x, y, rtol=1e-12)
+    src = strop.source(g)
+    assert src.count("solve_adjoint(") == 1 and "solve_vjp_a(_solve_adjoint" in src, src
+
+
 LINALG = [(l_inv_det, (3, 3)), (l_slogdet, (3, 3)), (l_cholesky, (3, 3)), (l_eigh_values, (3, 3)),
           (l_eigh, (3, 3)), (l_svd, (3, 2)), (l_svd_all_factors, (3, 2)), (l_pinv_power, (3, 3))]
 

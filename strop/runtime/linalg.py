@@ -9,7 +9,7 @@ import numpy as np
 from .base import unbroadcast
 from .indexing import getitem_vjp
 
-__all__ = ["solve_vjp_a", "solve_vjp_b", "cholesky_vjp", "eigh_vjp", "svd_vjp",
+__all__ = ["solve_adjoint", "solve_vjp_a", "cholesky_vjp", "eigh_vjp", "svd_vjp",
            "off_diagonal_inverse", "norm_vjp", "pinv_vjp", "matrix_power_vjp", "lstsq_vjp_a",
            "lstsq_vjp_b", "multi_dot_vjp", "field_vjp"]
 
@@ -25,24 +25,20 @@ def _diag(v):
     return v[..., None, :] * np.eye(v.shape[-1], dtype=v.dtype)
 
 
-def _solve_adjoint(g, a, b):
-    """``solve(aᵀ, g)``, with b a vector exactly when it is 1-D (NumPy 2's rule)."""
+def solve_adjoint(g, a, b):
+    """``solve(aᵀ, g)``, with b a vector exactly when it is 1-D (NumPy 2's rule): of ``x =
+    np.linalg.solve(a, b)``, b's cotangent (unbroadcast to b), and what a's is made of."""
     if np.ndim(b) == 1:
         return np.linalg.solve(_T(a), np.asarray(g)[..., None])[..., 0]
     return np.linalg.solve(_T(a), g)
 
 
-def solve_vjp_a(g, a, b, ans):
-    """Cotangent of ``a`` in ``x = np.linalg.solve(a, b)``: ``-solve(aᵀ, g) xᵀ``."""
-    gb = _solve_adjoint(g, a, b)
+def solve_vjp_a(gb, a, b, ans):
+    """Cotangent of ``a`` in ``x = np.linalg.solve(a, b)``: ``-gb xᵀ``, ``gb`` the
+    solve_adjoint (``solve(aᵀ, g)``)."""
     if np.ndim(b) == 1:
         return unbroadcast(-gb[..., :, None] * ans[..., None, :], a)
     return unbroadcast(-gb @ _T(ans), a)
-
-
-def solve_vjp_b(g, a, b):
-    """Cotangent of ``b`` in ``np.linalg.solve(a, b)``: ``solve(aᵀ, g)``."""
-    return unbroadcast(_solve_adjoint(g, a, b), b)
 
 
 def cholesky_vjp(g, ans, upper=False):

@@ -151,12 +151,15 @@ class Adjoints:
         if bound is None:
             raise TransformError(f"cannot match the arguments of this call to the signature of "
                                  f"{rule_name(key)}", getattr(s, "loc", None))
+        made = []
         for param, template in rule.vjps.items():
             arg = bound.get(param)
             targets = [n for t in _targets(arg) for n in gast.walk(t) if isinstance(n, gast.Name)]
-            if not any(act(t) for t in targets):
-                continue
-            expr = self.instantiate(template, bound, g, ans)
+            if any(act(t) for t in targets):
+                made.append((arg, self.instantiate(template, bound, g, ans)))
+        shared, exprs = self.shared_calls([expr for _, expr in made])
+        pre += shared
+        for (arg, _), expr in zip(made, exprs):
             if isinstance(arg, gast.Name):
                 out.append((arg.id, expr))
                 continue
@@ -166,6 +169,25 @@ class Adjoints:
             pre.append(ir.assign(tmp, expr))
             out.extend(self.share_out(arg, ir.name(tmp), act))
         return pre, out
+
+    def shared_calls(self, exprs):
+        """Calls that one operation's cotangents make alike (``solve_adjoint(g, a, b)`` in both
+        of solve's), each made once, first: (the statements making them, ``exprs`` reading
+        their names).  The largest such calls only, and only those every evaluation makes (not
+        in one branch of ``x if c else y``)."""
+        found = {}
+        for e in exprs:
+            for n in _unconditional_calls(e):
+                found.setdefault(gast.dump(n), []).append(n)
+        names, out = {}, []
+        for key in sorted((k for k, ns in found.items() if len(ns) > 1), key=len, reverse=True):
+            call = found[key][0]
+            if any(key in k for k in names):   # inside a larger shared call
+                continue
+            names[key] = self.temp("_" + (call.func.id if isinstance(call.func, gast.Name)
+                                          else "shared"))
+            out.append(ir.assign(names[key], ir.clone(call)))
+        return out, [_Shared(names).visit(e) for e in exprs] if names else exprs
 
     def display_parts(self, value, g, act, loc):
         """(name, cotangent) of each active name in a display, nested ones too: in ``t = [(a,
@@ -297,3 +319,29 @@ def stmt_expr(call, loc):
 def _index_value(index):
     from .normalize import _index_value as convert
     return convert(ir.clone(index))
+
+
+def _unconditional_calls(node):
+    """The calls in ``node`` that its every evaluation makes."""
+    if isinstance(node, gast.IfExp):
+        yield from _unconditional_calls(node.test)
+        return
+    if isinstance(node, gast.BoolOp):
+        yield from _unconditional_calls(node.values[0])
+        return
+    if isinstance(node, gast.Lambda):
+        return
+    if isinstance(node, gast.Call):
+        yield node
+    for child in gast.iter_child_nodes(node):
+        yield from _unconditional_calls(child)
+
+
+class _Shared(gast.NodeTransformer):
+    """Each call of ``names`` (by its gast.dump) replaced by the name made for it."""
+    def __init__(self, names):
+        self.names = names
+
+    def visit_Call(self, node):
+        name = self.names.get(gast.dump(node))
+        return ir.name(name) if name else self.generic_visit(node)

@@ -16,23 +16,21 @@ def _one_system(g, a, b):
         a.ndim == 2 and b.ndim in (1, 2) and g.ndim == b.ndim
 
 
-@overload(rt.solve_vjp_b)
-def _solve_vjp_b(g, a, b):
+@overload(rt.solve_adjoint)
+def _solve_adjoint(g, a, b):
     """``solve(aᵀ, g)``."""
     if _one_system(g, a, b):
         return lambda g, a, b: np.linalg.solve(np.ascontiguousarray(a.T), g)
 
 
 @overload(rt.solve_vjp_a)
-def _solve_vjp_a(g, a, b, ans):
-    """``-solve(aᵀ, g) xᵀ``: an outer product where ``b`` is a vector."""
-    if not (_one_system(g, a, b) and isinstance(ans, types.Array) and ans.ndim == b.ndim):
+def _solve_vjp_a(gb, a, b, ans):
+    """``-gb xᵀ``: an outer product where ``b`` is a vector."""
+    if not (_one_system(gb, a, b) and isinstance(ans, types.Array) and ans.ndim == b.ndim):
         return None
     if b.ndim == 1:
-        return lambda g, a, b, ans: -np.outer(np.linalg.solve(np.ascontiguousarray(a.T), g),
-                                              ans)
-    return lambda g, a, b, ans: -(np.linalg.solve(np.ascontiguousarray(a.T), g) @
-                                  np.ascontiguousarray(ans.T))
+        return lambda gb, a, b, ans: -np.outer(gb, ans)
+    return lambda gb, a, b, ans: -(gb @ np.ascontiguousarray(ans.T))
 
 
-IMPLEMENTED = {rt.solve_vjp_a, rt.solve_vjp_b}
+IMPLEMENTED = {rt.solve_adjoint, rt.solve_vjp_a}

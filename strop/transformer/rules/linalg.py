@@ -33,7 +33,8 @@ INV_T = "np.linalg.inv(np.swapaxes(a, -1, -2))"
 
 defvjp(np.linalg.inv,      "a",
        "-np.swapaxes(ans, -1, -2) @ g @ np.swapaxes(ans, -1, -2)")
-defvjp(np.linalg.solve,    "a, b", "solve_vjp_a(g, a, b, ans)", "solve_vjp_b(g, a, b)")
+defvjp(np.linalg.solve,    "a, b", "solve_vjp_a(solve_adjoint(g, a, b), a, b, ans)",
+       "unbroadcast(solve_adjoint(g, a, b), b)")     # (one solve: adjoints.shared_calls)
 defvjp(np.linalg.det,      "a", f"np.expand_dims(g * ans, (-2, -1)) * {INV_T}")
 defvjp(np.linalg.slogdet,  "a", f"np.expand_dims(g[1], (-2, -1)) * {INV_T}")  # sign: constant
 defvjp(np.linalg.cholesky, "a, /, *, upper=False", "cholesky_vjp(g, ans, upper)")
