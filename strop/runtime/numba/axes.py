@@ -323,7 +323,10 @@ def _roll_along(a, shift, axis):
 
 @overload(np.roll)
 def _roll(a, shift, axis=None):
-    """Along given axes (Numba's own rolls the flattened array only)."""
+    """Along given axes (Numba's own rolls the flattened array only, and takes no axis)."""
+    if isinstance(a, types.Array) and isinstance(axis, types.NoneType) and isinstance(
+            shift, types.Integer):   # axis=None given (roll's cotangent passes it): Numba's
+        return lambda a, shift, axis=None: np.roll(a, shift)
     if not isinstance(a, types.Array) or a.ndim == 0 or _none(axis):
         return None
     if isinstance(axis, types.Integer) and isinstance(shift, types.Integer):
