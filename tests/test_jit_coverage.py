@@ -95,6 +95,12 @@ def roll(x):
     return np.sum(np.roll(x, 1, axis=0) * x)
 
 
+def concatenate_list(x):
+    """np.concatenate of a list, the axis left out, as users write it: Numba's own takes a
+    tuple, strop's a list only where the axis was given; it ran in an object-mode island."""
+    return np.sum(np.concatenate([x, x[:1]]) ** 2)
+
+
 def roll_flat(x):
     """np.roll without an axis (of the flattened array): its cotangent, np.roll(g, -1,
     None), ran in an object-mode island (Numba's np.roll takes no axis argument)."""
@@ -415,7 +421,7 @@ FUNCTIONS = [
     where_in_a_branch, record, np_matmul, empty_and_grown_lists, sum_axis, sum_axis_tuple, sum_keepdims,
     mean_axis, mean_keepdims, max_axis, min_axis,
     prod_axis, var_axis, std_axis, method_sum, cumsum_axis, cumprod_axis, softmax,
-    faq_centered, tile, repeat, pad, roll, roll_flat, flip, broadcast_to, transpose_reshape, concatenate,
+    faq_centered, tile, repeat, pad, roll, roll_flat, concatenate_list, flip, broadcast_to, transpose_reshape, concatenate,
     stack_rows, split, expand_squeeze, diag, trace, tril_triu, astype, einsum, outer, kron,
     tensordot, dot_stack, matmul, sort, solve, inv, det, cholesky, eigh, norm, ufuncs,
     where_clip, keywords, builtins, local_list, local_dict, at_set_slice, at_add, loop_branch,

@@ -236,9 +236,9 @@ def _concatenate_list(arrays, axis=0, out=None, dtype=None, casting="same_kind")
     """Arrays of one type in a list (Numba's own takes tuples: a list grown in a loop, the
     cotangents of np.split's pieces): each array's rows along the axis copied in turn."""
     if not (isinstance(arrays, (types.List, types.ListType)) and isinstance(
-            arrays.dtype, types.Array) and isinstance(axis, types.Integer) and _none(out)
-            and _none(dtype)):
-        return None
+            arrays.dtype, types.Array) and (isinstance(axis, types.Integer) or axis == 0)
+            and _none(out) and _none(dtype)):
+        return None     # (axis == 0: left out, np.concatenate([a, b]) as users write it)
     n, dt = arrays.dtype.ndim, as_dtype(arrays.dtype.dtype)
     return _unrolled(f"""
 def impl(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
