@@ -102,6 +102,26 @@ def test_solve_vjps_of_one_system(columns):
 
 
 @numba.njit
+def _diagonal_vjp(g, a, offset, axis1, axis2):
+    return rt.diagonal_vjp(g, a, offset, axis1, axis2)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (3, 5), (5, 2)])
+@pytest.mark.parametrize("offset", [0, 1, -2, 4])
+@pytest.mark.parametrize("axes", [(0, 1), (1, 0), (-1, -2)])
+@pytest.mark.parametrize("g_of", ["diagonal", "one", "number"])
+def test_diagonal_vjp_of_a_matrix(shape, offset, axes, g_of):
+    """np.trace's and np.diagonal's cotangent of a matrix, compiled, against the helper's
+    NumPy source (it ran in an object-mode island): g a diagonal's values, or np.trace's one
+    value (``g[..., None]``, or a number)."""
+    a = np.arange(float(np.prod(shape))).reshape(shape)
+    k = np.diagonal(a, offset, *axes).shape[-1]
+    g = {"diagonal": np.arange(1.0, k + 1), "one": np.array([2.5]), "number": 2.5}[g_of]
+    np.testing.assert_array_equal(_diagonal_vjp(g, a, offset, *axes),
+                                  rt.diagonal_vjp(g, a, offset, *axes))
+
+
+@numba.njit
 def _stack_list(rows, axis):
     return np.stack(rows, axis)
 

@@ -459,8 +459,6 @@ SLOW_PATHS = {
     ('grad', 'tile'): ['tile', 'tile_vjp'],
     ('grad', 'repeat'): ['repeat', 'repeat_vjp'],
     ('grad', 'pad'): ['pad', 'pad_vjp'],
-    ('grad', 'diag'): ['diagonal_vjp'],
-    ('grad', 'trace'): ['diagonal_vjp'],
     ('grad', 'einsum'): ['einsum', 'einsum_vjp'],
     ('grad', 'kron'): ['kron_vjp_a', 'kron_vjp_b'],
     ('grad', 'tensordot'): ['tensordot', 'tensordot_vjp_a', 'tensordot_vjp_b'],

@@ -372,4 +372,35 @@ def _dense(g, ans):
     if isinstance(g, (types.List, types.ListType)) and not _none(g.dtype):
         return lambda g, ans: g
 
-IMPLEMENTED = set()
+@overload(rt.diagonal_vjp, jit_options={"boundscheck": True})
+def _diagonal_vjp(g, a, offset=0, axis1=0, axis2=1):
+    """Of a matrix (np.trace's and np.diagonal's of a 2-D array): zeros with g on the
+    diagonal, g's one value on each of its places where g has one (np.trace's ``g[..., None]``).
+    Other ranks run the helper's NumPy source in an island."""
+    if not (isinstance(a, types.Array) and a.ndim == 2 and all(
+            isinstance(t, (types.Integer, int)) for t in (offset, axis1, axis2)) and (
+            isinstance(g, SCALARS) or isinstance(g, types.Array) and g.ndim <= 1)):
+        return None
+    dt = _float_of(g)
+
+    def impl(g, a, offset=0, axis1=0, axis2=1):
+        first, second = axis1 % 2, axis2 % 2
+        if first == second:
+            raise ValueError("axis1 and axis2 cannot be the same")
+        out = np.zeros(a.shape, dt)
+        row, col = max(-offset, 0), max(offset, 0)
+        k = max(0, min(a.shape[first] - row, a.shape[second] - col))
+        values = np.asarray(g).ravel()
+        if values.size != 1 and values.size != k:
+            raise ValueError("the cotangent of a diagonal of another length")
+        for i in range(k):
+            v = values[0] if values.size == 1 else values[i]
+            if first == 0:
+                out[i + row, i + col] = v
+            else:
+                out[i + col, i + row] = v
+        return out
+    return impl
+
+
+IMPLEMENTED = {rt.diagonal_vjp}
