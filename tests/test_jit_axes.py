@@ -121,6 +121,29 @@ def test_diagonal_vjp_of_a_matrix(shape, offset, axes, g_of):
                                   rt.diagonal_vjp(g, a, offset, *axes))
 
 
+# (the flags literal, as generated code writes them)
+_MATMUL_LANES = {(True, False): numba.njit(lambda a, b: rt.matmul_lanes(a, b, True, False)),
+                 (False, True): numba.njit(lambda a, b: rt.matmul_lanes(a, b, False, True)),
+                 (True, True): numba.njit(lambda a, b: rt.matmul_lanes(a, b, True, True))}
+
+
+@pytest.mark.parametrize("ra", [1, 2])
+@pytest.mark.parametrize("rb", [1, 2])
+@pytest.mark.parametrize("batched", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_matmul_lanes_of_vectors_and_matrices(ra, rb, batched, dtype):
+    """vmap's ``a @ b``, compiled for lanes that are vectors or matrices (it went through
+    NumPy in object mode, ~100 us a call whatever the size), against its NumPy source."""
+    rng = np.random.default_rng(ra * 10 + rb)
+    lane_a, lane_b = (3, 4)[2 - ra:], (4, 2)[:rb]
+    a = rng.normal(size=(5,) * batched[0] + lane_a).astype(dtype)
+    b = rng.normal(size=(5,) * batched[1] + lane_b).astype(dtype)
+    got = _MATMUL_LANES[batched](a, b)
+    want = rt.matmul_lanes(a, b, *batched)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
 @numba.njit
 def _stack_list(rows, axis):
     return np.stack(rows, axis)

@@ -487,8 +487,6 @@ SLOW_PATHS = {
     ('vmap', 'sort'): ['sort'],
     ('vmap', 'fftshift'): ['fftshift'],
     ('vmap', 'polyval'): ['polyval'],
-    ('vmap', 'np_matmul'): ['matmul_lanes'],
-    ('vmap', 'dot_stack'): ['matmul_lanes'],
     ('vmap', 'faq_centered'): ['matmul'],
     ('vmap', 'matmul'): ['matmul'],
     ('vmap', 'solve'): ['matmul'],

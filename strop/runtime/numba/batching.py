@@ -83,10 +83,43 @@ def _matmul_lanes(a, b, a_batched, b_batched):
     if not (isinstance(a, types.Array) and isinstance(b, types.Array)) or None in (ab, bb):
         return None
     ra, rb = a.ndim - ab, b.ndim - bb
+    if (ab or bb) and ra in (1, 2) and rb in (1, 2) and a.dtype == b.dtype and isinstance(
+            a.dtype, types.Float):
+        return _unrolled(_matmul_lanes_source(ra, rb, ab, bb), np=np)
     dt = numba.from_dtype(np.result_type(as_dtype(a.dtype), as_dtype(b.dtype)))
     run = _through_numpy(rt.matmul_lanes, types.Array(
         dt, max(ra, rb, 2) - (ra == 1) - (rb == 1) + 1, "C"))
     return lambda a, b, a_batched, b_batched: run((a, b, ab, bb))
+
+
+def _matmul_lanes_source(ra, rb, ab, bb):
+    """matmul_lanes of lanes that are vectors or matrices of one float dtype (``ra``, ``rb``:
+    their ranks; ``ab``, ``bb``: which operands have the batch axis), each lane a matrix
+    product (a vector a row or a column): one product where only ``a`` is batched and ``b`` is
+    a matrix (every lane's rows at once), else one per lane."""
+    lanes = "A.shape[0]" if ab else "B.shape[0]"
+    a3 = f"A.reshape(({'A.shape[0]' if ab else '1'}, {'A.shape[-2]' if ra == 2 else '1'}, " \
+        "A.shape[-1]))"
+    b3 = f"B.reshape(({'B.shape[0]' if bb else '1'}, " + (
+        "B.shape[-2], B.shape[-1]))" if rb == 2 else "B.shape[-1], 1))")
+    shape = f"(n_lanes,{' A3.shape[1],' if ra == 2 else ''}{' B3.shape[2],' if rb == 2 else ''})"
+    lines = ["def impl(a, b, a_batched, b_batched):",
+             "    A, B = np.ascontiguousarray(a), np.ascontiguousarray(b)",
+             f"    n_lanes = {lanes}",
+             f"    A3, B3 = {a3}, {b3}"]
+    if ab and bb:
+        lines += ["    if A3.shape[0] != B3.shape[0]:",
+                  "        raise ValueError('matmul_lanes: lanes of two lengths')"]
+    lines += ["    if A3.shape[2] != B3.shape[1]:",
+              "        raise ValueError('matmul: mismatch in its core dimension')"]
+    if ab and not bb and rb == 2:
+        lines.append("    out = A3.reshape((-1, A3.shape[2])) @ B3[0]")
+    else:
+        lines += ["    out = np.empty((n_lanes, A3.shape[1], B3.shape[2]), A.dtype)",
+                  "    for i in range(n_lanes):",
+                  f"        out[i] = A3[{'i' if ab else '0'}] @ B3[{'i' if bb else '0'}]"]
+    lines.append(f"    return out.reshape({shape})")
+    return "\n".join(lines) + "\n"
 
 
 def _rows(a, n):
