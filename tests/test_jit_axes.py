@@ -145,6 +145,32 @@ def test_matmul_lanes_of_vectors_and_matrices(ra, rb, batched, dtype):
 
 
 @numba.njit
+def _select(mask, new, old):
+    return rt.select(mask, new, old)
+
+
+@pytest.mark.parametrize("lane", [(), (3,), (2, 3)])
+@pytest.mark.parametrize("mask", [[True, False, True, False], [False] * 4, [True] * 4])
+def test_select_of_lanes(lane, mask):
+    """vmap's choice between a branch's value and the value before it, lane by lane,
+    compiled (it ran in an object-mode island), against its NumPy source; and where a lane's
+    shape differs, a mask the same in every lane chooses, another raises."""
+    rng = np.random.default_rng(len(lane))
+    new, old, mask = rng.normal(size=(4,) + lane), rng.normal(size=(4,) + lane), np.array(mask)
+    np.testing.assert_array_equal(_select(mask, new, old), rt.select(mask, new, old))
+    np.testing.assert_array_equal(_select(mask, new, None), new)
+    if lane:
+        longer = rng.normal(size=(4,) + lane[:-1] + (lane[-1] + 1,))
+        if mask.all() or not mask.any():
+            np.testing.assert_array_equal(_select(mask, longer, new),
+                                          rt.select(mask, longer, new))
+        else:
+            for f in (_select, rt.select):
+                with pytest.raises(ValueError, match="differs between lanes"):
+                    f(mask, longer, new)
+
+
+@numba.njit
 def _stack_list(rows, axis):
     return np.stack(rows, axis)
 

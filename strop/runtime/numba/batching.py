@@ -77,6 +77,37 @@ def _extremum_grad_lanes(a, ans, axis, keepdims, where=True):
     return impl
 
 
+@overload(rt.select)
+def _select(mask, new, old):
+    """vmap's value of a name assigned under a condition that differs between lanes: each
+    lane's row from ``new`` or ``old`` (the helper's source reshapes the mask by a tuple
+    repeated a number of times known only when run, which Numba does not compile)."""
+    if _none(old):
+        return lambda mask, new, old: new
+    if not (isinstance(mask, types.Array) and mask.ndim == 1 and isinstance(
+            mask.dtype, types.Boolean) and isinstance(new, types.Array) and isinstance(
+            old, types.Array) and new.ndim == old.ndim >= 1 and new.dtype == old.dtype):
+        return None
+    dt = as_dtype(new.dtype)
+
+    def impl(mask, new, old):
+        if new.shape[1:] != old.shape[1:]:    # a lane's shape differs: only an all-or-none
+            if not mask.any():                # mask can choose
+                return np.ascontiguousarray(old)
+            if mask.all():
+                return np.ascontiguousarray(new)
+            raise ValueError("vmap: a value assigned under a condition that differs between "
+                             "lanes has lanes of another shape after; give it the same shape "
+                             "in every branch, or call the function lane by lane")
+        if not (mask.shape[0] == new.shape[0] == old.shape[0]):
+            raise ValueError("vmap: lanes of two lengths")
+        out = np.empty(new.shape, dt)
+        for i in range(mask.shape[0]):
+            out[i] = new[i] if mask[i] else old[i]
+        return out
+    return impl
+
+
 @overload(rt.matmul_lanes, prefer_literal=True)
 def _matmul_lanes(a, b, a_batched, b_batched):
     ab, bb = _flag(a_batched), _flag(b_batched)
@@ -536,7 +567,7 @@ def impl(g, v, g_batched, v_batched):
     return _unrolled(text, np=np, dt=dt)
 
 
-IMPLEMENTED = {rt.matmul_as_x_lanes, rt.matmul_as_y_lanes, rt.broadcast_like_lanes,
+IMPLEMENTED = {rt.select, rt.matmul_as_x_lanes, rt.matmul_as_y_lanes, rt.broadcast_like_lanes,
                rt.array_lanes_vjp, rt.outer_lanes, rt.trace_lanes, rt.setitem_lanes,
                rt.getitem_vjp_lanes, rt.out_axis, rt.expand_to_lanes, rt.extremum_grad_lanes, rt.matmul_lanes,
                rt.matmul_vjp_x_lanes, rt.matmul_vjp_y_lanes, rt.unbroadcast_lanes, rt.lanes_like,
