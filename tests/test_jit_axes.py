@@ -170,6 +170,20 @@ def test_select_of_lanes(lane, mask):
                     f(mask, longer, new)
 
 
+_TRANSPOSE_LANES = {None: numba.njit(lambda x: rt.transpose_lanes(x)),
+                    "axes": numba.njit(lambda x, axes: rt.transpose_lanes(x, axes))}
+
+
+@pytest.mark.parametrize("shape, axes", [((4,), None), ((4, 3), None), ((4, 3, 2), None),
+                                         ((4, 3, 2, 5), None), ((4, 3, 2), (1, 0)),
+                                         ((4, 3, 2, 5), (2, 0, 1)), ((4, 3, 2, 5), (-1, 0, 1))])
+def test_transpose_lanes(shape, axes):
+    """vmap's np.transpose, compiled (it ran in an object-mode island), against its source."""
+    x = np.arange(float(np.prod(shape))).reshape(shape)
+    got = _TRANSPOSE_LANES[None](x) if axes is None else _TRANSPOSE_LANES["axes"](x, axes)
+    np.testing.assert_array_equal(got, rt.transpose_lanes(x, axes))
+
+
 @numba.njit
 def _stack_list(rows, axis):
     return np.stack(rows, axis)

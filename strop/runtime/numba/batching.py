@@ -108,6 +108,24 @@ def _select(mask, new, old):
     return impl
 
 
+@overload(rt.transpose_lanes)
+def _transpose_lanes(x, axes=None):
+    """``np.transpose`` in each lane: the batch axis first, the lane's axes reversed (or as
+    ``axes``, a tuple of ints, says)."""
+    if not isinstance(x, types.Array) or x.ndim == 0:
+        return None
+    r = x.ndim - 1
+    if _none(axes):
+        order = ", ".join(["0"] + [str(r - i) for i in range(r)])
+    elif isinstance(axes, types.UniTuple) and isinstance(axes.dtype, types.Integer) and \
+            len(axes) == r:
+        order = ", ".join(["0"] + [f"axes[{i}] % {r} + 1" for i in range(r)])
+    else:
+        return None
+    return _unrolled(f"def impl(x, axes=None):\n    return np.transpose(x, ({order},))\n",
+                     np=np)
+
+
 @overload(rt.matmul_lanes, prefer_literal=True)
 def _matmul_lanes(a, b, a_batched, b_batched):
     ab, bb = _flag(a_batched), _flag(b_batched)
@@ -567,7 +585,7 @@ def impl(g, v, g_batched, v_batched):
     return _unrolled(text, np=np, dt=dt)
 
 
-IMPLEMENTED = {rt.select, rt.matmul_as_x_lanes, rt.matmul_as_y_lanes, rt.broadcast_like_lanes,
+IMPLEMENTED = {rt.select, rt.transpose_lanes, rt.matmul_as_x_lanes, rt.matmul_as_y_lanes, rt.broadcast_like_lanes,
                rt.array_lanes_vjp, rt.outer_lanes, rt.trace_lanes, rt.setitem_lanes,
                rt.getitem_vjp_lanes, rt.out_axis, rt.expand_to_lanes, rt.extremum_grad_lanes, rt.matmul_lanes,
                rt.matmul_vjp_x_lanes, rt.matmul_vjp_y_lanes, rt.unbroadcast_lanes, rt.lanes_like,
