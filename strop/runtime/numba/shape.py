@@ -4,7 +4,7 @@ from numba import types
 from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
-from ._common import SCALARS, _float_of, _none, _unrolled, overload
+from ._common import CHECKED, SCALARS, _float_of, _none, _unrolled, overload
 from .axes import _norm_axis
 
 
@@ -372,7 +372,8 @@ def _dense(g, ans):
     if isinstance(g, (types.List, types.ListType)) and not _none(g.dtype):
         return lambda g, ans: g
 
-@overload(rt.diagonal_vjp, jit_options={"boundscheck": True})
+
+@overload(rt.diagonal_vjp, jit_options=CHECKED)
 def _diagonal_vjp(g, a, offset=0, axis1=0, axis2=1):
     """Of a matrix (np.trace's and np.diagonal's of a 2-D array): zeros with g on the
     diagonal, g's one value on each of its places where g has one (np.trace's ``g[..., None]``).
