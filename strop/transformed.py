@@ -9,6 +9,7 @@ import warnings
 
 import gast
 import numpy as np
+from numba._dispatcher import compute_fingerprint as _fingerprint
 
 from . import dtypes
 from .config import config
@@ -66,6 +67,7 @@ class Transformed:
         self._cache = {}                   # key -> Staged
         self._assumed = {}                 # kinds, settings -> the equal lengths code assumes
         self._last_key = None
+        self._fast = {}                    # _signature -> (_cache, Staged, key, narrowed)
         functools.update_wrapper(self, _user_function(fun), updated=())
         self.__name__ = name
         self.__wrapped__ = None            # inspect.unwrap must stop here
@@ -201,6 +203,14 @@ class Transformed:
         return self.call_positional(_bind(self.fun, args, kwargs, self.signature, self._bound))
 
     def call_positional(self, args):
+        fast = self._fast.get(_signature(args, self.shape_keyed)) if self._fast else None
+        if fast is not None and fast[0] is self._cache and fast[1].guards_hold():
+            _, st, key, narrowed = fast   # a call like an earlier one: its code, unchecked
+            if narrowed:
+                args = [dtypes.canonicalize(a) if i in narrowed else a
+                        for i, a in enumerate(args)]
+            self._last_key = key
+            return ready(self.finish(self._run(st, key, args, args, args, ()), key[0]))
         swap = None
         if self.runs_on_device:   # kinds and shapes from stand-ins, the run on the arrays
             args, swap = arrays.stand_ins(args)
@@ -217,6 +227,7 @@ class Transformed:
             args = [a for i, a in enumerate(args) if i not in self.static_argnums]
         else:
             statics = ()
+        raw = args
         args = [dtypes.canonicalize_tree(a) for a in args]
         if self.check_args is not None:
             self.check_args(args)
@@ -245,18 +256,39 @@ class Transformed:
             st.branches_checked = True
         if swap:
             args = arrays.swapped(args, swap)
+        else:
+            self._remember(raw, given, args, st, key)
+        out = self._run(st, key, args, full if statics else given, given, statics)
+        return ready(self.finish(out, key[0]))   # arrays answer .block_until_ready()
+
+    def _run(self, st, key, args, full, given, statics):
         try:
             try:
-                out = st.run(args)
+                return st.run(args)
             except NoTrip:    # a loop split at its first trip runs none: code without splits
-                out = self.staged(key[:2] + (key[2] + (WHOLE_LOOPS,),)).run(args)
+                return self.staged(key[:2] + (key[2] + (WHOLE_LOOPS,),)).run(args)
         except LaxTypeError as e:
             if getattr(e, "compiled_branches", False):   # Numba's types: a plain call may
-                self.check_branches(full if statics else given)   # say which lengths, paths
+                self.check_branches(full)   # say which lengths, paths
             raise
         except TypeError as e:
             raise _argument_hint(e, self.fun, given, self.static_argnums) from None
-        return ready(self.finish(out, key[0]))   # arrays answer .block_until_ready()
+
+    def _remember(self, raw, given, args, st, key):
+        """Keep what this call found for calls like it (``_signature``: the same types,
+        Numba types, settings and, where the code is made per lengths, shapes), which then
+        skip the checks, kinds and key: each is decided by those alone.  Only calls of
+        numbers and arrays with no static argument, on the CPU, that took no pytree apart."""
+        if self.static_argnums or self.device is not None or args is not given or \
+                not st.branches_checked or any(type(k) is not str or k == TREE for k in key[0]):
+            return
+        sig = _signature(raw, self.shape_keyed)
+        if sig is None:
+            return
+        if len(self._fast) >= 64:   # (calls of ever new shapes: a bounded table)
+            self._fast.clear()
+        narrowed = frozenset(i for i, (a, b) in enumerate(zip(raw, given)) if a is not b)
+        self._fast[sig] = (self._cache, st, key, narrowed)
 
     def on_gpu(self, args, device):
         """A call with arrays on a GPU (or of ``jit(backend="cuda")``): one kernel runs
@@ -404,6 +436,19 @@ def _kind(a):
     if leaf_paths(treedef) is None:
         return TREE
     return TREE, treedef, tuple(_kind(x) for x in leaves), dict_orders(a)
+
+
+def _signature(args, shapes):
+    """What decides a call's kinds, key and checks when its arguments are numbers and arrays:
+    Numba's fingerprints of them (the type of a number; an array's dtype, rank and layout, a
+    subclass's as NumPy's), the settings, and their shapes where ``shapes`` (code made per
+    lengths).  None for an argument with no fingerprint."""
+    try:
+        sig = (tuple(map(_fingerprint, args)), config._values["enable_x64"],
+               config._values["threefry_partitionable"])
+    except (NotImplementedError, TypeError, ValueError):
+        return None
+    return sig + (tuple([getattr(a, "shape", None) for a in args]),) if shapes else sig
 
 
 def _kinds(args, static=()):

@@ -154,6 +154,26 @@ def uses_global(x):
     return x + OFFSET
 
 
+def sum_of_squares(x):
+    return np.sum(x * x)
+
+
+def test_a_call_like_an_earlier_one_skips_the_checks_but_not_what_they_decide():
+    jg = jit(grad(sum_of_squares))
+    x = np.linspace(0.0, 1.0, 5)
+    np.testing.assert_allclose(jg(x), 2 * x)
+    np.testing.assert_allclose(jg(x + 1), 2 * (x + 1))
+    assert len(jg._fast) == 1, "the repeat call should have taken the remembered path"
+    with pytest.raises(TypeError, match="real-valued"):   # a new dtype: checked again
+        jg(np.arange(5))
+    np.testing.assert_allclose(jg(np.linspace(0.0, 1.0, 7)), 2 * np.linspace(0.0, 1.0, 7))
+    with config.override(enable_x64=False):   # a new setting: a new key, float32 code
+        assert jg(x).dtype == np.float32
+    assert jg(x).dtype == np.float64
+    assert jg(x.reshape(5, 1)).shape == (5, 1)   # a new rank: its own code
+    np.testing.assert_allclose(jg(x[::2]), 2 * x[::2])   # a strided view: another layout
+
+
 def test_print_runs_every_call(capfd):
     jf = jit(prints)
     jf(1.0)

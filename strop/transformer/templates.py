@@ -98,8 +98,15 @@ class _Fold(gast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         f = node.func
-        if (isinstance(f, gast.Attribute) and f.attr == "where" and isinstance(f.value, gast.Name)
-                and TEMPLATE_NAMESPACE.get("np") is np and len(node.args) == 3
-                and _const(node.args[0])):
+        if _is_np(f, "where") and len(node.args) == 3 and _const(node.args[0]):
             return node.args[1] if node.args[0].value else node.args[2]
+        if _is_np(f, "negative") and len(node.args) == 1 and not node.keywords and _const(
+                node.args[0]) and not isinstance(node.args[0].value, bool):
+            # (roll's cotangent: np.roll(g, -1, 0), whose constant shift a loop can read)
+            return gast.Constant(value=-node.args[0].value, kind=None)
         return node
+
+
+def _is_np(f, attr):
+    return isinstance(f, gast.Attribute) and f.attr == attr and isinstance(
+        f.value, gast.Name) and TEMPLATE_NAMESPACE.get("np") is np
