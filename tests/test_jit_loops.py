@@ -331,3 +331,85 @@ def test_chain_like_compiled_has_the_chains_shape_and_dtype(shapes):
     like = njit(lambda a, b: runtime.chain_like("_0 * _1 + _0", a, b))(a, b)
     want = runtime.elementwise("_0 * _1 + _0", a, b)
     assert like.shape == want.shape and like.dtype == want.dtype
+
+
+# --- np.roll as a step of a chain: the loop reads the array at shifted indices ----------------
+
+ROLLED = {   # operand, rolls (shift, axis) read by one chain
+    "1-D": (F64, [(1, 0), (-1, 0), (7, -1)]),
+    "2-D": (F64[:288].reshape(12, 24), [(1, 0), (-1, 0), (1, 1), (-1, 1)]),
+    "shifts past the length": (F64[:288].reshape(12, 24), [(25, 1), (-13, 0), (24, 1), (0, 0)]),
+    "3-D, last axis": (F64[:288].reshape(3, 4, 24), [(2, 2), (-3, -1), (1, 0)]),
+    "a view": (F64[::2][:144].reshape(12, 12), [(1, 0), (-1, 1)]),
+    "small": (F64[:12].reshape(3, 4), [(1, 0), (-1, 1)]),   # (under LOOP_SIZE: NumPy's)
+    "float32": (F64[:288].reshape(12, 24).astype(np.float32), [(1, 1), (-1, 0)]),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def compiled_rolls(text, into=False):
+    from numba import njit
+    from strop.runtime import numba as _implementations  # noqa: F401
+    fn = runtime.elementwise_into if into else runtime.elementwise
+    return njit(error_model="numpy")(lambda a, b: fn(text, a, b))
+
+
+@pytest.mark.parametrize("into", [False, True])
+@pytest.mark.parametrize("case", sorted(ROLLED))
+def test_a_chain_that_rolls_its_operands_is_the_expression_numpy_evaluates(case, into):
+    a, rolls = ROLLED[case]
+    b = np.cos(a) + 2
+    text = " + ".join(f"np.roll(_{k % 2}, {s}, {ax})" for k, (s, ax) in enumerate(rolls)) + \
+        " - weak(4, _0) * _1"
+    want = runtime.elementwise(text, a, b)
+    # into: the result goes over _0, which the chain also reads shifted: a new array instead
+    got = compiled_rolls(text, into)(a.copy() if into else a, b)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-6 if a.dtype == np.float32 else 1e-15)
+
+
+def test_a_roll_by_a_computed_shift_or_of_an_expression_stays_numpys():
+    text = rewritten("""
+        def g(a, b, c, s):
+            x = np.roll(a, 1, 0) + b
+            y = np.roll(a, s, 0) + b * c
+            z = np.roll(a, -1, axis=1) * b
+            w = np.roll(a, 1) + b * c
+            return x, y, z, w
+        """)
+    assert "x = elementwise('np.roll(_0, 1, 0) + _1', a, b)" in text   # a roll: a loop
+    assert "y = np.roll(a, s, 0) + b * c" in text     # the shift unknown to the loop
+    assert "z = elementwise('np.roll(_0, -1, axis=1) * _1', a, b)" in text
+    assert "w = np.roll(a, 1) + b * c" in text        # (axis=None: the flat array's roll)
+
+
+def periodic_stencil(p, U0, V0):     # Gray–Scott's update, 2-D, periodic by np.roll
+    F, k = p[0], p[1]
+    U, V = U0, V0
+    for _ in range(3):
+        lapU = (np.roll(U, 1, 0) + np.roll(U, -1, 0) + np.roll(U, 1, axis=1)
+                + np.roll(U, -1, axis=1) - 4 * U)
+        lapV = np.roll(V, 2, 0) + np.roll(V, -1, 1) - 2 * V
+        uvv = U * V * V
+        U = U + 0.2 * lapU - uvv + F * (1 - U)
+        V = V + 0.1 * lapV + uvv - (F + k) * V
+    return np.sum(V ** 2) + np.sum(U * np.roll(V, 3, 0))
+
+
+def test_rolls_fuse_into_the_loops_of_a_stencil_and_of_its_gradient():
+    rng = np.random.default_rng(1)
+    p, U, V = np.array([0.04, 0.06]), rng.uniform(0.5, 1, (16, 12)), rng.uniform(0, 0.5, (16, 12))
+    jf, jg = jit(periodic_stencil), jit(grad(periodic_stencil))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert jf(p, U, V) == pytest.approx(periodic_stencil(p, U, V), rel=1e-13)
+        got = jg(p, U, V)
+    np.testing.assert_allclose(got, grad(periodic_stencil)(p, U, V), rtol=1e-12)
+    np.testing.assert_allclose(got, numeric_vjp(periodic_stencil, [p, U, V], 0, 1.0),
+                               rtol=1e-6)
+    for made in (jf, jg):   # every roll in a step is read inside a chain's loop, none copied
+        text = strop.source(made)   # (the last line's is taped, and its cotangent is a roll)
+        assert not [line for line in text.splitlines()
+                    if "= np.roll(" in line and line.startswith(" " * 8) and "#" not in line], text
+    # the cotangent of each roll is added into the owned cotangent of its array
+    assert "bV = elementwise_into('_0 + np.roll(_1, 1, 1)', bV, " in strop.source(jg)

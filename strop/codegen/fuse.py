@@ -16,13 +16,15 @@ the shape and dtype of the chain over its operands, where those operands are not
 before the stand-in is made (it reads them where it is).
 
 A chain summed by ``unbroadcast`` is written into it too (``unbroadcast(_bt8 * lap, alpha)``),
-and one added into part of a sum (``add_at_index_inplace(bu, -2 * blap, u, i)``):
-codegen/loops.py makes each one call that sums or adds the elements as it computes them.
+one added into part of a sum (``add_at_index_inplace(bu, -2 * blap, u, i)``), and one added
+into an owned sum (``plus_inplace(bv, np.roll(_bt4, 1, 0))``): codegen/loops.py makes each
+one call that sums or adds the elements as it computes them.
 """
 import re
 from collections import Counter
 
 import gast
+import numpy as np
 
 from .. import runtime
 from ..transformer import ir
@@ -170,13 +172,15 @@ class _Substitute(gast.NodeTransformer):
             node.args[at[0]] = self.operand(node.args[at[0]])
             return node
         if self.fusion.calls and is_chain_call(node, self.fusion.refs):
-            node.args = [self.operand(a) for a in node.args]
+            if callee_of(node, self.fusion.refs) is not np.roll:   # (rolls a name: kept)
+                node.args = [self.operand(a) for a in node.args]
             return node
         return self.generic_visit(node)
 
 
 # the helpers that take a chain in place of one argument: (that argument, their arity)
-_CONSUMERS = {runtime.unbroadcast: (0, 2), runtime.add_at_index_inplace: (1, 4)}
+_CONSUMERS = {runtime.unbroadcast: (0, 2), runtime.add_at_index_inplace: (1, 4),
+              runtime.plus_inplace: (1, 2)}
 
 
 class _Likes(gast.NodeTransformer):

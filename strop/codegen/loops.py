@@ -11,9 +11,11 @@ with ``weak(2, -_bt4)``, a number typed like an expression (fuse.py): elementwis
 without computing it.  A chain summed by unbroadcast becomes ``unbroadcast_chain(text, x,
 ...)``, which sums its elements as it computes them where ``x`` is a number, and one added
 into part of a sum ``add_at_index_chain(acc, text, x, i, ...)``, which adds them into the
-view.  Compiled code only; as Python, ``elementwise`` evaluates the text.
+view; one added into an owned sum, ``elementwise_into("_0 + (...)", acc, ...)``.  Compiled
+code only; as Python, ``elementwise`` evaluates the text.
 """
 import gast
+import numpy as np
 
 from .. import runtime
 from ..runtime.arithmetic import CHAIN_OPERATORS, CHAIN_UFUNCS
@@ -33,8 +35,14 @@ def loop_chains(node, refs, min_names=MIN_NAMES, calls=True):
         consumed = _consumed_chain(s, refs, calls)
         if consumed is not None:
             helper, at, call = consumed
-            text, names = chain_text(call.args[at], refs)
             fn = _bind(refs, helper, helper.__name__, local)
+            if helper is runtime.elementwise_into:   # plus_inplace(acc, <chain>): acc's array
+                # is no other name's (inplace.py), so ``acc + <chain>`` goes into it as ``_0``
+                text, names = chain_text(gast.BinOp(left=call.args[0], op=gast.Add(),
+                                                    right=call.args[1]), refs)
+                s.value = ir.call(fn, [ir.const(text), *map(ir.name, names)])
+                continue
+            text, names = chain_text(call.args[at], refs)
             rest = [a for i, a in enumerate(call.args) if i != at]
             s.value = ir.call(fn, [*rest[:at], ir.const(text), *rest[at:], *map(ir.name, names)])
             continue
@@ -43,7 +51,8 @@ def loop_chains(node, refs, min_names=MIN_NAMES, calls=True):
                 and not isinstance(s.value, (gast.Name, gast.Constant, gast.Call))):
             continue
         text, names = chain_text(s.value, refs)
-        if len(names) < min_names and not _typed_weak(s.value, refs):
+        if len(names) < min_names and not _typed_weak(s.value, refs) and not (
+                calls and has_roll(s.value, refs)):   # (a roll alone: a copy of its array)
             continue
         fn = _bind(refs, runtime.elementwise, "elementwise", local)
         s.value = ir.call(fn, [ir.const(text), *[ir.name(n) for n in names]])
@@ -84,21 +93,50 @@ def is_chain(e, refs, calls=True):
 
 def is_chain_call(e, refs):
     """Whether call ``e`` may be a step of a chain: a ufunc of CHAIN_UFUNCS of its operands
-    (the ufunc itself: a twin lowering put in has its reasons), or ``power_int(x, int)``."""
-    if not isinstance(e, gast.Call) or e.keywords or any(
-            isinstance(a, gast.Starred) for a in e.args):
+    (the ufunc itself: a twin lowering put in has its reasons), ``power_int(x, int)``, or
+    ``np.roll(name, int, int)`` (``is_roll``)."""
+    if not isinstance(e, gast.Call) or any(isinstance(a, gast.Starred) for a in e.args):
         return False
     fn = callee_of(e, refs)
+    if fn is np.roll:
+        return is_roll(e)
+    if e.keywords:
+        return False
     if fn is runtime.power_int:
         return len(e.args) == 2 and isinstance(e.args[1], gast.Constant) and \
             type(e.args[1].value) is int
     return fn in CHAIN_UFUNCS and len(e.args) == fn.nin
 
 
+def is_roll(e):
+    """Whether ``e`` (a call of np.roll) rolls a name by a constant along a constant axis: a
+    chain's loop reads that array at shifted indices (runtime/numba/loops.py), where NumPy
+    makes a rolled copy."""
+    given = dict(zip(("a", "shift", "axis"), e.args))
+    for k in e.keywords:
+        if k.arg not in ("shift", "axis") or k.arg in given:
+            return False
+        given[k.arg] = k.value
+    return len(given) == 3 and isinstance(given["a"], gast.Name) and all(
+        _integer(given[k]) for k in ("shift", "axis"))
+
+
+def _integer(e):
+    """Whether ``e`` writes an int (``3``, ``-1``)."""
+    if isinstance(e, gast.UnaryOp) and isinstance(e.op, (gast.USub, gast.UAdd)):
+        return _integer(e.operand)
+    return isinstance(e, gast.Constant) and type(e.value) is int
+
+
+def has_roll(e, refs):
+    return any(isinstance(n, gast.Call) and callee_of(n, refs) is np.roll for n in gast.walk(e))
+
+
 # helpers fuse.py writes a chain into -> (the argument, the helper taking the chain's text
 # there, its operands last)
 CONSUMERS = {runtime.unbroadcast: (0, runtime.unbroadcast_chain),
-             runtime.add_at_index_inplace: (1, runtime.add_at_index_chain)}
+             runtime.add_at_index_inplace: (1, runtime.add_at_index_chain),
+             runtime.plus_inplace: (1, runtime.elementwise_into)}
 
 
 def _consumed_chain(s, refs, calls):

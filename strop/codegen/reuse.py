@@ -143,7 +143,8 @@ def _bound_fresh(s, refs):
     fn = callee_of(v, refs) if isinstance(v, gast.Call) else None
     if isinstance(t, gast.Name):
         fresh = fn in FRESH or isinstance(v, OPERATORS) and not (
-            isinstance(v, gast.UnaryOp) and isinstance(v.op, gast.UAdd))
+            isinstance(v, gast.UnaryOp) and isinstance(v.op, gast.UAdd)) or \
+            fn is runtime.plus_inplace and _id(v.args[0]) == t.id   # (inplace.py: owned)
         return (t.id,) if fresh else ()
     if isinstance(t, gast.Tuple) and fn in FRESH_PARTS:
         return tuple(t.elts[k].id for k in FRESH_PARTS[fn]

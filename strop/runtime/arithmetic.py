@@ -74,7 +74,8 @@ def chain_like(chain, *operands):
     the adjoint reads only for its shape and dtype.  Of numbers, the chain's value."""
     if not any(isinstance(o, np.ndarray) for o in operands):
         return elementwise(chain, *operands)
-    probes = [np.ones((), o.dtype) if isinstance(o, np.ndarray) else o for o in operands]
+    probes = [np.ones((1,) * o.ndim, o.dtype) if isinstance(o, np.ndarray) else o
+              for o in operands]   # (of the operands' ranks: a chain may roll one)
     with np.errstate(all="ignore"):
         dtype = np.result_type(elementwise(chain, *probes))
     return np.broadcast_to(np.zeros((), dtype), np.broadcast_shapes(*map(np.shape, operands)))

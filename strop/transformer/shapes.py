@@ -274,6 +274,8 @@ class _Typer:
             return UNKNOWN
         fn = self.callee(node.func)
         args = node.args
+        if fn is np.roll and args:   # any shift along any axes: its array's shape and dtype
+            return self.of(args[0])
         if node.keywords:
             return self.reduction(fn, args, node.keywords) if is_member(fn, _WHOLE) else UNKNOWN
         if fn == ("method", "copy") and not args:      # x.copy()

@@ -59,6 +59,11 @@ def _type_of(node, args, ctx, consts=None):
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
             node.func.id in _CALLS and not node.keywords:
         return resolve(_CALLS[node.func.id], *node.args)
+    roll = _roll(node)
+    if roll is not None:   # the array's type (its dtype on an element)
+        t = _type_of(node.args[0], args, ctx, consts)
+        return t if isinstance(t, (types.Number, types.Boolean)) or isinstance(
+            t, types.Array) and -t.ndim <= roll[2] < t.ndim else None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
             isinstance(node.func.value, ast.Name) and node.func.value.id == "np" and \
             getattr(np, node.func.attr, None) in CHAIN_UFUNCS and not node.keywords:
@@ -66,10 +71,41 @@ def _type_of(node, args, ctx, consts=None):
     return None
 
 
+def _roll(node):
+    """(operand's name, shift, axis) of ``np.roll(_k, shift, axis)`` in a chain's text
+    (codegen/loops.is_roll), or None."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and
+            node.func.attr == "roll" and isinstance(node.func.value, ast.Name) and
+            node.func.value.id == "np"):
+        return None
+    given = dict(zip(("a", "shift", "axis"), node.args))
+    given.update((k.arg, k.value) for k in node.keywords)
+    a, shift, axis = (given.get(k) for k in ("a", "shift", "axis"))
+    shift, axis = _integer(shift), _integer(axis)
+    if not isinstance(a, ast.Name) or shift is None or axis is None:
+        return None
+    return a.id, shift, axis
+
+
+def _integer(node):
+    """The int that ``node`` writes (``3``, ``-1``), or None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        k = _integer(node.operand)
+        return None if k is None else -k
+    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+
+
+def _rolls(tree):
+    return [r for r in map(_roll, ast.walk(tree)) if r is not None]
+
+
 def _loops(chain, args, consts=None, least=3):
     """Whether ``chain`` on operands of types ``args`` runs as a loop (the module's rule; the
     helpers that sum or add a chain as they compute it loop over one array or more)."""
     arrays = [t for t in args if isinstance(t, types.Array)]
+    tree = parse_source(chain, mode="eval").body
+    if _rolls(tree):
+        least = 1   # NumPy's rolls would each be a copy
     if len(arrays) < max(least, 1) or arrays[0].ndim == 0 or not all(
             isinstance(t.dtype, types.Float) for t in arrays) or \
             len({t.ndim for t in arrays}) != 1:
@@ -78,7 +114,6 @@ def _loops(chain, args, consts=None, least=3):
         return False
     ctx = cpu_target.typing_context
     ctx.refresh()       # (the registries of every loaded implementation)
-    tree = parse_source(chain, mode="eval").body
     try:
         whole = _type_of(tree, args, ctx, consts)
         each = _type_of(tree, [t.dtype if isinstance(t, types.Array) else t for t in args],
@@ -96,8 +131,10 @@ def _source(chain, args, into=False):
     (two names of one array read as overlapping arrays: a loop that does not vectorize)."""
     arrays = [k for k, t in enumerate(args) if isinstance(t, types.Array)]
     first, ndim = f"_{arrays[0]}", args[arrays[0]].ndim
+    tree = parse_source(chain, mode="eval")
+    rolls = _Shifts(tree, ndim, first)
     index = ", ".join(f"i{d}" for d in range(ndim))
-    element = ast.unparse(_Elements(arrays, index).visit(parse_source(chain, mode="eval")))
+    element = ast.unparse(_Elements(arrays, [f"i{d}" for d in range(ndim)], rolls).visit(tree))
     same = " and ".join(f"_{k}.shape == {first}.shape" for k in arrays[1:]) or "True"
     lines = ["def impl(chain, *args):"]
     lines += [f"    _{k} = args[{k}]" for k in range(len(args))]
@@ -105,24 +142,90 @@ def _source(chain, args, into=False):
     lines += ["        out = _0"] if into else [f"        out = np.empty({first}.shape, DTYPE)"]
     if into:
         element = re.sub(r"\b_0\[", "out[", element)
+    lines += ["        " + line for line in rolls.before()]
     indent = "        "
     for d in range(ndim):
-        lines.append(f"{indent}for i{d} in range({first}.shape[{d}]):")
-        indent += "    "
+        lines += [indent + line for line in rolls.loop(d)]
+        indent += "    " * (2 if rolls.segmented(d) else 1)
+        lines += [indent + line for line in rolls.rows(d)]
     lines += [f"{indent}out[{index}] = {element}", "        return out", f"    return {chain}"]
     return "\n".join(lines) + "\n"
 
 
-class _Elements(ast.NodeTransformer):
-    """Array operands indexed by the loop's indices."""
+class _Shifts:
+    """The indices at which a chain's loop reads its rolled operands: ``np.roll(_k, s, a)``
+    at index ``i`` along axis ``a`` reads ``_k`` at ``(i - s) mod n``.  Along an outer axis,
+    that index once per row (``k0``); along the last axis, the loop split where some roll
+    wraps (at ``s mod n``), so that in each piece every index is ``i + o`` for an ``o`` fixed
+    there, a loop LLVM vectorizes (a wrapped index per element would not)."""
 
-    def __init__(self, arrays, index):
-        self.arrays, self.index = {f"_{k}" for k in arrays}, index
+    def __init__(self, tree, ndim, first):
+        self.ndim, self.first, self.names = ndim, first, {}
+        for _, shift, axis in _rolls(tree):
+            self.names.setdefault((shift, axis % ndim), len(self.names))
+
+    def index(self, shift, axis):
+        """The index along ``axis`` at which the loop reads an array rolled by ``shift``."""
+        j = self.names[shift, axis % self.ndim]
+        return f"i{self.ndim - 1} + o{j}" if axis % self.ndim == self.ndim - 1 else f"k{j}"
+
+    def _along(self, d):
+        return [(shift, j) for (shift, axis), j in self.names.items() if axis == d]
+
+    def segmented(self, d):
+        return d == self.ndim - 1 and bool(self._along(d))
+
+    def before(self):
+        lines = [f"r{j} = {shift} % {self.first}.shape[{axis}]"
+                 for (shift, axis), j in self.names.items()]
+        last = self._along(self.ndim - 1)
+        if last:
+            wraps = ", ".join(f"r{j}" for _, j in last)
+            lines.append(f"bounds = np.sort(np.array([0, {self.first}.shape[{self.ndim - 1}], "
+                         f"{wraps}]))")
+        return lines
+
+    def loop(self, d):
+        if not self.segmented(d):
+            return [f"for i{d} in range({self.first}.shape[{d}]):"]
+        n = f"{self.first}.shape[{d}]"
+        return ["for q in range(len(bounds) - 1):",
+                *[f"    o{j} = {n} - r{j} if bounds[q] < r{j} else -r{j}"
+                  for _, j in self._along(d)],
+                f"    for i{d} in range(bounds[q], bounds[q + 1]):"]
+
+    def rows(self, d):
+        if d == self.ndim - 1:
+            return []
+        n = f"{self.first}.shape[{d}]"
+        return [f"k{j} = i{d} + {n} - r{j} if i{d} < r{j} else i{d} - r{j}"
+                for _, j in self._along(d)]
+
+
+class _Elements(ast.NodeTransformer):
+    """Array operands indexed by the loop's indices (``i0``, ``i1``, ...), rolled ones at
+    their shifted indices (``rolls``: _Shifts)."""
+
+    def __init__(self, arrays, index, rolls=None):
+        self.arrays, self.index, self.rolls = {f"_{k}" for k in arrays}, index, rolls
 
     def visit_Name(self, node):
         if node.id in self.arrays:
-            return parse_source(f"{node.id}[{self.index}]", mode="eval").body
+            return self.indexed(node.id, self.index)
         return node
+
+    def visit_Call(self, node):
+        roll = _roll(node)
+        if roll is None:
+            return self.generic_visit(node)
+        name, shift, axis = roll
+        index = list(self.index)
+        index[axis % len(index)] = self.rolls.index(shift, axis)
+        return self.indexed(name, index)
+
+    @staticmethod
+    def indexed(name, index):
+        return parse_source(f"{name}[{', '.join(index)}]", mode="eval").body
 
 
 class _WeakConstants(ast.NodeTransformer):
@@ -202,7 +305,8 @@ def _elementwise_into(chain, *args):
         return None
     text, types_, constants = _chain_of(chain, args)
     if types_ and isinstance(types_[0], types.Array) and types_[0].layout == "C" and \
-            _loops(text, types_, constants, least=1):
+            _loops(text, types_, constants, least=1) and "_0" not in [
+                r[0] for r in _rolls(parse_source(text, mode="eval"))]:   # (read shifted)
         whole = _type_of(parse_source(text, mode="eval").body, types_,
                          cpu_target.typing_context, constants)
         if types_[0].ndim == whole.ndim and types_[0].dtype == whole.dtype:
@@ -266,8 +370,7 @@ def _sum_source(chain, args):
         indent += "    "
 
     def element(j):
-        index = ", ".join(outer + [j])
-        return ast.unparse(_Elements(arrays, index).visit(parse_source(chain, mode="eval")))
+        return ast.unparse(_Elements(arrays, outer + [j]).visit(parse_source(chain, mode="eval")))
     lines.append(indent + " = ".join(f"a{k}" for k in range(8)) + " = DTYPE(0)")
     lines.append(f"{indent}for j in range(0, top, 8):")
     lines += [f"{indent}    a{k} += {element(f'j + {k}')}" for k in range(8)]
@@ -284,7 +387,8 @@ def _unbroadcast_chain(chain, x, *args):
         return None
     text, args, constants = _chain_of(chain, args)
     space = _space(constants)
-    if isinstance(x, (types.Number, types.Boolean)) and _loops(text, args, constants, least=1):
+    if isinstance(x, (types.Number, types.Boolean)) and _loops(text, args, constants, least=1) \
+            and not _rolls(parse_source(text, mode="eval")):   # (a roll: NumPy's, then summed)
         whole = _type_of(parse_source(text, mode="eval").body, args, cpu_target.typing_context,
                          constants)
         space["DTYPE"] = as_dtype(whole.dtype).type
@@ -306,7 +410,7 @@ def _add_at_index_chain(acc, chain, x, idx, *args):
     fallback = f"    return rt.add_at_index_inplace(acc, {text}, x, idx)\n"
     arrays = [k for k, t in enumerate(args) if isinstance(t, types.Array)]
     if arrays and _into_view(acc, x, idx, args[arrays[0]].ndim) and \
-            _loops(text, args, constants, least=1):
+            _loops(text, args, constants, least=1) and not _rolls(parse_source(text, mode="eval")):
         whole = _type_of(parse_source(text, mode="eval").body, args, cpu_target.typing_context,
                          constants)
         if as_dtype(acc.dtype) == np.result_type(as_dtype(acc.dtype), as_dtype(whole.dtype)):
@@ -333,8 +437,9 @@ def _into_source(chain, args):
     where it has the arrays' shape (the fallback, the array expression, follows)."""
     arrays = [k for k, t in enumerate(args) if isinstance(t, types.Array)]
     ndim = args[arrays[0]].ndim
-    index = ", ".join(f"i{d}" for d in range(ndim))
+    index = [f"i{d}" for d in range(ndim)]
     element = ast.unparse(_Elements(arrays, index).visit(parse_source(chain, mode="eval")))
+    index = ", ".join(index)
     same = " and ".join(f"_{k}.shape == part.shape" for k in arrays)
     lines = ["def impl(acc, chain, x, idx, *args):"]
     lines += [f"    _{k} = args[{k}]" for k in range(len(args))]
