@@ -411,5 +411,58 @@ def test_rolls_fuse_into_the_loops_of_a_stencil_and_of_its_gradient():
         text = strop.source(made)   # (the last line's is taped, and its cotangent is a roll)
         assert not [line for line in text.splitlines()
                     if "= np.roll(" in line and line.startswith(" " * 8) and "#" not in line], text
-    # the cotangent of each roll is added into the owned cotangent of its array
-    assert "bV = elementwise_into('_0 + np.roll(_1, 1, 1)', bV, " in strop.source(jg)
+    # the cotangents of a step's rolls are added into their array's owned one in one loop
+    assert "bU = elementwise_into('_0 + weak(4, -_1) * -_1 + np.roll(_2, 1, 1) + np.roll(_3, " \
+           "-1, 1) + np.roll(_4, 1, 0) + np.roll(_5, -1, 0)'," in strop.source(jg)
+
+
+def merged(src):
+    import gast
+    from strop.codegen.fuse import fuse
+    from strop.transformer.unparse import unparse
+    node = gast.parse(textwrap.dedent(src)).body[0]
+    fuse(node, {"plus_inplace": runtime.plus_inplace, "np": np, "f": np.sum})
+    return unparse(node)
+
+
+def test_terms_added_into_one_sum_one_after_another_are_added_by_one_statement():
+    text = merged("""
+        def g(acc, a, b, c, d, s):
+            acc = plus_inplace(acc, np.roll(a, 1, 0))
+            b2 = b
+            acc = acc + np.roll(b2, -1, 0) * c
+            acc = plus_inplace(acc, d)
+            s = s + a
+            t = f(s)
+            s = s + b
+            b = b * 2
+            s = s + c
+            a2 = a * 2
+            s = s + d
+            return acc, s, t, a2
+        """)
+    # in place, as the first addition was, each term added in its order (the same sum)
+    assert "acc = plus_inplace(acc, np.roll(a, 1, 0), np.roll(b2, -1, 0) * c, d)" in text
+    assert "t = f(s)" in text and "s = s + b" in text   # (s read between: not moved past)
+    assert "s = s + b\n" in text   # (b rebound between: its addition not moved past it)
+    assert "s = s + c + d" in text   # (past a statement that touches neither)
+    text = merged("""
+        def g(acc, a, b):
+            acc = acc + a
+            acc = plus_inplace(acc, b)
+            return acc
+        """)
+    # acc's array before the first addition may be another name's: a new one
+    assert "acc = acc + a + b" in text
+
+
+def test_merged_additions_compiled_give_the_sum_to_the_last_bit():
+    def accumulate(acc, a, b, c):
+        acc = acc + np.roll(a, 1, 0)
+        acc = acc + b * c
+        acc = acc + np.roll(c, -2, 1)
+        return acc
+    rng = np.random.default_rng(2)
+    acc, a, b, c = (rng.normal(size=(9, 11)) for _ in range(4))
+    want = jit(accumulate, backend="python")(acc, a, b, c)
+    np.testing.assert_array_equal(jit(accumulate)(acc, a, b, c), want)

@@ -99,6 +99,7 @@ class _Fusion:
                     s.value) and self.shape_read_later(target.id, s.value, stmts[i + 1:]):
                 pending[target.id] = s
         stmts[:] = [s for s in stmts if id(s) not in fused]
+        _merge_sums(stmts, self.refs, self.calls)
 
     def step(self, value):
         """Whether ``value`` is one elementwise step a chain may take in: an operator (not
@@ -180,7 +181,7 @@ class _Substitute(gast.NodeTransformer):
 
 # the helpers that take a chain in place of one argument: (that argument, their arity)
 _CONSUMERS = {runtime.unbroadcast: (0, 2), runtime.add_at_index_inplace: (1, 4),
-              runtime.plus_inplace: (1, 2)}
+              runtime.plus_inplace: (1, 2)}   # (plus_inplace's later terms: _merge_sums)
 
 
 class _Likes(gast.NodeTransformer):
@@ -196,6 +197,70 @@ class _Likes(gast.NodeTransformer):
                 node.args[1].id in self.values and callee_of(node, self.refs) is runtime.weak:
             node.args[1] = ir.clone(self.values[node.args[1].id])
         return node
+
+
+def _merge_sums(stmts, refs, calls):
+    """Chains added into one sum by successive statements of a block added by the last of
+    them: ``bv = plus_inplace(bv, np.roll(a, 1, 0)); b2 = b1; bv = bv + np.roll(b2, -1, 0)``
+    as ``bv = plus_inplace(bv, np.roll(a, 1, 0), np.roll(b2, -1, 0))``, one loop over the
+    elements where there were two (reverse mode adds each term's cotangent into its
+    operand's one by one).  The terms are added in their order, so the sum is the same to
+    the last bit.  An addition moves down past statements that compute chains only (no
+    update in place, no call made for its effect), read neither the sum nor rebind what it
+    reads.  In place only where the first addition was: the sum's array before it may be
+    another name's."""
+    i = 0
+    while i < len(stmts):
+        first = _added(stmts[i], refs, calls)
+        if first is None:
+            i += 1
+            continue
+        acc, in_place, terms = first
+        reads = set().union(*map(_reads, terms))
+        for j in range(i + 1, len(stmts)):
+            s = stmts[j]
+            then = _added(s, refs, calls)
+            if then is not None and then[0] == acc:
+                terms = terms + then[2]
+                s.value = ir.call(stmts[i].value.func, [ir.name(acc), *terms]) if in_place \
+                    else _sum([ir.name(acc), *terms])
+                del stmts[i]
+                break
+            if not (isinstance(s, gast.Assign) and is_chain(s.value, refs, calls)) or \
+                    ({acc} | reads) & {n.id for t in s.targets for n in gast.walk(t)
+                                       if isinstance(n, gast.Name)} or acc in _reads(s.value):
+                i += 1
+                break
+        else:
+            i += 1
+
+
+def _added(s, refs, calls):
+    """(sum, in place, the chains added) of ``acc = plus_inplace(acc, <chain>, ...)`` or
+    ``acc = acc + <chain> + ...`` whose chains do not read acc, else None."""
+    if not (isinstance(s, gast.Assign) and len(s.targets) == 1 and
+            isinstance(s.targets[0], gast.Name)):
+        return None
+    acc, v, terms = s.targets[0].id, s.value, []
+    in_place = isinstance(v, gast.Call) and callee_of(v, refs) is runtime.plus_inplace
+    if in_place:
+        head, terms = (v.args[0], list(v.args[1:])) if not v.keywords else (None, [])
+    else:
+        while isinstance(v, gast.BinOp) and isinstance(v.op, gast.Add):
+            terms.insert(0, v.right)
+            v = v.left
+        head = v
+    if not (isinstance(head, gast.Name) and head.id == acc and terms) or any(
+            not is_chain(t, refs, calls) or acc in _reads(t) for t in terms):
+        return None
+    return acc, in_place, terms
+
+
+def _sum(terms):
+    out = terms[0]
+    for t in terms[1:]:
+        out = gast.BinOp(left=out, op=gast.Add(), right=t)
+    return out
 
 
 def _reads(expr):

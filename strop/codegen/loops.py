@@ -36,10 +36,12 @@ def loop_chains(node, refs, min_names=MIN_NAMES, calls=True):
         if consumed is not None:
             helper, at, call = consumed
             fn = _bind(refs, helper, helper.__name__, local)
-            if helper is runtime.elementwise_into:   # plus_inplace(acc, <chain>): acc's array
-                # is no other name's (inplace.py), so ``acc + <chain>`` goes into it as ``_0``
-                text, names = chain_text(gast.BinOp(left=call.args[0], op=gast.Add(),
-                                                    right=call.args[1]), refs)
+            if helper is runtime.elementwise_into:   # plus_inplace(acc, <chain>, ...): acc's
+                # array is no other name's (inplace.py): ``acc + <chain> + ...`` goes into it
+                total = call.args[0]
+                for term in call.args[1:]:
+                    total = gast.BinOp(left=total, op=gast.Add(), right=term)
+                text, names = chain_text(total, refs)
                 s.value = ir.call(fn, [ir.const(text), *map(ir.name, names)])
                 continue
             text, names = chain_text(call.args[at], refs)
@@ -148,6 +150,8 @@ def _consumed_chain(s, refs, calls):
     if entry is None or v.keywords:
         return None
     at, helper = entry
+    if helper is runtime.elementwise_into and len(v.args) > 2:   # (terms fuse.py merged)
+        return (helper, at, v) if all(is_chain(t, refs, calls) for t in v.args[1:]) else None
     chain = v.args[at] if at < len(v.args) else None
     if chain is None or isinstance(chain, (gast.Name, gast.Constant)) or \
             not is_chain(chain, refs, calls):

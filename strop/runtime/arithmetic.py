@@ -107,10 +107,14 @@ def plus(a, b):
     return a + b
 
 
-def plus_inplace(a, b):
+def plus_inplace(a, b, *more):
     """``a + b``, where codegen/inplace.py proved ``a``'s array owned: compiled code adds ``b``
-    into it when the sum has its shape and dtype (no array made each trip of a loop)."""
-    return a + b
+    into it when the sum has its shape and dtype (no array made each trip of a loop).  With
+    ``more`` (codegen/fuse.py merged later additions): ``a + b + ...``, in that order."""
+    out = a + b
+    for x in more:
+        out = out + x
+    return out
 
 
 def _is_seq(v):

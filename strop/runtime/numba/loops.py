@@ -133,8 +133,10 @@ def _source(chain, args, into=False):
     first, ndim = f"_{arrays[0]}", args[arrays[0]].ndim
     tree = parse_source(chain, mode="eval")
     rolls = _Shifts(tree, ndim, first)
-    index = ", ".join(f"i{d}" for d in range(ndim))
-    element = ast.unparse(_Elements(arrays, [f"i{d}" for d in range(ndim)], rolls).visit(tree))
+    index = [f"i{d}" for d in range(ndim)]
+    segmented = rolls.segmented(ndim - 1)
+    elements = _Elements(arrays, index, rolls, segmented, into)
+    element = ast.unparse(elements.visit(tree))
     same = " and ".join(f"_{k}.shape == {first}.shape" for k in arrays[1:]) or "True"
     lines = ["def impl(chain, *args):"]
     lines += [f"    _{k} = args[{k}]" for k in range(len(args))]
@@ -144,20 +146,30 @@ def _source(chain, args, into=False):
         element = re.sub(r"\b_0\[", "out[", element)
     lines += ["        " + line for line in rolls.before()]
     indent = "        "
-    for d in range(ndim):
-        lines += [indent + line for line in rolls.loop(d)]
-        indent += "    " * (2 if rolls.segmented(d) else 1)
+    for d in range(ndim - 1 if segmented else ndim):
+        lines.append(f"{indent}for i{d} in range({first}.shape[{d}]):")
+        indent += "    "
         lines += [indent + line for line in rolls.rows(d)]
-    lines += [f"{indent}out[{index}] = {element}", "        return out", f"    return {chain}"]
+    target = f"out[{', '.join(index)}]"
+    if segmented:   # one row's piece: 1-D views of it read with one index from 0
+        lines += [indent + line for line in rolls.pieces()]
+        indent += "    "
+        lines += [indent + line for line in elements.views()]
+        lines.append(f"{indent}for t in range(hi - lo):")
+        indent += "    "
+        target = "piece[t]"
+    lines += [f"{indent}{target} = {element}", "        return out", f"    return {chain}"]
     return "\n".join(lines) + "\n"
 
 
 class _Shifts:
     """The indices at which a chain's loop reads its rolled operands: ``np.roll(_k, s, a)``
     at index ``i`` along axis ``a`` reads ``_k`` at ``(i - s) mod n``.  Along an outer axis,
-    that index once per row (``k0``); along the last axis, the loop split where some roll
-    wraps (at ``s mod n``), so that in each piece every index is ``i + o`` for an ``o`` fixed
-    there, a loop LLVM vectorizes (a wrapped index per element would not)."""
+    that index once per row (``k0``); along the last axis, each row split into pieces where
+    some roll wraps (at ``s mod n``), so that in a piece every array is read at ``i + o`` for
+    an ``o`` fixed there (``o0``): a 1-D view from ``lo + o`` read from 0, a loop LLVM
+    vectorizes (an index wrapped per element, or one it cannot prove nonnegative, would
+    not)."""
 
     def __init__(self, tree, ndim, first):
         self.ndim, self.first, self.names = ndim, first, {}
@@ -185,18 +197,14 @@ class _Shifts:
                          f"{wraps}]))")
         return lines
 
-    def loop(self, d):
-        if not self.segmented(d):
-            return [f"for i{d} in range({self.first}.shape[{d}]):"]
-        n = f"{self.first}.shape[{d}]"
-        return ["for q in range(len(bounds) - 1):",
-                *[f"    o{j} = {n} - r{j} if bounds[q] < r{j} else -r{j}"
-                  for _, j in self._along(d)],
-                f"    for i{d} in range(bounds[q], bounds[q + 1]):"]
+    def pieces(self):
+        """The loop over a row's pieces and each roll's offset in it."""
+        n = f"{self.first}.shape[{self.ndim - 1}]"
+        return ["for q in range(len(bounds) - 1):", "    lo, hi = bounds[q], bounds[q + 1]",
+                *[f"    o{j} = {n} - r{j} if lo < r{j} else -r{j}"
+                  for _, j in self._along(self.ndim - 1)]]
 
     def rows(self, d):
-        if d == self.ndim - 1:
-            return []
         n = f"{self.first}.shape[{d}]"
         return [f"k{j} = i{d} + {n} - r{j} if i{d} < r{j} else i{d} - r{j}"
                 for _, j in self._along(d)]
@@ -204,10 +212,14 @@ class _Shifts:
 
 class _Elements(ast.NodeTransformer):
     """Array operands indexed by the loop's indices (``i0``, ``i1``, ...), rolled ones at
-    their shifted indices (``rolls``: _Shifts)."""
+    their shifted indices (``rolls``: _Shifts); with ``pieces``, each read along the last
+    axis through a view of the piece (``w0[t]``)."""
 
-    def __init__(self, arrays, index, rolls=None):
+    def __init__(self, arrays, index, rolls=None, pieces=False, into=False):
         self.arrays, self.index, self.rolls = {f"_{k}" for k in arrays}, index, rolls
+        self.pieces = {} if pieces else None     # (name, outer index, offset) -> view
+        if pieces and into:   # _0's unshifted piece is the result's: read through its name
+            self.pieces["_0", tuple(index[:-1]), ""] = "piece"
 
     def visit_Name(self, node):
         if node.id in self.arrays:
@@ -223,9 +235,25 @@ class _Elements(ast.NodeTransformer):
         index[axis % len(index)] = self.rolls.index(shift, axis)
         return self.indexed(name, index)
 
-    @staticmethod
-    def indexed(name, index):
-        return parse_source(f"{name}[{', '.join(index)}]", mode="eval").body
+    def indexed(self, name, index):
+        if self.pieces is None:
+            return parse_source(f"{name}[{', '.join(index)}]", mode="eval").body
+        offset = index[-1].partition(" + ")[2]
+        view = self.pieces.setdefault((name, tuple(index[:-1]), offset),
+                                      f"w{len(self.pieces)}")
+        return parse_source(f"{view}[t]", mode="eval").body
+
+    def views(self):
+        """The lines making the views, ``piece`` the result's (``into``: also ``_0``'s
+        unshifted one, so that the loop reads and writes it through one name)."""
+        outer = "".join(f"{i}, " for i in self.index[:-1])
+        lines = [f"piece = out[{outer}lo:hi]"]
+        for (name, rest, offset), view in self.pieces.items():
+            if view == "piece":
+                continue
+            part = f"lo + {offset}:hi + {offset}" if offset else "lo:hi"
+            lines.append(f"{view} = {name}[{''.join(f'{i}, ' for i in rest)}{part}]")
+        return lines
 
 
 class _WeakConstants(ast.NodeTransformer):
