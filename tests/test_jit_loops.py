@@ -343,6 +343,8 @@ ROLLED = {   # operand, rolls (shift, axis) read by one chain
     "a view": (F64[::2][:144].reshape(12, 12), [(1, 0), (-1, 1)]),
     "small": (F64[:12].reshape(3, 4), [(1, 0), (-1, 1)]),   # (under LOOP_SIZE: NumPy's)
     "float32": (F64[:288].reshape(12, 24).astype(np.float32), [(1, 1), (-1, 0)]),
+    "1-D, no axis": (F64, [(1, None), (-3, None), (2, 0)]),
+    "2-D, no axis": (F64[:288].reshape(12, 24), [(1, None), (5, 0)]),   # (NumPy's flat roll)
 }
 
 
@@ -380,7 +382,7 @@ def test_a_roll_by_a_computed_shift_or_of_an_expression_stays_numpys():
     assert "x = elementwise('np.roll(_0, 1, 0) + _1', a, b)" in text   # a roll: a loop
     assert "y = np.roll(a, s, 0) + b * c" in text     # the shift unknown to the loop
     assert "z = elementwise('np.roll(_0, -1, axis=1) * _1', a, b)" in text
-    assert "w = np.roll(a, 1) + b * c" in text        # (axis=None: the flat array's roll)
+    assert "w = elementwise('np.roll(_0, 1) + _1 * _2', a, b, c)" in text   # (a vector's)
 
 
 def periodic_stencil(p, U0, V0):     # Gray–Scott's update, 2-D, periodic by np.roll

@@ -81,7 +81,8 @@ def is_chain(e, refs, calls=True):
         if callee_of(e, refs) is runtime.weak:
             return len(e.args) == 2 and not e.keywords and isinstance(
                 e.args[0], (gast.Constant, gast.Name)) and is_chain(e.args[1], refs, calls)
-        return calls and is_chain_call(e, refs) and all(is_chain(a, refs, calls) for a in e.args)
+        return calls and is_chain_call(e, refs) and (callee_of(e, refs) is np.roll or all(
+            is_chain(a, refs, calls) for a in e.args))   # (a roll's: a name and constants)
     if isinstance(e, gast.BinOp):
         return type(e.op).__name__ in CHAIN_OPERATORS and is_chain(e.left, refs, calls) and \
             is_chain(e.right, refs, calls)
@@ -111,16 +112,18 @@ def is_chain_call(e, refs):
 
 
 def is_roll(e):
-    """Whether ``e`` (a call of np.roll) rolls a name by a constant along a constant axis: a
-    chain's loop reads that array at shifted indices (runtime/numba/loops.py), where NumPy
-    makes a rolled copy."""
+    """Whether ``e`` (a call of np.roll) rolls a name by a constant along a constant axis (or
+    none, which a vector's loop reads as its own): a chain's loop reads that array at shifted
+    indices (runtime/numba/loops.py), where NumPy makes a rolled copy."""
     given = dict(zip(("a", "shift", "axis"), e.args))
     for k in e.keywords:
         if k.arg not in ("shift", "axis") or k.arg in given:
             return False
         given[k.arg] = k.value
-    return len(given) == 3 and isinstance(given["a"], gast.Name) and all(
-        _integer(given[k]) for k in ("shift", "axis"))
+    axis = given.setdefault("axis", gast.Constant(value=None, kind=None))
+    return len(given) == 3 and isinstance(given["a"], gast.Name) and _integer(
+        given["shift"]) and (_integer(axis) or isinstance(axis, gast.Constant) and
+                             axis.value is None)
 
 
 def _integer(e):

@@ -63,7 +63,8 @@ def _type_of(node, args, ctx, consts=None):
     if roll is not None:   # the array's type (its dtype on an element)
         t = _type_of(node.args[0], args, ctx, consts)
         return t if isinstance(t, (types.Number, types.Boolean)) or isinstance(
-            t, types.Array) and -t.ndim <= roll[2] < t.ndim else None
+            t, types.Array) and (t.ndim == 1 if roll[2] is None else
+                                 -t.ndim <= roll[2] < t.ndim) else None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
             isinstance(node.func.value, ast.Name) and node.func.value.id == "np" and \
             getattr(np, node.func.attr, None) in CHAIN_UFUNCS and not node.keywords:
@@ -81,10 +82,11 @@ def _roll(node):
     given = dict(zip(("a", "shift", "axis"), node.args))
     given.update((k.arg, k.value) for k in node.keywords)
     a, shift, axis = (given.get(k) for k in ("a", "shift", "axis"))
-    shift, axis = _integer(shift), _integer(axis)
-    if not isinstance(a, ast.Name) or shift is None or axis is None:
+    flat = axis is None or isinstance(axis, ast.Constant) and axis.value is None
+    shift, axis = _integer(shift), None if flat else _integer(axis)
+    if not isinstance(a, ast.Name) or shift is None or axis is None and not flat:
         return None
-    return a.id, shift, axis
+    return a.id, shift, axis   # (axis None: the flattened array's, a vector's own axis)
 
 
 def _integer(node):
@@ -173,11 +175,12 @@ class _Shifts:
 
     def __init__(self, tree, ndim, first):
         self.ndim, self.first, self.names = ndim, first, {}
-        for _, shift, axis in _rolls(tree):
-            self.names.setdefault((shift, axis % ndim), len(self.names))
+        for _, shift, axis in _rolls(tree):   # (axis None: a vector's, typing made sure)
+            self.names.setdefault((shift, (axis or 0) % ndim), len(self.names))
 
     def index(self, shift, axis):
         """The index along ``axis`` at which the loop reads an array rolled by ``shift``."""
+        axis = axis or 0
         j = self.names[shift, axis % self.ndim]
         return f"i{self.ndim - 1} + o{j}" if axis % self.ndim == self.ndim - 1 else f"k{j}"
 
@@ -232,7 +235,7 @@ class _Elements(ast.NodeTransformer):
             return self.generic_visit(node)
         name, shift, axis = roll
         index = list(self.index)
-        index[axis % len(index)] = self.rolls.index(shift, axis)
+        index[(axis or 0) % len(index)] = self.rolls.index(shift, axis)
         return self.indexed(name, index)
 
     def indexed(self, name, index):
