@@ -210,7 +210,7 @@ class Transformed:
                 args = [dtypes.canonicalize(a) if i in narrowed else a
                         for i, a in enumerate(args)]
             self._last_key = key
-            return ready(self.finish(self._run(st, key, args, args, args, ()), key[0]))
+            return ready(self.finish(self._run(st, key, args, args, args), key[0]))
         swap = None
         if self.runs_on_device:   # kinds and shapes from stand-ins, the run on the arrays
             args, swap = arrays.stand_ins(args)
@@ -258,10 +258,12 @@ class Transformed:
             args = arrays.swapped(args, swap)
         else:
             self._remember(raw, given, args, st, key)
-        out = self._run(st, key, args, full if statics else given, given, statics)
+        out = self._run(st, key, args, full if statics else given, given)
         return ready(self.finish(out, key[0]))   # arrays answer .block_until_ready()
 
-    def _run(self, st, key, args, full, given, statics):
+    def _run(self, st, key, args, full, given):
+        """``st`` run on ``args`` (``full``: the call's arguments, statics too; ``given``:
+        its dynamic ones), its errors as the user's."""
         try:
             try:
                 return st.run(args)
