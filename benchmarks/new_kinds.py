@@ -95,6 +95,23 @@ def verlet(x0, v0):
     return np.sum(x ** 2) + np.sum(v ** 2)
 
 
+def heat_1d(u0, alpha):
+    """A periodic 1-D heat equation, written with keywords and no axis (50 steps of 512)."""
+    u = u0
+    for _ in range(50):
+        u = u + alpha * (np.roll(u, shift=1) - 2 * u + np.roll(u, shift=-1))
+    return np.sum(u ** 2)
+
+
+def allen_cahn_3d(u, k):
+    """A periodic 3-D Allen–Cahn step, the six-point Laplacian by np.roll (16³, 5 steps)."""
+    for _ in range(5):
+        lap = (np.roll(u, 1, 2) + np.roll(u, -1, 2) + np.roll(u, 1, 1) + np.roll(u, -1, 1)
+               + np.roll(u, 1, 0) + np.roll(u, -1, 0) - 6 * u)
+        u = u + k * lap - 0.01 * u ** 3
+    return np.mean(u ** 2)
+
+
 def softmax_regression(W, x, y):
     """Multinomial logistic regression's loss, max-shifted log-softmax (256 x 20 -> 10)."""
     z = x @ W
@@ -184,6 +201,8 @@ def _cases():
         "lorenz": (lorenz, (np.array([1.0, 1.0, 1.0]), 0.01)),
         "lennard_jones": (lennard_jones, (_lattice(rng),)),
         "verlet": (verlet, (rng.normal(size=256), rng.normal(size=256))),
+        "heat_1d": (heat_1d, (rng.normal(size=512), 0.1)),
+        "allen_cahn_3d": (allen_cahn_3d, (rng.normal(size=(16, 16, 16)), 0.05)),
         "softmax_regression": (softmax_regression, (
             rng.normal(size=(20, 10)) * 0.1, rng.normal(size=(256, 20)),
             np.eye(10)[rng.integers(0, 10, 256)])),
