@@ -101,6 +101,11 @@ def _rolls(tree):
     return [r for r in map(_roll, ast.walk(tree)) if r is not None]
 
 
+def _rolled(text):
+    """The names chain ``text`` reads rolled."""
+    return {r[0] for r in _rolls(parse_source(text, mode="eval"))}
+
+
 def _loops(chain, args, consts=None, least=3):
     """Whether ``chain`` on operands of types ``args`` runs as a loop (the module's rule; the
     helpers that sum or add a chain as they compute it loop over one array or more)."""
@@ -336,8 +341,7 @@ def _elementwise_into(chain, *args):
         return None
     text, types_, constants = _chain_of(chain, args)
     if types_ and isinstance(types_[0], types.Array) and types_[0].layout == "C" and \
-            _loops(text, types_, constants, least=1) and "_0" not in [
-                r[0] for r in _rolls(parse_source(text, mode="eval"))]:   # (read shifted)
+            _loops(text, types_, constants, least=1) and "_0" not in _rolled(text):   # (read shifted: kept)
         whole = _type_of(parse_source(text, mode="eval").body, types_,
                          cpu_target.typing_context, constants)
         if types_[0].ndim == whole.ndim and types_[0].dtype == whole.dtype:
@@ -419,7 +423,7 @@ def _unbroadcast_chain(chain, x, *args):
     text, args, constants = _chain_of(chain, args)
     space = _space(constants)
     if isinstance(x, (types.Number, types.Boolean)) and _loops(text, args, constants, least=1) \
-            and not _rolls(parse_source(text, mode="eval")):   # (a roll: NumPy's, then summed)
+            and not _rolled(text):   # (a roll: NumPy's, then summed)
         whole = _type_of(parse_source(text, mode="eval").body, args, cpu_target.typing_context,
                          constants)
         space["DTYPE"] = as_dtype(whole.dtype).type
@@ -441,7 +445,7 @@ def _add_at_index_chain(acc, chain, x, idx, *args):
     fallback = f"    return rt.add_at_index_inplace(acc, {text}, x, idx)\n"
     arrays = [k for k, t in enumerate(args) if isinstance(t, types.Array)]
     if arrays and _into_view(acc, x, idx, args[arrays[0]].ndim) and \
-            _loops(text, args, constants, least=1) and not _rolls(parse_source(text, mode="eval")):
+            _loops(text, args, constants, least=1) and not _rolled(text):
         whole = _type_of(parse_source(text, mode="eval").body, args, cpu_target.typing_context,
                          constants)
         if as_dtype(acc.dtype) == np.result_type(as_dtype(acc.dtype), as_dtype(whole.dtype)):
