@@ -341,7 +341,8 @@ def _elementwise_into(chain, *args):
         return None
     text, types_, constants = _chain_of(chain, args)
     if types_ and isinstance(types_[0], types.Array) and types_[0].layout == "C" and \
-            _loops(text, types_, constants, least=1) and "_0" not in _rolled(text):   # (read shifted: kept)
+            _loops(text, types_, constants, least=1) and \
+            "_0" not in _rolled(text):   # (_0 read shifted: not written over)
         whole = _type_of(parse_source(text, mode="eval").body, types_,
                          cpu_target.typing_context, constants)
         if types_[0].ndim == whole.ndim and types_[0].dtype == whole.dtype:
