@@ -1,4 +1,4 @@
-"""Products in compiled code: small ones by BLAS from compiled code, and the cotangents of
+"""Products in compiled code: the smallest as loops, small ones by BLAS from compiled code, and the cotangents of
 ``@``'s operands added into their sums in place (codegen/inplace.py's _products), each against
 the uncompiled function and central differences."""
 import functools
@@ -293,8 +293,8 @@ def test_adding_a_products_cotangent_in_place_is_the_plain_sum(xs, ys, sums, wrt
                                     ((60, 70), (70, 80))])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_products_of_matrices_compile_small_and_large(shapes, dtype):
-    # small products by BLAS from compiled code, large ones through NumPy, a transposed
-    # operand made contiguous first
+    # the smallest products as loops, small ones by BLAS from compiled code, large ones
+    # through NumPy, a transposed operand made contiguous first
     rng = np.random.default_rng(2)
     a, b = (rng.normal(size=s).astype(dtype) for s in shapes)
     if a.shape == (4, 3):
@@ -302,6 +302,31 @@ def test_products_of_matrices_compile_small_and_large(shapes, dtype):
     got, _ = run_compiled(lambda a, b: a @ b, a, b)
     assert got.dtype == dtype
     np.testing.assert_allclose(got, a @ b, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("n, k, m", [(2, 2, 2), (1, 3, 1), (3, 1, 4), (4, 4, 4), (5, 5, 5),
+                                     (0, 2, 3), (2, 0, 3)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_small_products_of_matrices_run_as_loops_in_compiled_code(n, k, m, dtype):
+    # up to MATMAT_WORK multiply-adds a loop, not a BLAS call (a 2x2 Kalman filter's
+    # products): transposed operands, an empty axis, and the cotangents' products (g @ y.T,
+    # x.T @ g) the same way; a PerformanceWarning (an object-mode island) fails the test
+    from strop.errors import PerformanceWarning
+    rng = np.random.default_rng(n * 100 + k * 10 + m)
+    a, b = rng.normal(size=(n, k)).astype(dtype), rng.normal(size=(k, m)).astype(dtype)
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-13, atol=1e-14)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerformanceWarning)
+        for f, args in ((lambda a, b: a @ b, (a, b)), (lambda a, b: a @ b.T, (a, b.T.copy())),
+                        (lambda a, b: a.T @ b, (a.T.copy(), b))):
+            got, _ = run_compiled(f, *args)
+            assert got.dtype == dtype
+            np.testing.assert_allclose(got, a @ b, **tol)
+        g = grad(lambda a, b: np.sum(np.sin(a @ b)), argnums=(0, 1))
+        got, _ = run_compiled(g, a.astype(np.float64), b.astype(np.float64))
+    want = g(a.astype(np.float64), b.astype(np.float64))
+    for x, y in zip(got, want):
+        np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-14)
 
 
 @pytest.mark.parametrize("rows, cols", [(1, 1), (3, 17), (4, 16), (5, 33), (8, 8), (64, 64),

@@ -27,6 +27,10 @@ SMALL_PRODUCT = 1 << 16
 # Products of a matrix and a vector of one float dtype of at most MATVEC_WORK multiply-adds run
 # matvec.py's kernels: faster than a BLAS call up to there (128x128 float32: the same).
 MATVEC_WORK = 1 << 14
+# Products of two matrices of at most MATMAT_WORK multiply-adds run as a loop: a BLAS call
+# costs more than such a product (2x2 float64: 51 ns against 139, allocation in both; 4x4:
+# 84 against 148; 8x8: 241 against 194), and a transposed operand is not copied first.
+MATMAT_WORK = 128
 
 
 def _product_dtype(*ts):
@@ -107,8 +111,39 @@ _HAS_BLAS = None
 
 
 @register_jitable
-def _dot(a, b):
+def _mat_mat(a, b, dt):
+    """``a @ b`` of two matrices, row by row (the inner loop runs along b's row)."""
+    out = np.zeros((a.shape[0], b.shape[1]), dt)
+    for i in range(a.shape[0]):
+        row = out[i]
+        for p in range(a.shape[1]):
+            aip = a[i, p]
+            for j in range(b.shape[1]):
+                row[j] += aip * b[p, j]
+    return out
+
+
+@register_jitable
+def _blas_dot(a, b):
     return np.dot(np.ascontiguousarray(a), np.ascontiguousarray(b))
+
+
+def _dot(a, b):
+    """``np.dot(a, b)`` of float arrays of one dtype (ranks 1 or 2) by BLAS, a small product
+    of matrices as a loop (MATMAT_WORK)."""
+
+
+@overload(_dot)
+def _dot_impl(a, b):
+    if not (a.ndim == 2 and b.ndim == 2):
+        return _blas_dot
+    dt = _product_dtype(a, b)
+
+    def matrices(a, b):
+        if a.shape[1] == b.shape[0] and a.shape[0] * a.shape[1] * b.shape[1] <= MATMAT_WORK:
+            return _mat_mat(a, b, dt)
+        return _blas_dot(a, b)
+    return matrices
 
 
 def _one_float(*ts):
