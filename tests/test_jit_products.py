@@ -1,6 +1,6 @@
-"""Products in compiled code: the smallest as loops, small ones by BLAS from compiled code, and the cotangents of
-``@``'s operands added into their sums in place (codegen/inplace.py's _products), each against
-the uncompiled function and central differences."""
+"""Products in compiled code: the smallest as loops, small ones by BLAS from compiled code,
+and the cotangents of ``@``'s operands added into their sums in place (codegen/inplace.py's
+_products), each against the uncompiled function and central differences."""
 import functools
 import textwrap
 import warnings
