@@ -92,3 +92,74 @@ def test_gradient_accumulations_add_in_place():
     compiled = jit(g)
     for a, b in zip(compiled(w, xs), g(w, xs)):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def inplaced(src):
+    import textwrap
+    import gast
+    from strop import runtime
+    from strop.codegen.inplace import make_inplace
+    from strop.transformer.unparse import unparse
+    node = gast.parse(textwrap.dedent(src)).body[0]
+    refs = {n: getattr(runtime, n) for n in ("unbroadcast", "matmul", "zeros_like", "pop")}
+    make_inplace(node, refs)
+    return unparse(node)
+
+
+# reverse mode's trip of a loop: the carried cotangent handed to _g, bx bound again from it
+HANDED_OVER = """
+    def f(w, xs, tape):
+        bx = zeros_like(w)
+        for t in range(3):
+            _g = bx
+            x = pop(tape)
+            bx = unbroadcast(_g, x)
+            d = -_g
+            p = matmul(d, w)
+            bx = bx + p
+        return bx
+    """
+
+
+def test_a_cotangent_handed_over_at_the_top_of_a_trip_is_still_owned():
+    assert "bx = plus_inplace(bx, p)" in inplaced(HANDED_OVER)
+    for changed, why in (
+            ("d = -_g", "d = -_g\n            keep = _g"),          # _g moved on: seen
+            ("bx = bx + p", "bx = bx + p\n            e = -_g"),   # _g read after
+            ("_g = bx", "_g = bx\n            e = bx"),             # bx read before rebound
+            ("_g = bx", "_g = bx\n            if t:\n                pass"),   # not plain
+            ("bx = zeros_like(w)", "bx = w")):                      # the caller's array
+        text = inplaced(HANDED_OVER.replace(changed, why))
+        assert "plus_inplace" not in text, (why, text)
+
+
+def kalman_like(theta, ys):        # 2x2 matrices from np.array, products in a recurrence
+    A = np.array([[1.0, theta[0]], [0.0, theta[1]]])
+    P, m = np.eye(2), np.ones(2)
+    total = 0.0
+    for t in range(ys.shape[0]):
+        m = A @ m
+        P = A @ P @ A.T + theta[2] * np.eye(2)
+        P = P - 0.1 * (P @ P)
+        total = total + np.sum(P * ys[t]) + np.sum(m ** 2)
+    return total
+
+
+def test_matrix_cotangents_of_a_recurrence_accumulate_in_place():
+    # np.array's result is an array, not a container: its cotangent sums with +, in place;
+    # the carried cotangents of P and m, handed over each trip, stay owned
+    rng = np.random.default_rng(4)
+    theta, ys = np.array([0.3, 0.8, 0.1]), rng.normal(size=(6, 2, 2))
+    g = grad(kalman_like)
+    compiled = jit(g)
+    np.testing.assert_allclose(compiled(theta, ys), g(theta, ys), rtol=1e-12, atol=1e-14)
+    assert compiled.last_backend == "cpu"
+    text = strop.source(compiled)
+    assert "bA = add(" not in text and "plus_inplace(bA" in text, text
+    assert "add_matmul_vjp_y_inplace(bP" in text or "add_matmul_vjp_x_inplace(bP" in text, text
+    eps = 1e-6
+    for i in range(3):
+        e = np.zeros(3)
+        e[i] = eps
+        numeric = (kalman_like(theta + e, ys) - kalman_like(theta - e, ys)) / (2 * eps)
+        assert abs(compiled(theta, ys)[i] - numeric) < 1e-6 * max(1, abs(numeric))

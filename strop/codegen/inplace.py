@@ -109,7 +109,7 @@ def make_inplace(node, refs, donated=()):
             shape_reads.add(id(n.args[SHAPE_ONLY[callee(n)]]))
     safe |= shape_reads
     consumed = set(safe)   # read into a new value (not moved to another name)
-    moves = _moves(node.body)
+    moves = _moves(node.body) | _handovers(node)
     safe |= moves | _after_last_binding(node.body)
     safe |= _dead_views(node, lambda a: updates_in_place(a) and a.value.args[0].id ==
                         a.targets[0].id, callee, consumed, shape_reads)
@@ -133,12 +133,12 @@ def make_inplace(node, refs, donated=()):
             return True
         # unbroadcast(t, x) or narrow(t) (the 64-bit policy) of a new array t read only
         # there: t itself, or a new sum or copy
-        return isinstance(v, gast.Call) and callee(v) in (runtime.unbroadcast, runtime.narrow) \
+        return isinstance(v, gast.Call) and callee(v) in PASS_THROUGH \
             and v.args and \
             isinstance(v.args[0], gast.Name) and loads.get(v.args[0].id) == 1 and \
             v.args[0].id in single and depth < 8 and makes_new(single[v.args[0].id], depth + 1)
 
-    owned = Owned(node, makes_new, consumed, moves)
+    owned = Owned(node, refs, makes_new, consumed, moves, loads)
     for s in updates:
         if owned.at(s):
             s.value.func.id = _helper(refs, IN_PLACE[refs[s.value.func.id]])
@@ -206,8 +206,11 @@ IN_PLACE = {runtime.add_at_index: runtime.add_at_index_inplace,
             runtime.setitem_split: runtime.setitem_split_inplace,
             runtime.add_matmul_vjp_x: runtime.add_matmul_vjp_x_inplace,
             runtime.add_matmul_vjp_y: runtime.add_matmul_vjp_y_inplace}
-OWNED = {runtime.setitem_vjp, runtime.getitem_vjp, runtime.zeros_like, *IN_PLACE,
+OWNED = {runtime.setitem_vjp, runtime.getitem_vjp, runtime.zeros_like, runtime.matmul,
+         runtime.matmul_vjp_x, runtime.matmul_vjp_y, runtime.plus_inplace, *IN_PLACE,
          *IN_PLACE.values()}
+# helpers returning their first argument where it already fits, else a new array
+PASS_THROUGH = (runtime.unbroadcast, runtime.narrow)
 
 
 def _helper(refs, fn):
@@ -418,8 +421,9 @@ class Owned:
     blocks that hold it (an ``if``'s, a loop's), a loop's value also coming round from the end
     of its body."""
 
-    def __init__(self, node, makes_new, consumed, moves=()):
-        self.makes_new, self.consumed, self.moves = makes_new, consumed, moves
+    def __init__(self, node, refs, makes_new, consumed, moves=(), loads=None):
+        self.refs, self.makes_new, self.consumed, self.moves = refs, makes_new, consumed, moves
+        self.loads = loads or {}
         self.where = {}      # id(statement) -> (block, position)
         self.parent = {}     # id(block) -> (statement holding it, its block)
         for block in _blocks(node):
@@ -438,7 +442,7 @@ class Owned:
         """Whether ``name`` is owned when ``block[k]`` starts."""
         for b in reversed(block[:k]):
             if name in names_in(b, gast.Store):
-                return self.binds_new(b, name)
+                return self.binds_new(b, name, k)
             if self.seen(name, b):
                 return False
         holder, outer = self.parent.get(id(block), (None, None))
@@ -457,15 +461,39 @@ class Owned:
                     return False
         return self.before(name, outer, self.where[id(holder)][1])
 
-    def binds_new(self, s, name):
-        if isinstance(s, gast.Assign) and id(s.value) in self.moves and _target(s) == name:
-            block, k = self.where[id(s)]      # b = a, a's last mention: a's array moves
+    def binds_new(self, s, name, upto=None):
+        """Whether ``s`` binds ``name`` to an array nothing else holds by ``upto`` (a later
+        position in s's block, where the update runs; None: s's own reads only)."""
+        if not (isinstance(s, gast.Assign) and _target(s) == name):
+            return False
+        if id(s.value) in self.moves:
+            block, k = self.where[id(s)]      # b = a, a's array handed over: a's array moves
             return self.before(s.value.id, block, k)
-        return isinstance(s, gast.Assign) and len(s.targets) == 1 and (
-            isinstance(s.targets[0], gast.Name) or isinstance(s.targets[0], gast.Tuple)
-            and isinstance(s.value, gast.Call) and s.targets[0].elts
-            and isinstance(s.targets[0].elts[0], gast.Name)) and _target(s) == name \
-            and self.makes_new(s.value)
+        if not (len(s.targets) == 1 and (
+                isinstance(s.targets[0], gast.Name) or isinstance(s.targets[0], gast.Tuple)
+                and isinstance(s.value, gast.Call) and s.targets[0].elts
+                and isinstance(s.targets[0].elts[0], gast.Name))):
+            return False
+        return self.makes_new(s.value) or self._passed_through(s, upto)
+
+    def _passed_through(self, s, upto):
+        """``name = unbroadcast(t, x)`` (t itself where it fits), ``t`` owned before and not
+        read after ``upto`` but into new values: the loop's ``_g = bx; bx = unbroadcast(_g,
+        x); d = -_g; bx = bx + ...``."""
+        v = s.value
+        if not (isinstance(v, gast.Call) and callee_of(v, self.refs) in PASS_THROUGH
+                and v.args and isinstance(v.args[0], gast.Name)):
+            return False
+        t = v.args[0].id
+        block, k = self.where[id(s)]
+        between = block[k + 1:upto] if upto is not None else []
+        reads = [n for b in between for n in gast.walk(b) if isinstance(n, gast.Name)
+                 and n.id == t and isinstance(n.ctx, gast.Load)]
+        if self.loads.get(t) != 1 + len(reads) or any(id(n) not in self.consumed
+                                                        for n in reads):
+            return False
+        return not any(t in names_in(b, gast.Store) for b in between) and \
+            self.before(t, block, k)
 
     def seen(self, name, node):
         """Whether ``node`` reads ``name`` other than into a new value."""
@@ -537,6 +565,27 @@ def _moves(body):
             last[n] = i
     return {id(s.value) for i, s in enumerate(body) if isinstance(s, gast.Assign)
             and isinstance(s.value, gast.Name) and last.get(s.value.id) == i}
+
+
+def _handovers(node):
+    """The reads of ``a`` in ``b = a`` statements of any block after which ``a`` is bound
+    again in that block, with nothing but plain statements between and no read of ``a``
+    there: ``a``'s array moves to ``b`` (reverse mode's ``_g = bx; x = pop(); bx =
+    unbroadcast(_g, x)`` at the top of a loop's trip)."""
+    out = set()
+    for block in _blocks(node):
+        for i, s in enumerate(block):
+            if not (isinstance(s, gast.Assign) and len(s.targets) == 1 and
+                    isinstance(s.targets[0], gast.Name) and isinstance(s.value, gast.Name)):
+                continue
+            a = s.value.id
+            for b in block[i + 1:] if a != s.targets[0].id else ():
+                if not isinstance(b, (gast.Assign, gast.Expr)) or a in names_in(b, gast.Load):
+                    break
+                if a in names_in(b, gast.Store):
+                    out.add(id(s.value))
+                    break
+    return out
 
 
 def _after_last_binding(body):

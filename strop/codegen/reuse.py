@@ -70,9 +70,9 @@ def reuse_dead(node, refs, numbers=()):
 
 
 def _split_adds(node, refs, local):
-    """``g, t = setitem_split_inplace(g, i, v); x = x + t``, ``t`` read nowhere else, as
-    ``g, x = setitem_split_add(g, i, v, x)``: the row's cotangent added with no array of
-    its own (reverse mode through ``hs[t] = h`` in a loop that carries ``h``)."""
+    """``g, t = setitem_split_inplace(g, i, v); x = x + t`` (or ``plus_inplace(x, t)``), ``t``
+    read nowhere else, as ``g, x = setitem_split_add(g, i, v, x)``: the row's cotangent added
+    with no array of its own (reverse mode through ``hs[t] = h`` in a loop that carries ``h``)."""
     loads = Counter(n.id for n in gast.walk(node) if isinstance(n, gast.Name) and
                     isinstance(n.ctx, gast.Load))
     for block in list(_blocks(node)):
@@ -88,8 +88,14 @@ def _split_adds(node, refs, local):
             t = s.targets[0].elts[1].id
             add = n.value if isinstance(n, gast.Assign) and len(n.targets) == 1 and \
                 isinstance(n.targets[0], gast.Name) else None
-            if not (isinstance(add, gast.BinOp) and isinstance(add.op, gast.Add) and
-                    loads[t] == 1 and {_id(add.left), _id(add.right)} == {t, n.targets[0].id}
+            if isinstance(add, gast.BinOp) and isinstance(add.op, gast.Add):
+                terms = [add.left, add.right]
+            elif isinstance(add, gast.Call) and callee_of(add, refs) is runtime.plus_inplace \
+                    and len(add.args) == 2 and not add.keywords:
+                terms = add.args     # (inplace.py: the sum owned)
+            else:
+                continue
+            if not (loads[t] == 1 and {_id(e) for e in terms} == {t, n.targets[0].id}
                     and t != n.targets[0].id):
                 continue
             x = n.targets[0].id

@@ -27,6 +27,10 @@ from .rules import lookup
 
 NUMPY_RESULT = (gast.BinOp, gast.UnaryOp)
 SCALAR_BUILTINS = analysis.SCALAR_CALLS
+# NumPy functions among SEQUENCE_RESULTS that take lists and tuples but return an array: the
+# name they bind holds an array, its adjoint added with + (add() kept the 2x2 matrix of
+# np.array([[1.0, 1.0], [0.0, a]]) out of in-place sums)
+ARRAYS_OF_SEQUENCES = (np.array, np.asarray)
 
 
 class Reverse(Adjoints):
@@ -189,11 +193,12 @@ class Reverse(Adjoints):
         return out
 
     def numpy_call(self, value):
+        """Whether ``value`` calls NumPy for an array (never a list or tuple)."""
         if not isinstance(value, gast.Call):
             return False
         obj = self.fn.callee(value.func)
         return isinstance(obj, np.ufunc) or (getattr(obj, "__module__", "") or "").startswith(
-            "numpy") and obj not in SEQUENCE_RESULTS
+            "numpy") and (obj not in SEQUENCE_RESULTS or obj in ARRAYS_OF_SEQUENCES)
 
     def value_active(self, value, active):
         names = ir.names_in(value) & active
