@@ -109,3 +109,40 @@ def test_a_batch_as_long_as_a_lane_makes_no_new_code():
             for i in range(n):
                 check_fd(product, (x[i], y), (got[0][i], got[1][i]))
     assert len(t._cache) == 1 and "unbroadcast(" not in strop.source(t)
+
+
+@pytest.mark.parametrize("gshape, shape", [
+    ((4, 5, 3), (4, 1, 3)), ((4, 5, 3), (1, 5, 3)), ((4, 5, 3), (5, 3)), ((4, 5, 3), (3,)),
+    ((4, 5, 3), (1, 1, 1)), ((4, 5, 3), (4, 5, 1)), ((4, 5, 3), ()), ((2, 3), (1,)),
+    ((0, 3), (3,)), ((2, 3, 4, 5), (3, 1, 5))])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_compiled_unbroadcast_sums_each_broadcast_axis(gshape, shape, transposed):
+    # runtime/numba/base._sum_to: a loop over g's axes (a pair's distances summed over
+    # one particle, x[:, None] - x[None, :]), any layout of g, against NumPy's sums
+    import numba
+    from strop import runtime
+    rng = np.random.default_rng(len(gshape) * 10 + len(shape))
+    g = rng.normal(size=gshape[::-1]).T if transposed else rng.normal(size=gshape)
+    x = np.zeros(shape)
+    got = numba.njit(lambda g, x: runtime.unbroadcast(g, x))(g, x)
+    lead = g.ndim - x.ndim
+    want = g.sum(axis=tuple(range(lead))) if lead else g
+    summed = tuple(a for a in range(x.ndim) if x.shape[a] == 1 and want.shape[a] != 1)
+    want = want.sum(axis=summed, keepdims=True) if summed else want
+    assert np.shape(got) == x.shape     # (a 0-d x's: a number)
+    np.testing.assert_allclose(got, np.reshape(want, x.shape), rtol=1e-12, atol=1e-14)
+
+
+def test_pairwise_differences_gradient_compiled():
+    def energy(x):
+        d = x[:, None, :] - x[None, :, :]
+        r2 = np.sum(d ** 2, axis=-1) + np.eye(x.shape[0])
+        return np.sum(np.exp(-r2) * (1.0 - np.eye(x.shape[0])))
+    x = np.random.default_rng(2).normal(size=(7, 3))
+    with strop.config.override(enable_x64=True):
+        g = strop.grad(energy)
+        compiled = strop.jit(g)
+        got = compiled(x)
+        assert compiled.last_backend == "cpu"
+        np.testing.assert_allclose(got, g(x), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(got, numeric_vjp(energy, (x,), 0, 1.0), rtol=1e-6, atol=1e-8)
