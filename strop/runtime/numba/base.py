@@ -152,8 +152,9 @@ def _sum_to(g, shape, dt):
 @overload(_sum_to)
 def _sum_to_impl(g, shape, dt):
     """Where g has at least shape's rank: a loop over g's axes, each element added at the
-    index it was broadcast from (index times 0 along a summed axis), in g's order as the
-    division of each index did (4-5x slower: a pair's distances d[i, j] summed over j)."""
+    index it was broadcast from (its index times 0 along a summed axis), in g's order, as
+    _sum_to_any adds them, without dividing each element's index (a pair's distances
+    ``x[:, None] - x[None, :]`` summed over one particle took most of a gradient so)."""
     nd, nx = g.ndim, len(shape)
     if nd < nx or nd == 0:
         return _sum_to_any
