@@ -1,10 +1,12 @@
 """Cotangents without ``unbroadcast`` where shapes and dtypes are proven equal
 (transformer/shapes.py), and with it wherever they may differ: gradients against central
 differences, compiled against the python backend, dtypes as the arguments give them."""
+import numba
 import numpy as np
 import pytest
 
 import strop
+from strop import runtime
 from helpers import numeric_vjp
 
 
@@ -119,8 +121,6 @@ def test_a_batch_as_long_as_a_lane_makes_no_new_code():
 def test_compiled_unbroadcast_sums_each_broadcast_axis(gshape, shape, transposed):
     # runtime/numba/base._sum_to: a loop over g's axes (a pair's distances summed over
     # one particle, x[:, None] - x[None, :]), any layout of g, against NumPy's sums
-    import numba
-    from strop import runtime
     rng = np.random.default_rng(len(gshape) * 10 + len(shape))
     g = rng.normal(size=gshape[::-1]).T if transposed else rng.normal(size=gshape)
     x = np.zeros(shape)

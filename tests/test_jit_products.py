@@ -10,7 +10,7 @@ import pytest
 
 import strop
 from strop import config, grad, jit, runtime
-from strop.errors import JitFallbackWarning
+from strop.errors import JitFallbackWarning, PerformanceWarning
 from helpers import numeric_vjp
 
 
@@ -311,7 +311,6 @@ def test_small_products_of_matrices_run_as_loops_in_compiled_code(n, k, m, dtype
     # up to MATMAT_WORK multiply-adds a loop, not a BLAS call (a 2x2 Kalman filter's
     # products): transposed operands, an empty axis, and the cotangents' products (g @ y.T,
     # x.T @ g) the same way; a PerformanceWarning (an object-mode island) fails the test
-    from strop.errors import PerformanceWarning
     rng = np.random.default_rng(n * 100 + k * 10 + m)
     a, b = rng.normal(size=(n, k)).astype(dtype), rng.normal(size=(k, m)).astype(dtype)
     tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-13, atol=1e-14)

@@ -421,9 +421,9 @@ class Owned:
     blocks that hold it (an ``if``'s, a loop's), a loop's value also coming round from the end
     of its body."""
 
-    def __init__(self, node, refs, makes_new, consumed, moves=(), loads=None):
+    def __init__(self, node, refs, makes_new, consumed, moves, loads):
         self.refs, self.makes_new, self.consumed, self.moves = refs, makes_new, consumed, moves
-        self.loads = loads or {}
+        self.loads = loads
         self.where = {}      # id(statement) -> (block, position)
         self.parent = {}     # id(block) -> (statement holding it, its block)
         for block in _blocks(node):

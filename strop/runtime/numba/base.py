@@ -128,23 +128,6 @@ def _astype_like(g, x):
     return lambda g, x: dt(g)
 
 
-@register_jitable
-def _summed_prefix(gshape, shape):
-    """Whether undoing the broadcast of ``shape`` to ``gshape`` sums leading axes only: the
-    trailing axes of ``gshape`` are ``shape``'s after its leading 1s."""
-    off = len(gshape) - len(shape)
-    if off < 0:
-        return False
-    lead = True
-    for a in range(len(shape)):
-        if lead and shape[a] == 1 and gshape[off + a] != 1:
-            continue
-        lead = False
-        if shape[a] != gshape[off + a]:
-            return False
-    return True
-
-
 def _sum_to(g, shape, dt):
     """g summed to ``shape`` (NumPy broadcasting undone)."""
 
@@ -176,22 +159,13 @@ def _sum_to_impl(g, shape, dt):
 
 @register_jitable
 def _sum_to_any(g, shape, dt):
-    """g summed to ``shape`` (NumPy broadcasting undone), any ranks, each element's place
-    found by dividing its index."""
+    """g summed to ``shape`` (NumPy broadcasting undone), any ranks (a 0-d g, or one of
+    fewer axes than shape), each element's place found by dividing its index."""
     out = np.zeros(shape, dt)
     flat = out.reshape(-1)
     gc = np.ascontiguousarray(g).reshape(-1)
     nd, nx = g.ndim, len(shape)
     off = nd - nx
-    inner = flat.size
-    if _summed_prefix(g.shape, shape) and inner > 0:
-        # only leading axes summed (a bias's gradient): rows of the kept trailing axes added
-        # in order, the same sums as the loop below, which divides every index (3-4x longer)
-        for r in range(gc.size // inner):
-            row = gc[r * inner:(r + 1) * inner]
-            for j in range(inner):
-                flat[j] += row[j]
-        return out
     strides = np.ones(max(nx, 1), np.int64)
     for a in range(nx - 2, -1, -1):
         strides[a] = strides[a + 1] * shape[a + 1]
