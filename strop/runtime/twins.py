@@ -37,5 +37,36 @@ def vdot(a, b):
     return np.vdot(a, b)
 
 
+def _precision_kept(fn, params):
+    """A twin of ``fn``, which Numba computes in float64 for a float32 (complex64) array and
+    returns so: compiled, its result is cast back to the array's precision, as NumPy's is
+    (strop keeps float32 unless ``enable_x64``; a float64 number where the python backend gives
+    a float32 one changed a loop-carried value's type, and the function fell back).  ``params``
+    are the arguments compiled code passes on (NumPy's, less those no Numba version takes)."""
+    def twin(*args, **kwargs):
+        return fn(*args, **kwargs)
+    twin.__name__ = twin.__qualname__ = fn.__name__
+    twin.__module__ = __name__
+    twin.__doc__ = f"{fn.__module__.replace('numpy', 'np')}.{fn.__name__}; compiled, of a " \
+        "float32 array its result is float32, as NumPy's (Numba's is float64)."
+    twin.params = params
+    globals()[fn.__name__] = twin
+    return twin
+
+
+# what compiled code passes on: NumPy 2's arguments less ``out``, ``overwrite_input`` and
+# the keyword-only ones (a default here is only a mark that the argument was not given)
+PRECISION_KEPT = {fn: _precision_kept(fn, params) for fn, params in (
+    (np.trace, "a, offset=0, axis1=0, axis2=1, dtype=None"),
+    (np.var, "a, axis=None, dtype=None, ddof=None, keepdims=None"),
+    (np.std, "a, axis=None, dtype=None, ddof=None, keepdims=None"),
+    (np.median, "a, axis=None, keepdims=None"),
+    (np.ptp, "a, axis=None, keepdims=None"),
+    (np.nanmean, "a, axis=None, dtype=None, keepdims=None"),
+    (np.percentile, "a, q, axis=None, method=None, keepdims=None"),
+    (np.quantile, "a, q, axis=None, method=None, keepdims=None"),
+    (np.linalg.norm, "x, ord=None, axis=None, keepdims=None"),
+    (np.linalg.det, "a"), (np.linalg.slogdet, "a"))}
+
 TWINS = {np.reshape: reshape, np.matmul: matmul, np.array: array, np.where: where,
-         np.clip: clip, np.vdot: vdot}
+         np.clip: clip, np.vdot: vdot, **PRECISION_KEPT}

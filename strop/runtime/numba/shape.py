@@ -405,3 +405,28 @@ def _diagonal_vjp(g, a, offset=0, axis1=0, axis2=1):
 
 
 IMPLEMENTED = {rt.diagonal_vjp}
+
+
+def _given(a):
+    """``a``, typed as the value an Optional holds (strop's ``overload`` refuses Optional, so
+    Numba types the call again with the value's type and checks at run time it is not None)."""
+
+
+@overload(_given)
+def _given_impl(a):
+    return lambda a: a
+
+
+def _of_optional(fn):
+    """``fn`` (np.shape, np.ndim, np.size) of an Optional array: reverse mode asks a taped
+    temporary's shape, and a temporary bound in one branch only is Optional; Numba's versions
+    refuse it (the gradient fell back to Python)."""
+    @overload(fn, optional=True)
+    def typing(a):
+        if isinstance(a, types.Optional):
+            return lambda a: fn(_given(a))
+    return typing
+
+
+for _fn in (np.shape, np.ndim, np.size):
+    _of_optional(_fn)

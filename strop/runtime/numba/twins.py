@@ -3,7 +3,7 @@ import numpy as np
 from numba import types
 from numba.np.numpy_support import as_dtype
 
-from ..twins import array, clip, reshape, vdot, where
+from ..twins import PRECISION_KEPT, array, clip, reshape, vdot, where
 from ._common import SCALARS, _none, _unrolled, overload
 
 
@@ -91,3 +91,54 @@ def _vdot(a, b):
     if isinstance(a, types.Array) and isinstance(b, types.Array) and (a.ndim, b.ndim) != (1, 1):
         return lambda a, b: np.vdot(np.ravel(a), np.ravel(b))
     return lambda a, b: np.vdot(a, b)
+
+
+def _narrowed(value):
+    """``value``, its float64 parts float32 (compiled only)."""
+
+
+@overload(_narrowed)
+def _narrowed_impl(value):
+    """A float64 (complex128) number or array as float32 (complex64); a tuple's each."""
+    if isinstance(value, types.BaseTuple):
+        parts = "".join(f"_narrowed(value[{k}]), " for k in range(len(value)))
+        return _unrolled(f"def impl(value):\n    return ({parts})\n", _narrowed=_narrowed)
+    dt = getattr(value, "dtype", value)
+    to = {types.float64: np.float32, types.complex128: np.complex64}.get(dt)
+    if to is None:
+        return lambda value: value
+    if isinstance(value, types.Array):
+        return lambda value: value.astype(to)
+    return lambda value: to(value)
+
+
+def _precision_kept(twin, fn):
+    """Numba's ``fn``, its result narrowed where the first argument is a float32 (complex64)
+    array (NumPy's result then has the array's precision).  Only the arguments given are
+    passed on: Numba's own versions refuse an omitted one passed explicitly, and the call then
+    went to an object-mode island."""
+    names = [p.split("=")[0] for p in twin.params.split(", ")]
+
+    def choose(*args):
+        given = [names[0]] + [f"{n}={n}" for n, t in zip(names[1:], args[1:])
+                              if isinstance(t, types.Type) and not isinstance(t, types.Omitted)]
+        call = f"fn({', '.join(given)})"
+        if fn is np.linalg.norm and len(given) == 2 and getattr(args[0], "ndim", 0) == 2 \
+                and isinstance(args[1], types.StringLiteral):
+            call = _MATRIX_NORMS.get(args[1].literal_value, call)
+        a = args[0]
+        if isinstance(a, types.Array) and a.dtype in (types.float32, types.complex64):
+            call = f"_narrowed({call})"
+        return _unrolled(f"def impl({twin.params}):\n    return {call}\n", fn=fn,
+                         _narrowed=_narrowed, np=np)
+    typing = _unrolled(f"def impl({twin.params}):\n    return choose({', '.join(names)})\n",
+                       choose=choose)
+    overload(twin, prefer_literal=True)(typing)
+
+
+# np.linalg.norm's orders of a matrix named by a string (a constant), which Numba's refuses
+_MATRIX_NORMS = {"fro": "fn(x)", "nuc": "np.sum(np.linalg.svd(x)[1])"}
+
+
+for _fn, _twin in PRECISION_KEPT.items():
+    _precision_kept(_twin, _fn)
