@@ -487,13 +487,6 @@ SLOW_PATHS = {
     ('vmap', 'sort'): ['sort'],
     ('vmap', 'fftshift'): ['fftshift'],
     ('vmap', 'polyval'): ['polyval'],
-    ('vmap', 'faq_centered'): ['matmul'],
-    ('vmap', 'matmul'): ['matmul'],
-    ('vmap', 'solve'): ['matmul'],
-    ('vmap', 'inv'): ['matmul'],
-    ('vmap', 'det'): ['matmul'],
-    ('vmap', 'cholesky'): ['matmul'],
-    ('vmap', 'eigh'): ['matmul'],
 }
 
 

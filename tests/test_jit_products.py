@@ -328,6 +328,29 @@ def test_small_products_of_matrices_run_as_loops_in_compiled_code(n, k, m, dtype
         np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("shapes", [((3,), (4, 3, 2)), ((2, 3), (4, 3, 2)), ((4, 2, 3), (3,)),
+                                    ((4, 2, 3), (3, 5)), ((4, 2, 3), (4, 3, 5)),
+                                    ((2, 4, 2, 3), (2, 4, 3, 5)), ((5,), (2, 2, 5, 1)),
+                                    ((2, 1, 2, 3), (4, 3, 5)), ((40, 30, 30), (30, 30))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_products_of_stacks_of_matrices_compile(shapes, dtype):
+    # vmap of ``h @ params[i].w`` with the weights batched: a vector or matrix times a stack
+    # of matrices ran through NumPy in object mode (fuzzer seed 2902, program 42); stacks
+    # that broadcast against each other still go to NumPy, and say so; large ones go to
+    # NumPy's BLAS, whose call costs little beside their work (no warning)
+    rng = np.random.default_rng(len(shapes[0]) * 10 + len(shapes[1]))
+    a, b = (rng.normal(size=s).astype(dtype) for s in shapes)
+    slow = a.ndim > 2 and b.ndim > 2 and a.shape[:-2] != b.shape[:-2]
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        got, _ = run_compiled(lambda a, b: a @ b, a, b)
+    assert any(issubclass(w.category, PerformanceWarning) for w in seen) == slow
+    assert got.dtype == dtype and got.shape == (a @ b).shape
+    np.testing.assert_allclose(got, a @ b, rtol=1e-5 if dtype == np.float32 else 1e-12)
+    with pytest.raises(ValueError, match="matmul"):
+        jit(lambda a, b: a @ b)(a, rng.normal(size=shapes[1][:-2] + (7, 2)).astype(dtype))
+
+
 @pytest.mark.parametrize("rows, cols", [(1, 1), (3, 17), (4, 16), (5, 33), (8, 8), (64, 64),
                                         (67, 31), (128, 128)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

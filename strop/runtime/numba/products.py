@@ -196,6 +196,8 @@ def _matmul(a, b):
         return lambda a, b: _vec_vec(a, b, dt)
     if _one_float(a, b) and (a.ndim, b.ndim) in ((1, 2), (2, 1)):
         return _vector_product(a.ndim, _matmul_type(a, b))
+    if _one_float(a, b) and max(a.ndim, b.ndim) > 2:
+        return _stacked_product(a.ndim, b.ndim, _matmul_type(a, b))
     if _by_blas(a, b):
         loop = _dot
     elif _floats(a, b) and (a.ndim, b.ndim) in ((1, 2), (2, 1)):
@@ -206,6 +208,45 @@ def _matmul(a, b):
         return lambda a, b: run((a, b))
     run = _small_or_numpy(loop, np.matmul, _matmul_type(a, b), _work)
     return lambda a, b: run((a, b))
+
+
+def _stacked_product(ra, rb, out_type):
+    """``a @ b`` of float arrays of one dtype, one of them a stack of matrices (rank above 2:
+    vmap of a product whose matrix is batched, ``h @ w[i]``), the other a stack of as many or
+    one matrix or vector: a product per matrix of the stack (a loop, or BLAS, by _dot), NumPy's
+    where the work is more than SMALL_PRODUCT or the stacks broadcast against each other."""
+    numpy_run = _through_numpy(np.matmul, out_type)
+    if min(ra, rb) > 2 and ra != rb:
+        return lambda a, b: numpy_run((a, b))
+    as3 = {1: "(1, 1, {0}.shape[0])", 2: "(1, {0}.shape[0], {0}.shape[1])"}
+    a3 = as3.get(ra, "(-1, {0}.shape[-2], {0}.shape[-1])").format("A")
+    b3 = {1: "(1, B.shape[0], 1)"}.get(rb, as3.get(rb, "(-1, {0}.shape[-2], {0}.shape[-1])")
+                                        ).format("B")
+    stack = "A" if ra > 2 else "B"
+    core = ("A3.shape[1], " if ra > 1 else "") + ("B3.shape[2], " if rb > 1 else "")
+    lines = ["def impl(a, b):",
+             "    A, B = np.ascontiguousarray(a), np.ascontiguousarray(b)",
+             f"    A3, B3 = A.reshape({a3}), B.reshape({b3})"]
+    if ra > 2 and rb > 2:
+        lines += ["    if A.shape[:-2] != B.shape[:-2]:",
+                  "        return numpy_run((a, b))"]
+    lines += ["    if A3.shape[2] != B3.shape[1]:",
+              "        raise ValueError('matmul: mismatch in its core dimension')",
+              "    n = max(A3.shape[0], B3.shape[0])",
+              "    if n * A3.shape[1] * A3.shape[2] * B3.shape[2] > SMALL_PRODUCT:",
+              "        return numpy_run((a, b))",
+              "    out = np.empty((n, A3.shape[1], B3.shape[2]), A.dtype)",
+              "    for i in range(n):",
+              f"        out[i] = product(A3[{'i' if ra > 2 else '0'}], "
+              f"B3[{'i' if rb > 2 else '0'}])",
+              f"    return out.reshape({stack}.shape[:-2] + ({core}))"]
+    return _unrolled("\n".join(lines) + "\n", np=np, numpy_run=numpy_run,
+                     SMALL_PRODUCT=SMALL_PRODUCT, product=_dot if _blas() else _loop_product)
+
+
+@register_jitable
+def _loop_product(a, b):
+    return _mat_mat(a, b, a.dtype)
 
 
 def _vjp_type(g, x, y, wrt, flags=None):
