@@ -30,7 +30,7 @@ from .codegen.outer import defer_outer_products
 from .codegen.reuse import reuse_dead
 from .codegen.objmode import island_at, refused_statement, with_islands
 from .codegen.squeeze import squeeze_known_axes
-from .codegen.tapes import arrays_for_tapes, records_for_tapes, shapes_for_tapes
+from .codegen.tapes import arrays_for_tapes, kept_shapes, records_for_tapes, shapes_for_tapes
 from .transformer.flat_results import rebuild
 from .transformer.ir import guards_check
 from .transformer.ranks import scalar_names
@@ -105,6 +105,7 @@ class Staged:
             node = loop_chains(fuse(weaken(node, refs, weak, numbers | lowered), refs), refs)
             node = reuse_dead(node, refs, numbers | lowered)
         if backend == "cpu":
+            kept_shapes(node, refs)
             records_for_tapes(node)     # (last: the passes before read one tape at a time)
         # (not for vmap's wide loops: they run trips of lanes that are done, whose flags
         # say nothing of the user's code; run as Python they would warn the same)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import strop
-from strop import config, grad, jit
+from strop import config, grad, jit, runtime
 from strop.errors import JitFallbackWarning
 from helpers import numeric_vjp
 from test_slow_paths import lorenz_by_rk4
@@ -753,8 +753,23 @@ def test_the_values_a_trip_tapes_are_one_record(fn, args):
     assert "_tape_trip" in src
     if fn is lorenz_by_rk4:   # the trip's values, and s's shape pushed before s is overwritten
         assert src.count(".append(") == 2 and src.count(".pop()") == 2, src
+        # stand-ins read only for their shape are taped as shapes, made again where read
+        # (codegen/tapes.kept_shapes: a view's six words copied in and out of the tape)
+        assert "kept_shape(chain_like(" in src and re.search(
+            r"unbroadcast\(\w+, shaped\(_t\d+_1\)\)", src), src
     code = [line for line in src.splitlines() if not line.lstrip().startswith("#")]
     assert max(map(len, code)) <= 99   # a record's long line is broken
+
+
+def test_a_kept_shape_makes_its_stand_in_again_as_python():
+    """As Python (compiled code that fell back runs as Python): an array's shape and dtype,
+    a number itself."""
+    kept = runtime.kept_shape(np.ones((2, 3), np.float32))
+    made = runtime.shaped(kept)
+    assert made.shape == (2, 3) and made.dtype == np.float32 and not made.flags.writeable
+    assert runtime.shaped(runtime.kept_shape(2.5)) == 2.5
+    zero_d = np.array(1.5)
+    assert runtime.shaped(runtime.kept_shape(zero_d)) is zero_d
 
 
 def sum_and_first(x):

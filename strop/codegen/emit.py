@@ -75,7 +75,8 @@ class Emitter:
 
 def wrapped(text, width):
     """``text`` (one line of code) as lines of at most ``width`` where it can be broken: after
-    the commas of its outermost brackets that hold any, continued one indent deeper."""
+    the commas of its outermost brackets that hold any, continued one indent deeper (and so
+    on inside a piece still too long)."""
     if len(text) <= width:
         return [text]
     try:
@@ -103,7 +104,15 @@ def wrapped(text, width):
         else:
             current += " " + piece
     lines.append(current)
-    return [lines[0]] + [INDENT + line for line in lines[1:]]
+    out = []
+    for k, line in enumerate(lines):   # a piece still too long broken inside its own brackets
+        lead = INDENT if k else ""
+        if len(lead) + len(line) > width and line != text:
+            broken = wrapped(line, width - len(lead))
+            out += [lead + broken[0]] + [lead + b for b in broken[1:]]
+        else:
+            out.append(lead + line)
+    return out
 
 
 def _short(filename):

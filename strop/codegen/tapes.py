@@ -194,7 +194,9 @@ SHAPE_ONLY = {runtime.unbroadcast: 1, runtime.expand_to: 1, runtime.getitem_vjp:
               runtime.add_matmul_vjp_x: 2, runtime.add_matmul_vjp_x_inplace: 2,
               runtime.add_matmul_vjp_y: 3, runtime.add_matmul_vjp_y_inplace: 3,
               runtime.item_vjp: 2, runtime.zeros_like: 0, runtime.unbroadcast_lanes: 1,
-              runtime.expand_to_lanes: 1, runtime.getitem_vjp_lanes: 1}
+              runtime.expand_to_lanes: 1, runtime.getitem_vjp_lanes: 1,
+              runtime.unbroadcast_chain: 1, runtime.add_at_index_chain: 2,
+              runtime.astype_like: 1}
 
 
 def shapes_for_tapes(node, refs):
@@ -250,6 +252,46 @@ def _shape_read(n, parents, shape_only):
     return (isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
             and call.func.id in shape_only and n in call.args
             and call.args.index(n) == shape_only[call.func.id])
+
+
+def kept_shapes(node, refs):
+    """A tape of stand-ins (``shape_like(t)``, fused ``chain_like(...)``) keeps their shapes
+    and dtypes, ``kept_shape(t)``, ``kept_shape(chain_like(...))``, and each read of the popped value makes the stand-in
+    again, ``unbroadcast(g, shaped(t_1))``: a view's record is six words, a shape one per axis,
+    and a tape of tuples copies its records in and out each trip (Lorenz by RK4 taped 38
+    stand-ins a trip).  Only tapes made at the top, pushed once and popped once, whose popped
+    name is bound nowhere else and read only for its shape (SHAPE_ONLY)."""
+    helpers = {n: o for n, o in refs.items() if n in runtime.__all__}
+    standins = {runtime.shape_like, runtime.chain_like}
+    shape_only = {n: SHAPE_ONLY[o] for n, o in refs.items() if is_member(o, SHAPE_ONLY)}
+    uses, binds = {}, {}
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name):
+            uses[n.id] = uses.get(n.id, 0) + 1
+            if isinstance(n.ctx, gast.Store):
+                binds[n.id] = binds.get(n.id, 0) + 1
+    pushes, pops = {}, {}
+    for stmts in _statement_lists(node):
+        for s, tape, value in _appends_of_any(stmts):
+            pushes[tape] = value
+        for _, tape, target in _pops(stmts):
+            pops[tape] = target
+    for tape in sorted(set(pushes) & set(pops)):
+        value, target = pushes[tape], pops[tape]
+        if uses.get(tape) != 3 or binds.get(target) != 1 or not (
+                isinstance(value, gast.Call) and isinstance(value.func, gast.Name)
+                and helpers.get(value.func.id) in standins):
+            continue
+        reads = list(_reads(node, target))
+        if not all(_shape_read(n, parents, shape_only) for n, parents in reads):
+            continue
+        if helpers[value.func.id] is runtime.chain_like:
+            value.args = [copy.copy(value)]
+        value.func = ir.name(_helper(refs, helpers, runtime.kept_shape))
+        shaped = _helper(refs, helpers, runtime.shaped)
+        for n, parents in reads:
+            call = parents[-1]
+            call.args[call.args.index(n)] = ir.call(shaped, [n])
 
 
 def records_for_tapes(node):

@@ -6,7 +6,8 @@ from .base import _CONTAINERS, like, unbroadcast, zeros_like
 from .indexing import add_at_index_inplace, getitem_vjp, setitem_vjp
 
 __all__ = ["tree_vdot", "append", "insert", "extend", "update", "item_of", "pop_item", "sort_like",
-           "iterable", "stack", "push", "pop", "tape_array", "tape_put", "shape_like", "item_vjp",
+           "iterable", "stack", "push", "pop", "tape_array", "tape_put", "shape_like", "kept_shape",
+           "shaped", "item_vjp",
            "setitem_split", "setitem_split_inplace", "setitem_split_kept", "setitem_split_add",
            "pop_item_vjp", "getattr_vjp", "sum_vjp", "minmax_vjp", "iterable_vjp", "get_vjp",
            "get_default_vjp", "items_vjp", "update_vjp"]
@@ -97,6 +98,26 @@ def shape_like(x):
     if isinstance(x, np.ndarray):
         return np.broadcast_to(np.zeros((), x.dtype), x.shape)
     return x
+
+
+class KeptShape(tuple):
+    """kept_shape's record of a stand-in, as Python: (shape, a zero of its dtype)."""
+
+
+def kept_shape(x):
+    """What a tape of tuples keeps of a stand-in (shape_like's, chain_like's): its shape and a
+    zero of its dtype, a sixth of a view's size, copied in and out of the tape each trip;
+    ``shaped`` makes the stand-in again where the adjoint reads it."""
+    if isinstance(x, np.ndarray) and x.ndim:
+        return KeptShape((x.shape, x.dtype.type(0)))
+    return x
+
+
+def shaped(k):
+    """The stand-in ``kept_shape`` kept: an array of that shape and dtype holding no memory."""
+    if isinstance(k, KeptShape):
+        return np.broadcast_to(np.zeros((), type(k[1])), k[0])
+    return k
 
 
 def push(s, v):

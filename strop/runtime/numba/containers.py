@@ -52,6 +52,33 @@ def _shape_like(x):
     return lambda x: x
 
 
+@overload(rt.kept_shape, optional=True)
+def _kept_shape(x):
+    array = x.type if isinstance(x, types.Optional) else x
+    if not isinstance(array, types.Array) or array.ndim == 0:
+        return lambda x: x
+    zero = array.dtype(0)
+    if isinstance(x, types.Optional):
+        return lambda x: None if x is None else (x.shape, zero)
+    return lambda x: (x.shape, zero)
+
+
+def _is_kept(t):
+    return isinstance(t, types.BaseTuple) and len(t) == 2 and isinstance(
+        t[0], types.BaseTuple) and not isinstance(t[1], types.BaseTuple)
+
+
+@overload(rt.shaped, optional=True)
+def _shaped(k):
+    kept = k.type if isinstance(k, types.Optional) else k
+    if not _is_kept(kept):
+        return lambda k: k
+    zero = np.zeros((), as_dtype(kept[1]))   # (a constant: no allocation, no reference count)
+    if isinstance(k, types.Optional):
+        return lambda k: None if k is None else np.broadcast_to(zero, k[0])
+    return lambda k: np.broadcast_to(zero, k[0])
+
+
 @overload(rt.item_vjp, jit_options=CHECKED)
 def _item_vjp(g, idx, v):
     if isinstance(g, types.Array):
@@ -157,6 +184,6 @@ def _own_impl(x):
     return lambda x: x
 
 
-IMPLEMENTED = {rt.tape_array, rt.tape_put, rt.shape_like, rt.item_vjp, rt.setitem_split_inplace,
-               rt.setitem_split_kept, rt.setitem_split_add,
+IMPLEMENTED = {rt.tape_array, rt.tape_put, rt.shape_like, rt.kept_shape, rt.shaped, rt.item_vjp,
+               rt.setitem_split_inplace, rt.setitem_split_kept, rt.setitem_split_add,
                rt.stack, rt.push, rt.pop}
