@@ -772,6 +772,28 @@ def test_a_kept_shape_makes_its_stand_in_again_as_python():
     assert runtime.shaped(runtime.kept_shape(zero_d)) is zero_d
 
 
+def stand_in_bound_in_a_branch(a):
+    for r in a:
+        if np.sin(r) > 0.5:
+            a = np.sum(r * np.ones((2, 3)), axis=0) ** 2   # (r * ones: taped for its shape)
+    return 1.5 * a[1]
+
+
+def test_a_stand_in_bound_in_one_branch_is_kept_and_made_again():
+    # the temporary is None where the branch was not taken (an Optional): its kept shape
+    # too, and making the view again from it failed to compile (fuzzer seed 3001, program 22)
+    x = np.array([0.9, 1.2, 0.3])
+    g = grad(stand_in_bound_in_a_branch)
+    jg = jit(g)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JitFallbackWarning)
+        got = jg(x)
+    assert "shaped(" in strop.source(jg)
+    np.testing.assert_allclose(got, g(x), rtol=1e-12)
+    np.testing.assert_allclose(got, numeric_vjp(stand_in_bound_in_a_branch, [x], 0, 1.0),
+                               rtol=1e-6)
+
+
 def sum_and_first(x):
     return np.sum(x * x), x[0] * 2, x
 

@@ -98,6 +98,9 @@ def make_inplace(node, refs, donated=()):
             safe.update(id(c) for c in gast.iter_child_nodes(n) if isinstance(c, gast.Name))
         if isinstance(n, gast.Call) and fresh(n, None) and callee(n) not in INPLACE:
             safe.update(id(a) for a in n.args if isinstance(a, gast.Name))
+        if isinstance(n, gast.Call) and is_member(callee(n), OWNED):   # read into the first
+            first = 0 if callee(n) in PRODUCTS else 1     # argument (updated), or a new array
+            safe.update(id(a) for a in n.args[first:] if isinstance(a, gast.Name))
         if isinstance(n, gast.Return) and isinstance(n.value, gast.Name):
             safe.add(id(n.value))
         if isinstance(n, gast.Attribute) and n.attr in SHAPE_ONLY_ATTRIBUTES or isinstance(
@@ -209,6 +212,8 @@ IN_PLACE = {runtime.add_at_index: runtime.add_at_index_inplace,
 OWNED = {runtime.setitem_vjp, runtime.getitem_vjp, runtime.zeros_like, runtime.matmul,
          runtime.matmul_vjp_x, runtime.matmul_vjp_y, runtime.plus_inplace, *IN_PLACE,
          *IN_PLACE.values()}
+# helpers whose result is a new array made from all of their arguments
+PRODUCTS = (runtime.matmul, runtime.matmul_vjp_x, runtime.matmul_vjp_y)
 # helpers returning their first argument where it already fits, else a new array
 PASS_THROUGH = (runtime.unbroadcast, runtime.narrow)
 
@@ -489,11 +494,28 @@ class Owned:
         between = block[k + 1:upto] if upto is not None else []
         reads = [n for b in between for n in gast.walk(b) if isinstance(n, gast.Name)
                  and n.id == t and isinstance(n.ctx, gast.Load)]
-        if self.loads.get(t) != 1 + len(reads) or any(id(n) not in self.consumed
-                                                        for n in reads):
+        if self.loads.get(t) != 1 + len(reads) or any(
+                id(n) not in self.consumed and not self._dead_alias(n, between) for n in reads):
             return False
         return not any(t in names_in(b, gast.Store) for b in between) and \
             self.before(t, block, k)
+
+    def _dead_alias(self, n, between):
+        """Whether read ``n`` passes its value on to another name (``u = unbroadcast(t, x)``,
+        one of ``between``) read only after that among ``between``, into new values: Kalman's
+        ``_g5 = bm; bm = unbroadcast(_g5, m); _bt25 = unbroadcast(_g5, ...)``, _bt25 read into
+        products before bm is updated."""
+        for j, b in enumerate(between):
+            if isinstance(b, gast.Assign) and len(b.targets) == 1 and isinstance(
+                    b.targets[0], gast.Name) and isinstance(b.value, gast.Call) and callee_of(
+                    b.value, self.refs) in PASS_THROUGH and b.value.args and b.value.args[0] is n:
+                u, rest = b.targets[0].id, between[j + 1:]
+                reads = [m for c in rest for m in gast.walk(c) if isinstance(m, gast.Name)
+                         and m.id == u and isinstance(m.ctx, gast.Load)]
+                return self.loads.get(u) == len(reads) and all(
+                    id(m) in self.consumed for m in reads) and not any(
+                    u in names_in(c, gast.Store) for c in rest)
+        return False
 
     def seen(self, name, node):
         """Whether ``node`` reads ``name`` other than into a new value."""

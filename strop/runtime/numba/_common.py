@@ -41,6 +41,16 @@ def overload(fn, optional=False, **options):
     return register
 
 
+def _given(a):
+    """``a``, typed as the value an Optional holds (``overload`` refuses Optional, so Numba
+    types the call again with the value's type and checks at run time it is not None)."""
+
+
+@overload(_given)
+def _given_impl(a):
+    return lambda a: a
+
+
 def add_into(out, idx, g):
     """``out[idx] += g``; compiled through a view where ``idx`` picks a view (below)."""
     out[idx] += g

@@ -8,7 +8,7 @@ from numba.extending import register_jitable
 from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
-from ._common import CHECKED, _unrolled, overload, put_into
+from ._common import CHECKED, _given, _unrolled, overload, put_into
 
 
 @overload(rt.tape_array)
@@ -75,7 +75,7 @@ def _shaped(k):
         return lambda k: k
     zero = np.zeros((), as_dtype(kept[1]))   # (a constant: no allocation, no reference count)
     if isinstance(k, types.Optional):
-        return lambda k: None if k is None else np.broadcast_to(zero, k[0])
+        return lambda k: None if k is None else np.broadcast_to(zero, _given(k)[0])
     return lambda k: np.broadcast_to(zero, k[0])
 
 

@@ -4,7 +4,7 @@ from numba import types
 from numba.np.numpy_support import as_dtype
 
 from ... import runtime as rt
-from ._common import CHECKED, SCALARS, _float_of, _none, _unrolled, overload
+from ._common import CHECKED, SCALARS, _float_of, _given, _none, _unrolled, overload
 from .axes import _norm_axis
 
 
@@ -405,16 +405,6 @@ def _diagonal_vjp(g, a, offset=0, axis1=0, axis2=1):
 
 
 IMPLEMENTED = {rt.diagonal_vjp}
-
-
-def _given(a):
-    """``a``, typed as the value an Optional holds (strop's ``overload`` refuses Optional, so
-    Numba types the call again with the value's type and checks at run time it is not None)."""
-
-
-@overload(_given)
-def _given_impl(a):
-    return lambda a: a
 
 
 def _of_optional(fn):
