@@ -157,12 +157,16 @@ def test_matrix_cotangents_of_a_recurrence_accumulate_in_place():
     text = strop.source(compiled)
     assert "bA = add(" not in text and "plus_inplace(bA" in text, text
     assert "add_matmul_vjp_y_inplace(bP" in text or "add_matmul_vjp_x_inplace(bP" in text, text
-    eps = 1e-6
-    for i in range(3):
-        e = np.zeros(3)
+    _matches_central_differences(kalman_like, compiled, theta, ys)
+
+
+def _matches_central_differences(f, compiled, theta, ys, eps=1e-6):
+    got = compiled(theta, ys)
+    for i in range(theta.size):
+        e = np.zeros(theta.size)
         e[i] = eps
-        numeric = (kalman_like(theta + e, ys) - kalman_like(theta - e, ys)) / (2 * eps)
-        assert abs(compiled(theta, ys)[i] - numeric) < 1e-6 * max(1, abs(numeric))
+        numeric = (f(theta + e, ys) - f(theta - e, ys)) / (2 * eps)
+        assert abs(got[i] - numeric) < 1e-6 * max(1, abs(numeric))
 
 
 def filter_like(theta, ys):         # m's cotangent, passed on through two names, then a product's
@@ -191,9 +195,4 @@ def test_a_cotangent_passed_on_to_a_name_read_before_the_update_stays_owned():
     assert compiled.last_backend == "cpu"
     text = strop.source(compiled)
     assert "bm = add_matmul_vjp_y_inplace(bm" in text, text
-    eps = 1e-6
-    for i in range(2):
-        e = np.zeros(2)
-        e[i] = eps
-        numeric = (filter_like(theta + e, ys) - filter_like(theta - e, ys)) / (2 * eps)
-        assert abs(compiled(theta, ys)[i] - numeric) < 1e-6 * max(1, abs(numeric))
+    _matches_central_differences(filter_like, compiled, theta, ys)
