@@ -351,6 +351,22 @@ def test_products_of_stacks_of_matrices_compile(shapes, dtype):
         jit(lambda a, b: a @ b)(a, rng.normal(size=shapes[1][:-2] + (7, 2)).astype(dtype))
 
 
+def dots(a):
+    return np.sum(np.dot(a[:, 0], a)) + np.dot(a.T, a[:, 1])[1] + np.dot(2.0, a[0, 0]) + \
+        np.dot(a[0], a[1])
+
+
+def test_np_dot_of_a_column_and_of_numbers_compiles_quietly():
+    # Numba's np.dot warned of a non-contiguous column (a NumbaPerformanceWarning naming the
+    # generated file; an error under -W error, and then a fallback) and refused two numbers
+    a = np.arange(6.0).reshape(3, 2) / 5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got, jf = run_compiled(dots, a)
+    assert jf.last_backend == "cpu"
+    np.testing.assert_allclose(got, dots(a), rtol=1e-13)
+
+
 @pytest.mark.parametrize("rows, cols", [(1, 1), (3, 17), (4, 16), (5, 33), (8, 8), (64, 64),
                                         (67, 31), (128, 128)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -37,6 +37,13 @@ def vdot(a, b):
     return np.vdot(a, b)
 
 
+def dot(a, b, out=None):
+    """np.dot; compiled, of arrays of any layout (Numba's warns of a non-contiguous one, naming
+    the generated code: they are made contiguous first, as its BLAS call needs) and of a
+    number (which Numba's refuses)."""
+    return np.dot(a, b, out)
+
+
 def _precision_kept(fn, params):
     """A twin of ``fn``, which Numba computes in float64 for a float32 (complex64) array and
     returns so: compiled, its result is cast back to the array's precision, as NumPy's is
@@ -69,4 +76,4 @@ PRECISION_KEPT = {fn: _precision_kept(fn, params) for fn, params in (
     (np.linalg.det, "a"), (np.linalg.slogdet, "a"))}
 
 TWINS = {np.reshape: reshape, np.matmul: matmul, np.array: array, np.where: where,
-         np.clip: clip, np.vdot: vdot, **PRECISION_KEPT}
+         np.clip: clip, np.vdot: vdot, np.dot: dot, **PRECISION_KEPT}

@@ -3,7 +3,7 @@ import numpy as np
 from numba import types
 from numba.np.numpy_support import as_dtype
 
-from ..twins import PRECISION_KEPT, array, clip, reshape, vdot, where
+from ..twins import PRECISION_KEPT, array, clip, dot, reshape, vdot, where
 from ._common import SCALARS, _none, _unrolled, overload
 
 
@@ -91,6 +91,19 @@ def _vdot(a, b):
     if isinstance(a, types.Array) and isinstance(b, types.Array) and (a.ndim, b.ndim) != (1, 1):
         return lambda a, b: np.vdot(np.ravel(a), np.ravel(b))
     return lambda a, b: np.vdot(a, b)
+
+
+@overload(dot)
+def _dot(a, b, out=None):
+    def contiguous(t):
+        return isinstance(t, types.Array) and t.layout != "C" and t.ndim in (1, 2)
+    if not _none(out):
+        return lambda a, b, out=None: np.dot(a, b, out)
+    if isinstance(a, SCALARS) or isinstance(b, SCALARS):   # (Numba's takes arrays only)
+        return lambda a, b, out=None: a * b
+    if not (contiguous(a) or contiguous(b)):
+        return lambda a, b, out=None: np.dot(a, b)
+    return lambda a, b, out=None: np.dot(np.ascontiguousarray(a), np.ascontiguousarray(b))
 
 
 def _narrowed(value):
