@@ -256,11 +256,12 @@ def _shape_read(n, parents, shape_only):
 
 def kept_shapes(node, refs):
     """A tape of stand-ins (``shape_like(t)``, fused ``chain_like(...)``) keeps their shapes
-    and dtypes, ``kept_shape(t)``, ``kept_shape(chain_like(...))``, and each read of the popped value makes the stand-in
-    again, ``unbroadcast(g, shaped(t_1))``: a view's record is six words, a shape one per axis,
-    and a tape of tuples copies its records in and out each trip (Lorenz by RK4 taped 38
-    stand-ins a trip).  Only tapes made at the top, pushed once and popped once, whose popped
-    name is bound nowhere else and read only for its shape (SHAPE_ONLY)."""
+    and dtypes, ``kept_shape(t)`` or ``kept_shape(chain_like(...))``, and each read of the
+    popped value makes the stand-in again, ``unbroadcast(g, shaped(t_1))``: a view's record is
+    six words, a shape one per axis, and a tape of tuples copies its records in and out each
+    trip (Lorenz by RK4 taped 38 stand-ins a trip).  Only tapes made at the top, pushed once
+    and popped once, whose popped name is bound nowhere else and read only for its shape
+    (SHAPE_ONLY)."""
     helpers = {n: o for n, o in refs.items() if n in runtime.__all__}
     standins = {runtime.shape_like, runtime.chain_like}
     shape_only = {n: SHAPE_ONLY[o] for n, o in refs.items() if is_member(o, SHAPE_ONLY)}

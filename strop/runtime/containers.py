@@ -6,9 +6,9 @@ from .base import _CONTAINERS, like, unbroadcast, zeros_like
 from .indexing import add_at_index_inplace, getitem_vjp, setitem_vjp
 
 __all__ = ["tree_vdot", "append", "insert", "extend", "update", "item_of", "pop_item", "sort_like",
-           "iterable", "stack", "push", "pop", "tape_array", "tape_put", "shape_like", "kept_shape",
-           "shaped", "item_vjp",
-           "setitem_split", "setitem_split_inplace", "setitem_split_kept", "setitem_split_add",
+           "iterable", "stack", "push", "pop", "tape_array", "tape_put", "shape_like", "item_vjp",
+           "kept_shape", "shaped", "setitem_split", "setitem_split_inplace", "setitem_split_kept",
+           "setitem_split_add",
            "pop_item_vjp", "getattr_vjp", "sum_vjp", "minmax_vjp", "iterable_vjp", "get_vjp",
            "get_default_vjp", "items_vjp", "update_vjp"]
 
