@@ -108,8 +108,7 @@ def wrapped(text, width):
     for k, line in enumerate(lines):   # a piece still too long broken inside its own brackets
         lead = INDENT if k else ""
         if len(lead) + len(line) > width and line != text:
-            broken = wrapped(line, width - len(lead))
-            out += [lead + broken[0]] + [lead + b for b in broken[1:]]
+            out += [lead + b for b in wrapped(line, width - len(lead))]
         else:
             out.append(lead + line)
     return out
