@@ -388,3 +388,34 @@ def test_matrix_vector_kernels(rows, cols, dtype):
     (got, _), want = run_compiled(g, m, v, u), g(m, v, u)
     for a, b in zip(got, want):    # (float32: sums of 128 terms, to their largest's ulps)
         np.testing.assert_allclose(a, b, rtol=tol["rtol"], atol=tol["atol"] * np.abs(b).max())
+
+
+@pytest.mark.parametrize("ranks", [(1, 1), (1, 2), (2, 1), (2, 2)])
+@pytest.mark.parametrize("batched", [(0, None), (None, 0), (0, 0)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_per_example_gradients_of_products_compile_quietly(ranks, batched, dtype):
+    # jit(vmap(grad(loss))) of ``hidden @ w2`` (a vector per example times a shared matrix:
+    # the demo's own MLP) ran matmul_vjp_x_lanes through NumPy in object mode; every rank and
+    # batching of two vectors or matrices now compiles
+    rng = np.random.default_rng(sum(ranks) * 7 + len(str(batched)))
+    shape = {1: (4,), 2: (4, 4)}
+    a, b = (rng.normal(size=((6,) if axis == 0 else ()) + shape[r]).astype(dtype)
+            for r, axis in zip(ranks, batched))
+
+    def loss(a, b):
+        return np.sum(np.tanh(a @ b) ** 2)
+
+    per_example = strop.vmap(grad(loss, argnums=(0, 1)), in_axes=batched)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerformanceWarning)
+        got, jf = run_compiled(per_example, a, b)
+    assert jf.last_backend == "cpu"
+    want = per_example(a, b)
+    lane = lambda x, axis, k: x[k] if axis == 0 else x
+    loop = [grad(loss, argnums=(0, 1))(lane(a, batched[0], k), lane(b, batched[1], k))
+            for k in range(6)]
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert g.dtype == w.dtype == dtype and g.shape == w.shape == (6,) + loop[0][i].shape
+        tol = 1e-4 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
+        np.testing.assert_allclose(g, np.stack([one[i] for one in loop]), rtol=tol, atol=tol)

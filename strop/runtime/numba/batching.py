@@ -210,23 +210,87 @@ def _outer_lanes(a, b, dt):
     return out
 
 
+def _lane_t(a, batched):
+    """Each lane of ``a`` (a matrix per lane) transposed."""
+
+
+@overload(_lane_t, prefer_literal=True)
+def _lane_t_impl(a, batched):
+    if _flag(batched):
+        return lambda a, batched: np.transpose(a, (0, 2, 1))
+    return lambda a, batched: a.T
+
+
+def _lane_row(v, k):
+    """Lane ``k`` of a vector per lane ``v`` (2-D), or ``v`` itself, one vector for all."""
+
+
+@overload(_lane_row)
+def _lane_row_impl(v, k):
+    if v.ndim == 2:
+        return lambda v, k: v[k]
+    return lambda v, k: v
+
+
+@register_jitable
+def _scaled_lanes(g, v, dt):
+    """``g[k] * v[k]`` (``v`` batched) or ``g[k] * v`` in each lane ``k``: ``g`` a number per
+    lane, ``v`` a vector (the gradient of a dot product of two vectors)."""
+    out = np.empty((g.shape[0], v.shape[-1]), dt)
+    for k in range(g.shape[0]):
+        row = _lane_row(v, k)
+        for j in range(v.shape[-1]):
+            out[k, j] = g[k] * row[j]
+    return out
+
+
+def _vjp_lanes_loop(wrt, rx, ry, xb, yb):
+    """The compiled form of matmul_vjp_x_lanes (``wrt`` "x") or matmul_vjp_y_lanes where the
+    lanes of x and y have ranks ``rx`` and ``ry`` (1 or 2) and ``xb``, ``yb`` say which have
+    the batch axis (g always has it): ``loop(g, other, dt)``, ``other`` y for "x", x for "y";
+    None for other ranks."""
+    ob = yb if wrt == "x" else xb
+    if rx == ry == 1:
+        return lambda g, o, dt: _scaled_lanes(g, o, dt)
+    if (rx, ry) == ((2, 1) if wrt == "x" else (1, 2)):     # each lane's outer product
+        if wrt == "x":
+            return lambda g, o, dt: _outer_lanes(g, _rows(o, g.shape[0]), dt)
+        return lambda g, o, dt: _outer_lanes(_rows(o, g.shape[0]), g, dt)
+    if (rx, ry) not in ((1, 2), (2, 1), (2, 2)):
+        return None
+    if wrt == "x" and ry == 2:          # g @ y.T in each lane, a row for a vector x
+        if rx == 1 and yb:
+            return lambda g, o, dt: rt.matmul_lanes(o, g, True, True)
+        return lambda g, o, dt: rt.matmul_lanes(g, _lane_t(o, ob), True, ob)
+    if wrt == "y" and rx == 2:          # x.T @ g in each lane
+        if ry == 1 and not xb:
+            return lambda g, o, dt: rt.matmul_lanes(g, o, True, False)
+        return lambda g, o, dt: rt.matmul_lanes(_lane_t(o, ob), g, ob, True)
+    return None
+
+
 def _matmul_vjp_lanes(helper, wrt):
     """The Numba implementation of ``helper`` (runtime.matmul_vjp_x_lanes, ``wrt`` "x", or
-    matmul_vjp_y_lanes): each lane's outer product (a vector times a vector of a product
-    with a matrix) written in place, the rest through NumPy (BLAS)."""
+    matmul_vjp_y_lanes) for lanes that are vectors or matrices of floats: each lane's outer
+    product written in place, the other products through the compiled matmul_lanes; other
+    ranks through NumPy."""
     def impl(g, x, y, x_batched, y_batched):
         xb, yb = _flag(x_batched), _flag(y_batched)
         if not (isinstance(x, types.Array) and isinstance(y, types.Array)) or None in (xb, yb):
             return None
+        rx, ry = x.ndim - xb, y.ndim - yb
+        loop = _vjp_lanes_loop(wrt, rx, ry, xb, yb)
         other = y if wrt == "x" else x
-        outer = (2, 1) if wrt == "x" else (1, 2)
-        if _floats(g, other) and (x.ndim - xb, y.ndim - yb) == outer and g.ndim == 2:
+        if loop is not None and _floats(g, other) and g.ndim == 1 + (
+                (rx, ry) != (1, 1)) + ((rx, ry) == (2, 2)):
             dt = _product_dtype(g, other)
-            if wrt == "x":     # outer(g, y) in each lane
-                return lambda g, x, y, x_batched, y_batched: _outer_lanes(
-                    g, _rows(y, g.shape[0]), dt)
-            return lambda g, x, y, x_batched, y_batched: _outer_lanes(   # outer(x, g)
-                _rows(x, g.shape[0]), g, dt)
+            run = register_jitable(loop)
+            if g.dtype != other.dtype:
+                run = register_jitable(lambda g, o, dt, loop=run: loop(
+                    g.astype(dt), o.astype(dt), dt))
+            if wrt == "x":
+                return lambda g, x, y, x_batched, y_batched: run(g, y, dt)
+            return lambda g, x, y, x_batched, y_batched: run(g, x, dt)
         run = _through_numpy(helper, _vjp_type(g, x, y, wrt, (xb, yb)))
         return lambda g, x, y, x_batched, y_batched: run((g, x, y, xb, yb))
     return impl
