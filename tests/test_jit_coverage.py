@@ -453,8 +453,6 @@ SLOW_PATHS = {
     ('jit', 'fftshift'): ['fftshift'],
     ('jit', 'polyval'): ['polyval'],
     ('grad', 'prod_axis'): ['prod_grad'],
-    ('grad', 'var_axis'): ['var_grad'],
-    ('grad', 'std_axis'): ['var_grad'],
     ('grad', 'cumprod_axis'): ['cumprod', 'cumprod_vjp'],
     ('grad', 'tile'): ['tile', 'tile_vjp'],
     ('grad', 'repeat'): ['repeat', 'repeat_vjp'],

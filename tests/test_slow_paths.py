@@ -10,7 +10,7 @@ import pytest
 import strop
 from strop.errors import JitFallbackWarning, PerformanceWarning
 
-from helpers import x64_fixture
+from helpers import numeric_vjp, x64_fixture
 
 x64 = pytest.fixture(autouse=True)(x64_fixture)
 
@@ -184,3 +184,27 @@ def test_np_dot_gradients_run_compiled_and_small_products_through_numpy_warn():
     assert {w.category for w in slow} == {PerformanceWarning}, [str(w.message) for w in slow]
     message = next(str(w.message) for w in slow if "tensordot_vjp_a()" in str(w.message))
     assert "through NumPy" in message and "test_slow_paths.py" in message
+
+
+def standardized(x, gamma):       # a normalization layer: the mean and spread of each feature
+    mu = np.mean(x, axis=0)
+    sd = np.std(x, axis=0, ddof=1) + 1e-3
+    return np.sum(np.tanh(gamma * (x - mu) / sd)) + np.var(x, axis=(0, 1)) + np.var(x[0])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gradients_of_var_and_std_over_axes_run_compiled(dtype):
+    # var_grad (np.var / np.std along an axis) ran through NumPy in object mode
+    rng = np.random.default_rng(5)
+    x, gamma = rng.normal(size=(16, 3)).astype(dtype), rng.normal(size=3).astype(dtype)
+    g = strop.grad(standardized, argnums=(0, 1))
+    got, seen = _warnings_of(strop.jit(g), x, gamma)
+    assert seen == []
+    want = strop.jit(g, backend="python")(x, gamma)
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    for a, b in zip(got, want):
+        assert a.dtype == b.dtype == dtype
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+    if dtype == np.float64:
+        np.testing.assert_allclose(got[0], numeric_vjp(standardized, (x, gamma), 0, 1.0),
+                                   rtol=1e-6, atol=1e-8)

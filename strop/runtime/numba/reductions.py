@@ -1,4 +1,5 @@
-"""Numba implementations of reductions.py's helpers, over all of an array (axis None)."""
+"""Numba implementations of reductions.py's helpers, over all of an array (axis None) or
+given axes."""
 import numpy as np
 from numba import types
 from numba.extending import register_jitable
@@ -89,4 +90,23 @@ def _extremum_grad_along(a, ans, axis=None, keepdims=False, where=True):
     return impl
 
 
-IMPLEMENTED = {rt.mean_grad, rt.extremum_grad}
+@overload(rt.var_grad)
+def _var_grad(a, axis=None, ddof=0, where=True, mean=None, correction=None):
+    """2 (a - mean) / (n - ddof) over all of ``a`` or given axes, every element taken
+    (``where`` True) and the mean computed here (the NumPy version's masked mean, sum and
+    ``np.where`` ran in object mode)."""
+    axes = _none(axis) or isinstance(axis, types.Integer) or isinstance(
+        axis, types.BaseTuple) and all(isinstance(t, types.Integer) for t in axis)
+    if not (isinstance(a, types.Array) and axes and (_none(where) or _true(where)) and
+            _none(mean) and _none(correction)):
+        return None
+    dt = _float_of(a)
+
+    def impl(a, axis=None, ddof=0, where=True, mean=None, correction=None):
+        m = np.mean(a, axis=axis, keepdims=True)
+        n = a.size // max(m.size, 1)        # the elements of each reduction
+        return (2 * (a - m) / (n - ddof)).astype(dt)
+    return impl
+
+
+IMPLEMENTED = {rt.mean_grad, rt.extremum_grad, rt.var_grad}
