@@ -14,7 +14,7 @@ def canonicalize(value):
     x64 = config._values["enable_x64"]   # (read on every call: config.read's checks cost)
     if isinstance(value, bool):
         return value
-    if isinstance(value, float):
+    if type(value) is float:   # (a NumPy float64 is a float too: kept, or narrowed below)
         return np.float64(value) if x64 else np.float32(value)
     if isinstance(value, (np.ndarray, np.generic)) and not x64:
         narrow = _NARROW.get(value.dtype)

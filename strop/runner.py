@@ -25,7 +25,7 @@ from .codegen.fpchecks import flag_warnings, hidden, python_warnings, with_fp_ch
 from .codegen.fuse import fuse
 from .codegen.inplace import make_inplace
 from .codegen.loops import loop_chains
-from .codegen.native import Native
+from .codegen.native import INT64, Native
 from .codegen.outer import defer_outer_products
 from .codegen.reuse import reuse_dead
 from .codegen.objmode import island_at, refused_statement, with_islands
@@ -36,7 +36,7 @@ from .transformer.ir import guards_check
 from .transformer.ranks import scalar_names
 from .codegen.load import LINEMAPS, load
 from .config import config
-from .dtypes import canonicalize_globals
+from .dtypes import canonicalize, canonicalize_globals
 from .errors import (DonationWarning, IslandResultError, JitFallbackWarning, LaxTypeError,
                      PerformanceWarning, StropError, user_stacklevel)
 from .runtime import fpstatus
@@ -47,6 +47,10 @@ from .tree_util import tree_leaves
 
 log = logging.getLogger("strop")
 _RAISED = fpstatus.RAISED    # (read after every compiled call)
+
+
+class Rerun(Exception):
+    """The machine code Staged.run_direct called raised: the call is run as run() runs it."""
 
 
 class Staged:
@@ -192,6 +196,58 @@ class Staged:
             self.check_finite(out, args, free)
         if self.fn.result_tree is not None:   # returned as leaves (transformer/flat_results)
             out = rebuild(self.fn.result_tree, out)
+        return out
+
+    def direct(self, args, narrowed):
+        """The machine code that calls of arguments typed as ``args`` (as the code takes them:
+        ``narrowed``, the positions of those canonicalized) run, to be called with nothing
+        around it (run_direct), where a call needs nothing else run() does: code that reads no
+        global's value, calls no Python object, runs no statement in object mode, overwrites no
+        argument and returns its results as they are.  None otherwise."""
+        if self.backend != "cpu" or self.effects or self.islands or self.overwrites or \
+                self.fn.free or self.fn.split is not None or self.fn.result_tree is not None \
+                or self.runner.literal:
+            return None
+        fingerprints = tuple(map(self.runner._fingerprint, args))
+        entry = self.runner.entries.get(fingerprints)
+        if entry is None:
+            return None
+        # a number of the user's is converted to the type it was narrowed to by the machine
+        # code's own unboxing (as a C cast: as NumPy's); an array must be copied; a big Python
+        # int is typed by value (as uint64)
+        arrays = tuple(i for i in sorted(narrowed) if isinstance(args[i], np.ndarray))
+        return entry, arrays, tuple(i for i, f in enumerate(fingerprints) if f == b"i")
+
+    def run_direct(self, direct, args):
+        """The machine code ``direct`` gave run on the user's ``args``, then what run() does
+        after a compiled call: NumPy's warnings for the floating-point flags it raised, a
+        warning for a helper it ran in object mode for the first time, debug_nans and
+        debug_infs.  Raises Rerun where the code raised (or an int is too big for it): run()
+        runs it again (the code is pure), and its error names the user's line."""
+        entry, arrays, ints = direct
+        for i in ints:
+            if args[i] not in INT64:
+                raise Rerun
+        if arrays:
+            args = list(args)
+            for i in arrays:
+                args[i] = canonicalize(args[i])
+        runs = numba_islands.RUNS[0]
+        try:
+            out = entry(*args)
+        except Exception:
+            raise Rerun from None
+        values = config._values
+        if _RAISED[0] or values["debug_nans"] or values["debug_infs"]:
+            args = [canonicalize(a) for a in args]    # (run as Python: its numbers as NumPy's)
+            if _RAISED[0]:
+                self.fp_warnings(args, ())
+            if values["debug_nans"] or values["debug_infs"]:
+                self.check_finite(out, args, ())
+        if numba_islands.RUNS[0] != runs:
+            for warning in self.slow_helpers(
+                    [n for n, k in numba_islands.LAST_RUN.items() if k > runs]):
+                warnings.warn(warning, stacklevel=user_stacklevel())
         return out
 
     def slow_helpers(self, names):

@@ -13,7 +13,7 @@ from numba._dispatcher import compute_fingerprint as _fingerprint
 
 from . import dtypes
 from .config import config
-from .runner import Staged, _is_numba_error
+from .runner import Rerun, Staged, _is_numba_error
 from .runtime.trips import NoTrip, first_trip
 from .errors import JitFallbackWarning, LaxTypeError, Location, user_stacklevel
 from .placement import devices, placed
@@ -205,11 +205,16 @@ class Transformed:
     def call_positional(self, args):
         fast = self._fast.get(_signature(args, self.shape_keyed)) if self._fast else None
         if fast is not None and fast[0] is self._cache and fast[1].guards_hold():
-            _, st, key, narrowed = fast   # a call like an earlier one: its code, unchecked
+            _, st, key, narrowed, direct = fast   # a call like an earlier one: unchecked
+            self._last_key = key
+            if direct is not None:
+                try:
+                    return ready(self.finish(st.run_direct(direct, args), key[0]))
+                except Rerun:
+                    pass
             if narrowed:
                 args = [dtypes.canonicalize(a) if i in narrowed else a
                         for i, a in enumerate(args)]
-            self._last_key = key
             return ready(self.finish(self._run(st, key, args, args, args), key[0]))
         swap = None
         if self.runs_on_device:   # kinds and shapes from stand-ins, the run on the arrays
@@ -254,11 +259,14 @@ class Transformed:
             if st.backend == "python" and "branch_type(" in st.generated.source:
                 self.check_branches(full if statics else given)   # raises on every call
             st.branches_checked = True
+        kept = None
         if swap:
             args = arrays.swapped(args, swap)
         else:
-            self._remember(raw, given, args, st, key)
+            kept = self._remember(raw, given, args, st, key)
         out = self._run(st, key, args, full if statics else given, given)
+        if kept is not None:
+            self._direct(kept, st, args)
         return ready(self.finish(out, key[0]))   # arrays answer .block_until_ready()
 
     def _run(self, st, key, args, full, given):
@@ -280,7 +288,8 @@ class Transformed:
         """Keep what this call found for calls like it (``_signature``: the same types,
         Numba types, settings and, where the code is made per lengths, shapes), which then
         skip the checks, kinds and key: each is decided by those alone.  Only calls of
-        numbers and arrays with no static argument, on the CPU, that took no pytree apart."""
+        numbers and arrays with no static argument, on the CPU, that took no pytree apart.
+        Returns the signature kept, or None."""
         if self.static_argnums or self.device is not None or args is not given or \
                 not st.branches_checked or any(type(k) is not str or k == TREE for k in key[0]):
             return
@@ -290,7 +299,15 @@ class Transformed:
         if len(self._fast) >= 64:   # (calls of ever new shapes: a bounded table)
             self._fast.clear()
         narrowed = frozenset(i for i, (a, b) in enumerate(zip(raw, given)) if a is not b)
-        self._fast[sig] = (self._cache, st, key, narrowed)
+        self._fast[sig] = (self._cache, st, key, narrowed, None)
+        return sig
+
+    def _direct(self, sig, st, args):
+        """After the first call of a kind _remember kept (``sig``), run on ``args``: its
+        machine code, for calls like it to run with nothing around it (Staged.direct)."""
+        fast = self._fast.get(sig)
+        if fast is not None and fast[1] is st:
+            self._fast[sig] = fast[:4] + (st.direct(args, fast[3]),)
 
     def on_gpu(self, args, device):
         """A call with arrays on a GPU (or of ``jit(backend="cuda")``): one kernel runs

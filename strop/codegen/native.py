@@ -176,17 +176,18 @@ def _seal(path, payload):
 
 
 def _boxed(entry, restype):
-    """``entry``, its results returned as the uncompiled code returns them: numbers of other
-    than 64 bits as NumPy scalars of their type (Numba makes a Python float of a float32),
-    dicts as dicts (Numba boxes them as its typed Dict)."""
+    """``entry``, its results returned as the uncompiled code returns them: floats and complex
+    numbers, and integers of other than 64 bits, as NumPy scalars of their type (Numba makes a
+    Python float of a float32 or a float64, which has no ``block_until_ready``), dicts as dicts
+    (Numba boxes them as its typed Dict)."""
     box = _box(restype)
     return entry if box is None else lambda *args: box(entry(*args))
 
 
 def _box(t):
     from numba.core import types
-    if isinstance(t, types.Number) and str(t) not in ("float64", "int64", "complex128"):
-        return np.dtype(str(t)).type
+    if isinstance(t, types.Number) and str(t) != "int64":   # (a Python int stays one, as the
+        return np.dtype(str(t)).type                         # python backend leaves it)
     if isinstance(t, types.DictType):
         value = _box(t.value_type) or (lambda v: v)
         return lambda d: {k: value(v) for k, v in d.items()}

@@ -80,14 +80,27 @@ def guards_check(guards):
                (lambda d, n=names[0]: (d[n],)), tuple(values))
               for owner, names, values in plain.values()]
 
+    if len(groups) == 1 and not rest:    # (the common case, a call's fixed cost)
+        (owner, get, values), = groups
+
+        def hold_one():
+            try:
+                return all(map(operator.is_, get(owner), values))
+            except KeyError:   # deleted
+                return False
+        return hold_one
+
     def hold():
         try:
-            if not all([all(map(operator.is_, get(owner), values))
-                        for owner, get, values in groups]):
-                return False
+            for owner, get, values in groups:
+                if not all(map(operator.is_, get(owner), values)):
+                    return False
         except KeyError:   # deleted
             return False
-        return all(g.holds() for g in rest)
+        for g in rest:
+            if not g.holds():
+                return False
+        return True
     return hold
 
 
