@@ -373,6 +373,25 @@ def test_solves_cotangents_are_made_of_one_solve():
     assert src.count("solve_adjoint(") == 1 and "solve_vjp_a(_solve_adjoint" in src, src
 
 
+def squares(x, w):
+    y = x * x
+    return np.sum(y * w) + np.sum(w * w) * x[0]
+
+
+def test_a_product_of_a_name_with_itself_makes_its_cotangent_once():
+    """``x * x``: its two cotangents, ``g * x`` and ``x * g``, are one product doubled (one
+    array made, not two and their sum), compiled as the python backend runs it."""
+    import strop
+    x, w = randn(4), randn(4)
+    g = strop.grad(squares, argnums=(0, 1))
+    want = check_grad(squares, x, w, argnums=(0, 1), rtol=1e-6, atol=1e-8)
+    for got, ref in zip(strop.jit(g)(x, w), want):
+        np.testing.assert_allclose(got, ref, rtol=1e-12)
+    src = strop.source(g)
+    assert src.count("unbroadcast(2 * (") == 2, src
+    assert "bx = bx + unbroadcast(x * " not in src, src
+
+
 LINALG = [(l_inv_det, (3, 3)), (l_slogdet, (3, 3)), (l_cholesky, (3, 3)), (l_eigh_values, (3, 3)),
           (l_eigh, (3, 3)), (l_svd, (3, 2)), (l_svd_all_factors, (3, 2)), (l_pinv_power, (3, 3))]
 

@@ -157,6 +157,7 @@ class Adjoints:
             targets = [n for t in _targets(arg) for n in gast.walk(t) if isinstance(n, gast.Name)]
             if any(act(t) for t in targets):
                 made.append((arg, self.instantiate(template, bound, g, ans)))
+        made = _twins_merged(made)
         shared, exprs = self.shared_calls([expr for _, expr in made])
         pre += shared
         for (arg, _), expr in zip(made, exprs):
@@ -280,6 +281,44 @@ class Adjoints:
         node.loc = s.loc
         child.reverse = body
         return Chunk(pre + [node]), start
+
+
+def _twins_merged(made):
+    """``made`` ([(argument, cotangent)]) with the cotangents of one name given twice alike
+    (``x * x``: ``g * x`` and ``x * g``, equal but for the order of a product's factors) made
+    once and doubled: one product where there were two and their sum (doubling is exact)."""
+    out, seen = [], {}
+    for arg, expr in made:
+        if isinstance(arg, gast.Name):
+            key = (arg.id, _commuted(expr))
+            if key in seen:
+                i = seen.pop(key)
+                out[i] = (arg, _doubled(out[i][1]))
+                continue
+            seen[key] = len(out)
+        out.append((arg, expr))
+    return out
+
+
+def _doubled(expr):
+    """2 * ``expr``, inside an unbroadcast (linear), where the product fuses with the rest."""
+    if isinstance(expr, gast.Call) and isinstance(expr.func, gast.Name) and \
+            expr.func.id == "unbroadcast" and expr.args:
+        return gast.Call(func=expr.func, args=[_doubled(expr.args[0])] + expr.args[1:],
+                         keywords=expr.keywords)
+    return gast.BinOp(left=ir.const(2), op=gast.Mult(), right=expr)
+
+
+def _commuted(expr):
+    """``expr``'s dump with each product's two factors in one order."""
+    if isinstance(expr, gast.BinOp) and isinstance(expr.op, gast.Mult):
+        return "Mult(" + ", ".join(sorted([_commuted(expr.left), _commuted(expr.right)])) + ")"
+    if isinstance(expr, gast.AST):
+        return type(expr).__name__ + "(" + ", ".join(
+            _commuted(getattr(expr, f, None)) for f in expr._fields) + ")"
+    if isinstance(expr, list):
+        return "[" + ", ".join(_commuted(e) for e in expr) + "]"
+    return repr(expr)
 
 
 def _reversed_range(it):
