@@ -20,6 +20,7 @@ from .placement import devices, placed
 from .runtime.cuda import arrays
 from .transformer import ir
 from .transformer.check import check
+from .transformer.common import merge_common
 from .transformer.keyreuse import check_key_reuse
 from .transformer.normalize import normalize
 from .transformer.parse import parse
@@ -809,8 +810,8 @@ def normalized(fun, kinds=None, differentiate=True, settings=None):
     if star:   # *xs: one parameter per argument it was called with
         at = star[0] - sum(1 for i in bound if i < star[0])
         spread = (at, max(len(kinds) - out.nparams + 1, 0) if kinds is not None else 1)
-    return zip_by_index(unroll(flatten_params(out, trees, spread, orders) if trees or spread
-                               else out))
+    return merge_common(zip_by_index(unroll(flatten_params(out, trees, spread, orders)
+                                            if trees or spread else out)))
 
 
 def _static_objects(fun, bound):
