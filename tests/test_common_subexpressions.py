@@ -86,3 +86,24 @@ def test_a_name_bound_to_an_operation_of_itself_is_not_taken_for_it():
     assert jit(rebinds_its_operand)(x) == pytest.approx(rebinds_its_operand(x), rel=1e-12)
     np.testing.assert_allclose(grad(rebinds_its_operand)(x),
                                numeric_vjp(rebinds_its_operand, (x,), 0, 1.0), rtol=1e-7)
+
+
+def sine(x):
+    return np.sin(x)
+
+
+def calls_a_function_twice(x):
+    k = sine(x)
+    k[0] = 5.0                       # k updated: sine(x) read again is not k
+    return np.sum(k) + np.sum(sine(x)) * np.sum(sine(x))
+
+
+def test_a_function_called_again_on_the_same_argument_is_computed_once():
+    x = np.linspace(0.1, 0.9, 4)
+    src = _code(strop.source(jit(calls_a_function_twice)))
+    assert src.count("sin_np(") + src.count("np.sin(") == 1, src
+    assert jit(calls_a_function_twice)(x) == pytest.approx(calls_a_function_twice(x), rel=1e-12)
+    np.testing.assert_allclose(grad(calls_a_function_twice)(x),
+                               numeric_vjp(calls_a_function_twice, (x,), 0, 1.0), rtol=1e-7)
+    np.testing.assert_allclose(jit(grad(calls_a_function_twice))(x),
+                               grad(calls_a_function_twice)(x), rtol=1e-12)

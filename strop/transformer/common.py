@@ -10,10 +10,10 @@ an array for each (LLVM merges repeated arithmetic on numbers, not calls that al
 The normalized code is functional (an item assignment rebinds its name to ``setitem(...)``),
 so a temporary ``_tJ = op(operands)`` whose operation and operands are those of an earlier
 ``v = op(operands)`` in the same block (``v`` bound there only), with none of those operands
-changed in between, holds ``v``'s value: the statement goes and ``_tJ`` is read as ``v``.  Only operations that
-depend on nothing but their operands: operators, and calls of functions strop has a rule for
-that are not effects (``debug.print``) nor make a new array to be filled (``np.zeros(3)``
-twice are two arrays).
+changed in between, holds ``v``'s value: the statement goes and ``_tJ`` is read as ``v``.
+Only operations that depend on nothing but their operands: operators, items, and calls of
+functions strop has a rule for that are not effects (``debug.print``) nor make a new array
+to be filled (``np.zeros(3)`` twice are two arrays).
 """
 import dataclasses
 import re
@@ -32,24 +32,32 @@ _SIMPLE = (gast.Name, gast.Constant)
 def merge_common(fn):
     """``fn`` with repeated operations computed once; ``fn`` itself where there is none."""
     stored = _stores(fn.node)
+    # a name bound once to a name never bound (an argument an inlined function's parameter
+    # takes: ``x_1 = x``) reads as that name, in the operations compared
+    aliases = {s.targets[0].id: s.value.id for s in gast.walk(fn.node)
+               if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(
+                   s.targets[0], gast.Name) and isinstance(s.value, gast.Name) and
+               stored.get(s.targets[0].id) == 1 and not stored.get(s.value.id)}
     renames = {}
     node = ir.clone(fn.node)
     for block in list(_blocks(node)):
-        block[:] = _merged(block, fn, stored, renames)
+        block[:] = _merged(block, fn, stored, renames, aliases)
     if not renames:
         return fn
     _Renamed(renames).visit(node)
     return dataclasses.replace(fn, node=node)
 
 
-def _merged(stmts, fn, stored, renames):
+def _merged(stmts, fn, stored, renames, aliases):
     """``stmts`` less the statements that compute again what an earlier one did (each such
     temporary recorded in ``renames`` as the earlier one's)."""
     seen, out = {}, []    # operation's dump -> (the name it was assigned, the names it reads)
     for s in stmts:
         found = _operation(s, fn)
         if found is not None:
-            key = _dump(s.value, renames)
+            read = {**aliases, **renames}
+            found = {read.get(n, n) for n in found}
+            key = _dump(s.value, read)
             target = s.targets[0].id
             if key in seen and _TEMP.match(target) and stored.get(target) == 1:
                 renames[target] = seen[key][0]
@@ -58,7 +66,7 @@ def _merged(stmts, fn, stored, renames):
         if changed:
             seen = {k: v for k, v in seen.items() if not (v[1] & changed or v[0] in changed)}
         if found is not None and stored.get(target) == 1 and target not in found:
-            seen[key] = (target, {renames.get(n, n) for n in found})
+            seen[key] = (target, found)
         out.append(s)
     return out
 
@@ -144,10 +152,11 @@ def _blocks(node):
                 yield block
 
 
-def _dump(value, renames):
-    """``value``'s dump with the temporaries merged so far read as the ones they merged into."""
-    if renames:
-        value = _Renamed(renames).visit(ir.clone(value))
+def _dump(value, read):
+    """``value``'s dump, its names read as ``read`` says (the temporaries merged so far as the
+    names they merged into, aliases as their names)."""
+    if read:
+        value = _Renamed(read).visit(ir.clone(value))
     return gast.dump(value)
 
 
