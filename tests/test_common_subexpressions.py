@@ -107,3 +107,16 @@ def test_a_function_called_again_on_the_same_argument_is_computed_once():
                                numeric_vjp(calls_a_function_twice, (x,), 0, 1.0), rtol=1e-7)
     np.testing.assert_allclose(jit(grad(calls_a_function_twice))(x),
                                grad(calls_a_function_twice)(x), rtol=1e-12)
+
+
+def zipped_twice(x):
+    pairs = list(zip(x, x[::-1]))
+    again = list(zip(x, x[::-1]))    # another iterator: the first one is spent
+    return len(pairs) + len(again) + pairs[0][0] * again[-1][1]
+
+
+def test_an_iterator_is_made_as_often_as_written():
+    x = np.linspace(0.1, 0.9, 4)
+    assert jit(zipped_twice, backend="python")(x) == pytest.approx(zipped_twice(x), rel=1e-12)
+    assert grad(zipped_twice)(x) == pytest.approx(numeric_vjp(zipped_twice, (x,), 0, 1.0),
+                                                  rel=1e-7)

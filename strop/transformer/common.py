@@ -7,14 +7,16 @@ is a temporary of its own (``_t7 = sum_all(a)``, ``_t8 = sum_all(a)``): the forw
 computes it twice, the reverse code tapes both and adds two cotangents, and compiled code makes
 an array for each (LLVM merges repeated arithmetic on numbers, not calls that allocate).
 
-The normalized code is functional (an item assignment rebinds its name to ``setitem(...)``),
-so a temporary ``_tJ = op(operands)`` whose operation and operands are those of an earlier
-``v = op(operands)`` in the same block (``v`` bound there only), with none of those operands
-changed in between, holds ``v``'s value: the statement goes and ``_tJ`` is read as ``v``.
-Only operations that depend on nothing but their operands: operators, items, and calls of
-functions strop has a rule for that are not effects (``debug.print``) nor make a new array
-to be filled (``np.zeros(3)`` twice are two arrays).
+The normalized code is functional (``x[i] = v`` is ``x = setitem(x, i, v)``, and
+``lst.append(v)`` is ``lst = append(lst, v)``), so a temporary ``_tJ = op(operands)`` whose
+operation and operands are those of an earlier ``v = op(operands)`` in the same block (``v``
+bound there only), with none of those operands changed in between, holds ``v``'s value: the
+statement goes and ``_tJ`` is read as ``v``.  Only operations that depend on nothing but their
+operands: operators, items, and calls of functions strop has a rule for that are not effects
+(``debug.print``) and make no new array to be filled (``np.zeros(3)`` twice are two arrays),
+no container and no iterator (``zip(a, b)`` twice are two iterators).
 """
+import builtins
 import dataclasses
 import re
 
@@ -100,9 +102,14 @@ def _operation(s, fn):
 
 
 def _pure(key):
-    """Whether calls of ``key`` depend on their operands alone and make no array to fill."""
+    """Whether calls of ``key`` depend on their operands alone and make no array to fill, no
+    container and no iterator (two ``zip(a, b)`` are two iterators)."""
+    if isinstance(key, tuple):        # ("method", name)
+        return key[1] not in _CONTAINER_METHODS
+    if getattr(builtins, getattr(key, "__name__", ""), None) is key:
+        return key in _BUILTINS
     rule = lookup(key)
-    if rule is None or callable(key) and is_effect(key):
+    if rule is None or is_effect(key):
         return False
     return getattr(key, "__name__", None) not in _FRESH
 
@@ -111,7 +118,10 @@ def _pure(key):
 # update: two calls are two arrays
 _FRESH = {"zeros", "ones", "empty", "full", "eye", "identity", "arange", "linspace",
           "zeros_like", "ones_like", "empty_like", "full_like", "array", "asarray", "copy",
-          "asfortranarray", "ascontiguousarray"}
+          "asfortranarray", "ascontiguousarray", "iterable"}
+_BUILTINS = {abs, all, any, bool, callable, divmod, float, int, isinstance, len, max, min, pow,
+             round, sum, tuple, type}
+_CONTAINER_METHODS = {"tolist", "copy", "items", "keys", "values", "pop", "setdefault"}
 
 
 def _changed(s):
