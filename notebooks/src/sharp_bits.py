@@ -646,7 +646,7 @@ with strop.config.override(enable_x64=True):
 # %% [markdown]
 # One divergence remains, and it is a bug: a Python number that a loop updates with 32-bit
 # values is a 64-bit number in compiled code (Numba types `0.0` as float64), where NumPy and
-# the Python backend keep float32. The compiled result is a Python `float` with float32's
+# the Python backend keep float32. The compiled result is a NumPy float64 holding float32's
 # value widened; the values agree to float32's precision. (When this is fixed, this cell fails:
 # update it.)
 
@@ -660,7 +660,7 @@ def accumulate(a):
 as_python = jit(accumulate, backend="python")(0.1)
 compiled = jit(accumulate)(0.1)
 print(repr(as_python), repr(compiled))
-assert isinstance(as_python, np.float32) and type(compiled) is float
+assert isinstance(as_python, np.float32) and compiled.dtype == np.float64
 assert np.float32(compiled) == as_python
 
 # %% [markdown]

@@ -55,7 +55,7 @@ def _merged(stmts, fn, stored, renames, aliases):
     temporary recorded in ``renames`` as the earlier one's)."""
     seen, out = {}, []    # operation's dump -> (the name it was assigned, the names it reads)
     for s in stmts:
-        found = _operation(s, fn)
+        found = _operation(s, fn, stored)
         if found is not None:
             read = {**aliases, **renames}
             found = {read.get(n, n) for n in found}
@@ -73,7 +73,7 @@ def _merged(stmts, fn, stored, renames, aliases):
     return out
 
 
-def _operation(s, fn):
+def _operation(s, fn, stored):
     """The names a pure operation on simple operands assigned to a name reads; None for any
     other statement."""
     if not (isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(
@@ -81,6 +81,10 @@ def _operation(s, fn):
         return None
     value = s.value
     if isinstance(value, gast.Subscript):
+        # not the items of a name bound again (``u[1:-1] = u[1:-1] + ...``: a read of the slice
+        # it updates keeps its own cotangent, which the update's adjoint keeps in place)
+        if not isinstance(value.value, gast.Name) or stored.get(value.value.id, 0) > 1:
+            return None
         operands = [value.value, value.slice]
     else:
         op = operation(fn, value)
