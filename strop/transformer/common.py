@@ -26,6 +26,7 @@ from ..runtime.effects import is_effect
 from . import ir
 from .operations import operation
 from .rules import lookup
+from .versions import rename
 
 _TEMP = re.compile(r"_t\d+$")
 _SIMPLE = (gast.Name, gast.Constant)
@@ -46,7 +47,7 @@ def merge_common(fn):
         block[:] = _merged(block, fn, stored, renames, aliases)
     if not renames:
         return fn
-    _Renamed(renames).visit(node)
+    rename(node, renames)   # (the merged temporaries' statements are gone: reads only)
     return dataclasses.replace(fn, node=node)
 
 
@@ -170,15 +171,5 @@ def _dump(value, read):
     """``value``'s dump, its names read as ``read`` says (the temporaries merged so far as the
     names they merged into, aliases as their names)."""
     if read:
-        value = _Renamed(read).visit(ir.clone(value))
+        value = rename(ir.clone(value), read)
     return gast.dump(value)
-
-
-class _Renamed(gast.NodeTransformer):
-    def __init__(self, renames):
-        self.renames = renames
-
-    def visit_Name(self, node):
-        if isinstance(node.ctx, gast.Load) and node.id in self.renames:
-            node.id = self.renames[node.id]
-        return node

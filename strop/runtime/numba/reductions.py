@@ -36,6 +36,12 @@ def _true(t):
     return isinstance(t, types.BooleanLiteral) and t.literal_value is True or t is True
 
 
+def _int_axes(axis):
+    """Whether Numba type ``axis`` is an int or a tuple of ints."""
+    return isinstance(axis, types.Integer) or isinstance(axis, types.BaseTuple) and all(
+        isinstance(t, types.Integer) for t in axis)
+
+
 @register_jitable
 def _share(out, values, top, where):
     """d max / d values (1-D, ``out`` zeros): the elements equal to ``top`` share it evenly
@@ -72,9 +78,8 @@ def _extremum_grad(a, ans, axis=None, keepdims=False, where=True):
 def _extremum_grad_along(a, ans, axis=None, keepdims=False, where=True):
     """Over given axes (an int or a tuple of ints), ``where`` left True: the elements equal
     to their reduction's result share it evenly; NaN where that result is NaN."""
-    if not (isinstance(a, types.Array) and a.ndim > 0 and (_true(where) or _none(where)) and (
-            isinstance(axis, types.Integer) or isinstance(axis, types.BaseTuple) and all(
-                isinstance(t, types.Integer) for t in axis))):
+    if not (isinstance(a, types.Array) and a.ndim > 0 and (_true(where) or _none(where)) and
+            _int_axes(axis)):
         return None
     dt = _float_of(a)
 
@@ -95,10 +100,8 @@ def _var_grad(a, axis=None, ddof=0, where=True, mean=None, correction=None):
     """2 (a - mean) / (n - ddof) over all of ``a`` or given axes, every element taken
     (``where`` True) and the mean computed here (the NumPy version's masked mean, sum and
     ``np.where`` ran in object mode)."""
-    axes = _none(axis) or isinstance(axis, types.Integer) or isinstance(
-        axis, types.BaseTuple) and all(isinstance(t, types.Integer) for t in axis)
-    if not (isinstance(a, types.Array) and axes and (_none(where) or _true(where)) and
-            _none(mean) and _none(correction)):
+    if not (isinstance(a, types.Array) and (_none(axis) or _int_axes(axis)) and
+            (_none(where) or _true(where)) and _none(mean) and _none(correction)):
         return None
     dt = _float_of(a)
 
